@@ -1,0 +1,64 @@
+// swift-tools-version:6.0
+// LiveBus: a gRPC-free message-bus sync engine for live activity state.
+// Targets follow ../shared/DESIGN.md: pure rule targets import Foundation only,
+// only LiveBusLoop imports libuv, only LiveBusDaemon imports SQLite.
+import PackageDescription
+
+let package = Package(
+    name: "LiveBus",
+    products: [
+        .executable(name: "livebusd", targets: ["livebusd"]),
+        .executable(name: "livebus", targets: ["livebus"]),
+    ],
+    targets: [
+        // MARK: - C libraries (Debian packages, found with pkg-config)
+        .systemLibrary(
+            name: "CLibUV",
+            pkgConfig: "libuv",
+            providers: [.apt(["libuv1-dev"])]
+        ),
+        .systemLibrary(
+            name: "CSQLite",
+            pkgConfig: "sqlite3",
+            providers: [.apt(["libsqlite3-dev"])]
+        ),
+
+        // MARK: - Pure rule targets (no sockets, no real clock)
+        .target(name: "LiveBusWire"),
+        .target(name: "LiveBusClock"),
+        .target(name: "LiveBusSimulator", dependencies: ["LiveBusClock"]),
+        .target(name: "LiveBusScheduler", dependencies: ["LiveBusClock"]),
+        .target(name: "LiveBusLayout", resources: [.copy("Resources/devices.json")]),
+
+        // MARK: - I/O and composition
+        .target(name: "LiveBusLoop", dependencies: ["CLibUV"]),
+        .target(
+            name: "LiveBusDaemon",
+            dependencies: [
+                "LiveBusWire", "LiveBusLoop", "LiveBusClock", "LiveBusSimulator", "LiveBusScheduler",
+                "LiveBusLayout", "CSQLite",
+            ]
+        ),
+        .target(
+            name: "LiveBusClient",
+            dependencies: ["LiveBusWire", "LiveBusLoop", "LiveBusClock", "LiveBusSimulator", "LiveBusLayout"]
+        ),
+
+        // MARK: - Executables (argument parsing and wiring only)
+        .executableTarget(name: "livebusd", dependencies: ["LiveBusDaemon"]),
+        .executableTarget(name: "livebus", dependencies: ["LiveBusClient", "LiveBusDaemon"]),
+
+        // MARK: - Tests
+        .testTarget(name: "LiveBusWireTests", dependencies: ["LiveBusWire"]),
+        .testTarget(name: "LiveBusClockTests", dependencies: ["LiveBusClock"]),
+        .testTarget(name: "LiveBusSimulatorTests", dependencies: ["LiveBusSimulator"]),
+        .testTarget(name: "LiveBusSchedulerTests", dependencies: ["LiveBusScheduler"]),
+        .testTarget(name: "LiveBusLayoutTests", dependencies: ["LiveBusLayout"]),
+        .testTarget(name: "LiveBusLoopTests", dependencies: ["LiveBusLoop"]),
+        .testTarget(
+            name: "LiveBusE2ETests",
+            dependencies: ["LiveBusDaemon", "LiveBusClient", "LiveBusWire", "LiveBusLoop"]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,6 @@
+#ifndef LIVEBUS_CSQLITE_SHIM_H
+#define LIVEBUS_CSQLITE_SHIM_H
+#include <sqlite3.h>
+/* SQLITE_TRANSIENT is a function-like cast macro Swift cannot import. */
+static inline sqlite3_destructor_type CSQLite_transient(void) { return SQLITE_TRANSIENT; }
+#endif

@@ -1,0 +1,4 @@
+import Testing
+@testable import LiveBusClock
+
+@Test func placeholder() {}

@@ -1,0 +1,4 @@
+import Testing
+@testable import LiveBusDaemon
+
+@Test func placeholder() {}

@@ -1,0 +1,4 @@
+import Testing
+@testable import LiveBusLayout
+
+@Test func placeholder() {}

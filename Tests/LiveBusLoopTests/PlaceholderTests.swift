@@ -1,0 +1,4 @@
+import Testing
+@testable import LiveBusLoop
+
+@Test func placeholder() {}

@@ -1,0 +1,4 @@
+import Testing
+@testable import LiveBusScheduler
+
+@Test func placeholder() {}

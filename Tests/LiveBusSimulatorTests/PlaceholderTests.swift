@@ -1,0 +1,4 @@
+import Testing
+@testable import LiveBusSimulator
+
+@Test func placeholder() {}

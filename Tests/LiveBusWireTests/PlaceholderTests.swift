@@ -1,0 +1,4 @@
+import Testing
+@testable import LiveBusWire
+
+@Test func placeholder() {}
