@@ -28,6 +28,7 @@ let package = Package(
         .target(name: "LiveBusClock"),
         .target(name: "LiveBusSimulator", dependencies: ["LiveBusClock"]),
         .target(name: "LiveBusScheduler", dependencies: ["LiveBusClock"]),
+        .target(name: "LiveBusActivity", dependencies: ["LiveBusClock", "LiveBusSimulator"]),
         .target(name: "LiveBusLayout", resources: [.copy("Resources/devices.json")]),
 
         // MARK: - I/O and composition
@@ -36,12 +37,14 @@ let package = Package(
             name: "LiveBusDaemon",
             dependencies: [
                 "LiveBusWire", "LiveBusLoop", "LiveBusClock", "LiveBusSimulator", "LiveBusScheduler",
-                "LiveBusLayout", "CSQLite",
+                "LiveBusActivity", "LiveBusLayout", "CSQLite",
             ]
         ),
         .target(
             name: "LiveBusClient",
-            dependencies: ["LiveBusWire", "LiveBusLoop", "LiveBusClock", "LiveBusSimulator", "LiveBusLayout"]
+            dependencies: [
+                "LiveBusWire", "LiveBusLoop", "LiveBusClock", "LiveBusSimulator", "LiveBusActivity", "LiveBusLayout",
+            ]
         ),
 
         // MARK: - Executables (argument parsing and wiring only)
@@ -53,6 +56,7 @@ let package = Package(
         .testTarget(name: "LiveBusClockTests", dependencies: ["LiveBusClock"]),
         .testTarget(name: "LiveBusSimulatorTests", dependencies: ["LiveBusSimulator"]),
         .testTarget(name: "LiveBusSchedulerTests", dependencies: ["LiveBusScheduler"]),
+        .testTarget(name: "LiveBusActivityTests", dependencies: ["LiveBusActivity"]),
         .testTarget(name: "LiveBusLayoutTests", dependencies: ["LiveBusLayout"]),
         .testTarget(name: "LiveBusLoopTests", dependencies: ["LiveBusLoop"]),
         .testTarget(

@@ -1,0 +1,4 @@
+import Testing
+@testable import LiveBusActivity
+
+@Test func placeholder() {}
