@@ -1,4 +1,0 @@
-import Testing
-@testable import LiveBusActivity
-
-@Test func placeholder() {}
