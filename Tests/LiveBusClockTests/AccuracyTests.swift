@@ -1,0 +1,111 @@
+import Testing
+
+@testable import LiveBusClock
+
+/// Drives one session the way the daemon does: probes on ``ClockSync/nextProbeDelayMilliseconds(isBackground:)``,
+/// samples through a seeded ``SimulatedProbePath``, and checks the estimate against the simulated clock's truth at
+/// every display tick.
+struct SessionRun {
+    var sync = ClockSync()
+    var clock: SimulatedClientClock
+    var path: SimulatedProbePath
+    /// Largest |estimated − true offset| seen at display ticks, ms.
+    var worstError = 0.0
+    /// Ticks where the error exceeded the reported bound (must stay 0).
+    var uncoveredTicks = 0
+    /// Ticks where the error exceeded 25 ms.
+    var ticksOver25 = 0
+    /// Probe intervals used, ms.
+    var intervals: [Int64] = []
+    var events: [(Int64, ClockSyncEvent)] = []
+    /// The last tick whose error exceeded 25 ms or its bound, true ms.
+    var lastBadTick: Int64?
+
+    init(skew: Int64, driftPPM: Double, seed: UInt64, delays: ClosedRange<Int64> = 5...35) {
+        clock = SimulatedClientClock(
+            skewMilliseconds: skew,
+            driftPPM: driftPPM,
+            epoch: ServerInstant(millisecondsSinceEpoch: 0)
+        )
+        path = SimulatedProbePath(downstreamMilliseconds: delays, upstreamMilliseconds: delays, seed: seed)
+    }
+
+    /// Runs from `start` to `end` (true ms), checking every `tick` ms once the first sample is in.
+    /// `actions` run at their true instant (before the tick there), e.g. a clock step.
+    /// Ticks in `unchecked` (true ms) are not counted in the totals (between a step and its detection).
+    mutating func run(
+        from start: Int64,
+        to end: Int64,
+        tick: Int64 = 100,
+        background: Bool = false,
+        actions: [Int64: (inout SimulatedClientClock) -> Void] = [:],
+        unchecked: Range<Int64>? = nil
+    ) {
+        var nextSend = start
+        var inFlight: ProbeSample?
+        var nextTick = start
+        while nextTick <= end {
+            if let s = inFlight, s.serverReceive.millisecondsSinceEpoch <= nextTick {
+                for e in sync.add(s) { events.append((s.serverReceive.millisecondsSinceEpoch, e)) }
+                let delay = sync.nextProbeDelayMilliseconds(isBackground: background)
+                intervals.append(delay)
+                nextSend = s.serverReceive.millisecondsSinceEpoch + delay
+                inFlight = nil
+            } else if inFlight == nil, nextSend <= nextTick {
+                inFlight = path.exchange(at: ServerInstant(millisecondsSinceEpoch: nextSend), clock: clock)
+            } else {
+                if let action = actions[nextTick] { action(&clock) }
+                let now = ServerInstant(millisecondsSinceEpoch: nextTick)
+                if let estimated = sync.offsetMilliseconds(at: now), let bound = sync.errorBoundMilliseconds(at: now) {
+                    let error = abs(estimated - clock.offsetMilliseconds(at: now))
+                    if error > bound || error > 25 { lastBadTick = nextTick }
+                    if !(unchecked?.contains(nextTick) ?? false) {
+                        worstError = max(worstError, error)
+                        if error > bound { uncoveredTicks += 1 }
+                        if error > 25 { ticksOver25 += 1 }
+                    }
+                }
+                nextTick += tick
+            }
+        }
+    }
+}
+
+struct AccuracyTests {
+    static let skews: [Int64] = [-3_600_000, -90_000, 0, 90_000, 3_600_000]
+    static let drifts: [Double] = [-200, 0, 200]
+
+    /// Task brief accuracy goal: skews −1 h…+1 h, drifts −200/0/+200 ppm, 20 ± 15 ms latency each way: for a whole
+    /// 120 s demo every displayed instant is within 25 ms and the reported bound covers the true error.
+    @Test(arguments: skews, drifts)
+    func jitteredSessionStaysWithin25Milliseconds(skew: Int64, driftPPM: Double) {
+        var run = SessionRun(skew: skew, driftPPM: driftPPM, seed: UInt64(bitPattern: skew) &+ UInt64(driftPPM + 1_000))
+        run.run(from: 0, to: 120_000)
+        #expect(run.uncoveredTicks == 0)
+        #expect(run.ticksOver25 == 0)
+        #expect(run.worstError < 15)
+    }
+
+    /// Task brief: after a +30 s step of the client's clock the estimate is back within 25 ms (and within its bound)
+    /// in at most two probe intervals, and never leaves them again.
+    @Test(arguments: drifts)
+    func stepReconvergesWithinTwoProbeIntervals(driftPPM: Double) throws {
+        var before = SessionRun(skew: 90_000, driftPPM: driftPPM, seed: 7)
+        before.run(from: 0, to: 63_000)
+        let intervalAtStep = try #require(before.intervals.last)
+        #expect(intervalAtStep >= 4_000)
+        var run = SessionRun(skew: 90_000, driftPPM: driftPPM, seed: 7)
+        let stepAt: Int64 = 63_000
+        run.run(
+            from: 0,
+            to: 180_000,
+            actions: [stepAt: { $0.step(byMilliseconds: 30_000) }],
+            unchecked: stepAt..<180_001
+        )
+        let lastBad = try #require(run.lastBadTick)
+        #expect(lastBad >= stepAt)
+        #expect(lastBad - stepAt <= 2 * intervalAtStep)
+        let steps = run.events.filter { if case .stepDetected = $0.1 { true } else { false } }
+        #expect(steps.count == 1)
+    }
+}

@@ -1,4 +1,0 @@
-import Testing
-@testable import LiveBusClock
-
-@Test func placeholder() {}
