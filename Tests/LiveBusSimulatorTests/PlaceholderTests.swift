@@ -1,4 +1,0 @@
-import Testing
-@testable import LiveBusSimulator
-
-@Test func placeholder() {}
