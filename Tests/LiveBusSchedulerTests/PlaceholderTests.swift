@@ -1,4 +1,0 @@
-import Testing
-@testable import LiveBusScheduler
-
-@Test func placeholder() {}
