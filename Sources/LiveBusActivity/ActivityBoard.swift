@@ -192,7 +192,6 @@ public struct ActivityBoard: Sendable {
         let update = record.latest
         var activity = Activity(
             orderID: orderID,
-            state: .active,
             content: update.content,
             etaTarget: update.etaTarget,
             staleDate: update.staleDate,
@@ -200,11 +199,6 @@ public struct ActivityBoard: Sendable {
             startedAt: now,
             lastAppliedTimestamp: update.timestamp,
             lastConfirmed: update.lastConfirmed,
-            endedAt: nil,
-            endCause: nil,
-            dismissalPolicy: nil,
-            removalInstant: nil,
-            dismissedAt: nil,
             startIndex: nextStartIndex
         )
         // A stale date already past at the start makes the activity stale at once (P4).
@@ -303,6 +297,30 @@ public struct ActivityBoard: Sendable {
         }
         activityByOrder[update.orderID] = activity
         return .applied(source: ActivitySource.updateTimestamp)
+    }
+
+    /// Ends the activity with final content and an explicit dismissal policy, as `Activity.end(_:dismissalPolicy:)`
+    /// does; the same rules as an `end` through ``apply(_:at:)`` hold (applied even with an older timestamp).
+    /// - Parameters:
+    ///   - update: The final content; its `event` is treated as `end` and its `dismissalDate` is replaced.
+    ///   - dismissalPolicy: default (4 hours), immediate, or after a date (client clock; a past date is immediate).
+    ///   - now: Client clock.
+    /// - Returns: The verdict.
+    /// - Note: Source: https://developer.apple.com/documentation/activitykit/activity/end(_:dismissalpolicy:timestamp:) ,
+    ///   https://developer.apple.com/documentation/activitykit/activityuidismissalpolicy
+    public mutating func end(
+        _ update: ActivityUpdate,
+        dismissalPolicy: DismissalPolicy,
+        at now: ClientInstant
+    ) -> Verdict {
+        var final = update
+        final.event = .end
+        switch dismissalPolicy {
+        case .default: final.dismissalDate = nil
+        case .immediate: final.dismissalDate = now
+        case .after(let date): final.dismissalDate = max(date, now)
+        }
+        return apply(final, at: now)
     }
 
     private mutating func applyWithoutActivity(_ update: ActivityUpdate, at now: ClientInstant) -> Verdict {

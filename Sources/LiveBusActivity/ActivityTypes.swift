@@ -255,6 +255,47 @@ public struct Activity: Sendable, Equatable {
     /// The start order among this client's activities (0 for the first), used to break relevance-score ties.
     public var startIndex: Int
 
+    /// Creates an activity as it would be right after its start (for renderers and tests; the board makes its own).
+    /// - Parameters:
+    ///   - orderID: The order's id.
+    ///   - state: The activity state (default active).
+    ///   - content: The content state.
+    ///   - etaTarget: The countdown target, client clock.
+    ///   - staleDate: The stale date, client clock, or `nil`.
+    ///   - relevanceScore: The relevance score (default 0).
+    ///   - startedAt: The start instant, client clock.
+    ///   - lastAppliedTimestamp: The newest applied timestamp, server clock.
+    ///   - lastConfirmed: The last confirmation, client clock.
+    ///   - startIndex: The start order (default 0).
+    public init(
+        orderID: String,
+        state: ActivityState = .active,
+        content: ContentState,
+        etaTarget: ClientInstant,
+        staleDate: ClientInstant? = nil,
+        relevanceScore: Double = 0,
+        startedAt: ClientInstant,
+        lastAppliedTimestamp: ServerInstant,
+        lastConfirmed: ClientInstant,
+        startIndex: Int = 0
+    ) {
+        self.orderID = orderID
+        self.state = state
+        self.content = content
+        self.etaTarget = etaTarget
+        self.staleDate = staleDate
+        self.relevanceScore = relevanceScore
+        self.startedAt = startedAt
+        self.lastAppliedTimestamp = lastAppliedTimestamp
+        self.lastConfirmed = lastConfirmed
+        self.endedAt = nil
+        self.endCause = nil
+        self.dismissalPolicy = nil
+        self.removalInstant = nil
+        self.dismissedAt = nil
+        self.startIndex = startIndex
+    }
+
     /// `true` while the state is ``ActivityState/stale`` (ActivityKit's `isStale`).
     public var isStale: Bool { state == .stale }
     /// `true` while the activity can appear in the Dynamic Island (active or stale).

@@ -224,3 +224,26 @@ struct ActivityBoardTests {
         #expect(board.activities.isEmpty)
     }
 }
+
+struct LocalEndTests {
+    /// Ending locally with each dismissal policy: default → 4 h, immediate → at once, after(date) → the date.
+    /// Source: https://developer.apple.com/documentation/activitykit/activityuidismissalpolicy
+    @Test func endWithPolicy() {
+        var board = startedBoard()
+        #expect(board.end(update(at: 50, status: .delivered), dismissalPolicy: .default, at: client(50)).applied)
+        #expect(board.activity("A1001")?.removalInstant == client(50 + 4 * 3600))
+
+        var immediate = startedBoard()
+        #expect(immediate.end(update(at: 50), dismissalPolicy: .immediate, at: client(50)).applied)
+        #expect(immediate.activity("A1001")?.state == .dismissed)
+
+        var after = startedBoard()
+        #expect(after.end(update(at: 50), dismissalPolicy: .after(client(950)), at: client(50)).applied)
+        #expect(after.activity("A1001")?.removalInstant == client(950))
+        #expect(after.activity("A1001")?.state == .ended)
+
+        var pastDate = startedBoard()
+        #expect(pastDate.end(update(at: 50), dismissalPolicy: .after(client(10)), at: client(50)).applied)
+        #expect(pastDate.activity("A1001")?.state == .dismissed)
+    }
+}
