@@ -115,7 +115,9 @@ public struct ActivityBoard: Sendable {
     /// - Note: Source: reference/field-reports/001_df7ae4e21a8ebe10.txt ("네이티브 준비가 늦으면 시작 의도를 유지하다가 준비 뒤 적용한다").
     public mutating func simulateNotReady(forMilliseconds milliseconds: Int64, at now: ClientInstant) {
         catchUp(to: now)
-        readyAt = milliseconds > 0 ? now.advanced(byMilliseconds: milliseconds) : nil
+        readyAt = now.advanced(byMilliseconds: max(0, milliseconds))
+        // A zero period makes the client ready at once: pending starts apply now (returned by the next tick).
+        catchUp(to: now)
     }
 
     /// Makes the next `count` start attempts fail (``VerdictReason/simulatedStartFailure``); the orders are kept.

@@ -205,3 +205,18 @@ struct StartIntentTests {
         #expect(running.startedActivityCount == 1)
     }
 }
+
+struct ReadinessTests {
+    /// Ending a "not ready" period early (0 ms) applies the pending start at that instant.
+    /// Source: reference/field-reports/001_df7ae4e21a8ebe10.txt (start intent kept until ready).
+    @Test func readyAgainAppliesPendingStart() {
+        var board = ActivityBoard(profile: DeviceProfile())
+        board.simulateNotReady(forMilliseconds: 60_000, at: client(0))
+        _ = board.orderCreated(update(event: .start, at: 0), origin: .orderCreation, at: client(1))
+        #expect(!board.isReady(at: client(2)))
+        board.simulateNotReady(forMilliseconds: 0, at: client(2))
+        #expect(board.isReady(at: client(2)))
+        #expect(board.tick(at: client(2)) == [ActivityTransition(orderID: "A1001", kind: .started, at: client(2))])
+        #expect(board.startedActivityCount == 1)
+    }
+}
