@@ -16,6 +16,10 @@ public enum DecisionReason: String, Sendable, Codable, CaseIterable, Hashable {
     case priority10Throttled
     /// A throttled priority 10 push delivered once a budget slot freed.
     case throttleReleased
+    /// A throttled priority 10 push delivered because the budget was raised (frequent updates turned on).
+    case budgetRaised
+    /// A priority 10 push held by Low Power Mode delivered because Low Power Mode was turned off.
+    case lowPowerEnded
     /// Priority 5 push held until the device is awake.
     case priority5Held
     /// Held push delivered because a priority 10 push woke the device.
@@ -63,6 +67,8 @@ public enum DecisionReason: String, Sendable, Codable, CaseIterable, Hashable {
         case .priority10Immediate: "Priority 10: delivered at once; it counts toward the hourly push budget."
         case .priority10Throttled: "Priority 10 but the hourly budget is spent: throttled (delayed, never dropped)."
         case .throttleReleased: "A budget slot freed: the throttled priority 10 push goes out now."
+        case .budgetRaised: "Frequent updates raised the hourly budget: the throttled priority 10 push goes out now."
+        case .lowPowerEnded: "Low Power Mode ended: the held priority 10 push wakes the device now."
         case .priority5Held: "Priority 5: opportunistic, no budget; held until the device is awake."
         case .wokenByPriority10: "A priority 10 push woke the device: held pushes go out with it."
         case .idleWake: "The device woke on its own (idle-wake bound): held pushes go out."
@@ -98,7 +104,7 @@ public enum DecisionReason: String, Sendable, Codable, CaseIterable, Hashable {
         case .priority10Immediate:
             "https://developer.apple.com/documentation/activitykit/"
                 + "starting-and-updating-live-activities-with-activitykit-push-notifications"
-        case .priority10Throttled, .throttleReleased:
+        case .priority10Throttled, .throttleReleased, .budgetRaised:
             "https://developer.apple.com/documentation/activitykit/"
                 + "starting-and-updating-live-activities-with-activitykit-push-notifications ; "
                 + "budget number is ours: https://developer.apple.com/forums/thread/747624"
@@ -107,7 +113,7 @@ public enum DecisionReason: String, Sendable, Codable, CaseIterable, Hashable {
                 + "or woken by a priority 10 push)"
         case .idleWake:
             "ours [Derived], live-activities.md §6: an asleep device wakes on its own within the idle-wake interval"
-        case .lowPowerHeld:
+        case .lowPowerHeld, .lowPowerEnded:
             "https://developer.apple.com/forums/thread/775340 (DTS: in low power mode even priority 10 may not wake it)"
         case .coalesced:
             "https://developer.apple.com/documentation/usernotifications/sending-notification-requests-to-apns "

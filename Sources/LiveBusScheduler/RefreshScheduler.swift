@@ -237,7 +237,8 @@ public struct RefreshScheduler: Sendable {
             case .opportunistic: reconsider = false
             }
             if reconsider {
-                let sent = tryImmediate(&entry, at: t, deliveredReason: .throttleReleased, deviceAwake: false)
+                let reason: DecisionReason = entry.hold == .lowPowerNoWake ? .lowPowerEnded : .budgetRaised
+                let sent = tryImmediate(&entry, at: t, deliveredReason: reason, deviceAwake: false)
                 if !sent.isEmpty {
                     out += sent
                     woke = true

@@ -89,7 +89,8 @@ public struct SchedulerStatus: Sendable, Codable, Equatable, Hashable {
     public var openWindow: AppWindowKind?
     /// When the open window ends.
     public var openWindowEndsAtMilliseconds: Int64?
-    /// When the pending refresh request's window will open, if one is pending and the app may get it now.
+    /// When the pending refresh request's window opens (if the app is in the foreground then, it opens as soon
+    /// as the app is backgrounded); `nil` when no request is pending or none can open.
     public var nextRefreshWindowAtMilliseconds: Int64?
     /// The pending refresh request's earliest begin date.
     public var refreshEarliestBeginMilliseconds: Int64?

@@ -32,7 +32,7 @@ struct LowPowerTests {
         let released = s.setProfile(.default, at: at(100))
         #expect(
             released.sent == [
-                Sent(1, .activityPush, .throttleReleased, at: 100),
+                Sent(1, .activityPush, .lowPowerEnded, at: 100),
                 Sent(1, .activityPush, .wokenByPriority10, at: 100, topic: "orders/B2002"),
             ]
         )

@@ -67,7 +67,7 @@ struct PushBudgetTests {
         for n in 0..<12 { _ = s.offer(update(1, topic: "orders/\(n)"), at: at(Int64(n))) }
         #expect(s.offer(update(1, topic: "orders/late"), at: at(20)).isEmpty)
         let released = s.setProfile(SessionProfile(frequentUpdates: true), at: at(100))
-        #expect(released.sent == [Sent(1, .activityPush, .throttleReleased, at: 100, topic: "orders/late")])
+        #expect(released.sent == [Sent(1, .activityPush, .budgetRaised, at: 100, topic: "orders/late")])
         #expect(s.status(at: at(100)).priority10BudgetLeft == 60 - 13)
     }
 
