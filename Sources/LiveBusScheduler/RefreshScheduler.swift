@@ -128,7 +128,6 @@ public struct RefreshScheduler: Sendable {
     /// - Note: Source: https://developer.apple.com/documentation/usernotifications/pushing-background-updates-to-your-app
     ///   ("If the user launches the app, the system immediately delivers the held notification"; force quit
     ///   discards it); https://developer.apple.com/forums/thread/719222
-    @discardableResult
     public mutating func setAppState(_ s: AppState, at now: ServerInstant) -> [Delivery] {
         var out = process(upTo: now)
         let t = clock
@@ -199,7 +198,6 @@ public struct RefreshScheduler: Sendable {
     ///   - p: The new profile.
     ///   - now: The current instant, server clock.
     /// - Returns: The deliveries to apply, in order.
-    @discardableResult
     public mutating func setProfile(_ p: SessionProfile, at now: ServerInstant) -> [Delivery] {
         var out = process(upTo: now)
         let t = clock
@@ -400,7 +398,6 @@ public struct RefreshScheduler: Sendable {
     /// - Returns: The deliveries that fell due before `now`, in order.
     /// - Note: Source: https://developer.apple.com/documentation/backgroundtasks/bgtaskrequest/earliestbegindate ;
     ///   https://developer.apple.com/documentation/backgroundtasks/bgtaskscheduler/submittaskrequest(_:completionhandler:)
-    @discardableResult
     public mutating func requestBackgroundRefresh(earliestBegin: ServerInstant, at now: ServerInstant) -> [Delivery] {
         let out = process(upTo: now)
         let t = clock

@@ -9,7 +9,7 @@ struct BackgroundRefreshTests {
     @Test func grantedWindowOpensAtEarliestBeginAndFlushes() {
         var s = makeScheduler(state: .suspended)
         _ = s.offer(update(1, priority: 5), at: at(1))
-        s.requestBackgroundRefresh(earliestBegin: at(600), at: at(2))
+        _ = s.requestBackgroundRefresh(earliestBegin: at(600), at: at(2))
         #expect(s.status(at: at(2)).nextRefreshWindowAtMilliseconds == at(600).millisecondsSinceEpoch)
         // The held priority 5 update would go out at idle wake (15 min); the window comes first.
         #expect(s.nextDeadline == at(600))
@@ -32,7 +32,7 @@ struct BackgroundRefreshTests {
     func jitterIsSeededAndBounded(seed: UInt64) {
         func windowStart(_ seed: UInt64) -> Int64? {
             var s = makeScheduler(config: .default, seed: seed)
-            s.requestBackgroundRefresh(earliestBegin: at(600), at: at(0))
+            _ = s.requestBackgroundRefresh(earliestBegin: at(600), at: at(0))
             return s.status(at: at(0)).nextRefreshWindowAtMilliseconds
         }
         var generator = SplitMix64(seed: seed)
@@ -47,21 +47,21 @@ struct BackgroundRefreshTests {
     /// (DTS forum 719222); Background App Refresh off makes the request unavailable (submitTaskRequest docs).
     @Test func windowsDeniedWhenForceQuitOrSwitchedOff() {
         var quit = makeScheduler(state: .terminated)
-        quit.requestBackgroundRefresh(earliestBegin: at(60), at: at(0))
+        _ = quit.requestBackgroundRefresh(earliestBegin: at(60), at: at(0))
         #expect(quit.nextDeadline == nil)
         #expect(quit.explain(last: 1).map(\.reason) == [.refreshDeniedForceQuit])
         #expect(quit.explain(last: 1).map(\.outcome) == [.denied])
 
         var dropped = makeScheduler(state: .suspended)
-        dropped.requestBackgroundRefresh(earliestBegin: at(60), at: at(0))
+        _ = dropped.requestBackgroundRefresh(earliestBegin: at(60), at: at(0))
         #expect(dropped.nextDeadline == at(60))
-        dropped.setAppState(.terminated, at: at(30))
+        _ = dropped.setAppState(.terminated, at: at(30))
         #expect(dropped.nextDeadline == nil)
         #expect(dropped.advance(to: at(3600)).isEmpty)
         #expect(dropped.status(at: at(3600)).refreshWindowsInLastDay == 0)
 
         var off = makeScheduler(profile: SessionProfile(backgroundAppRefreshEnabled: false))
-        off.requestBackgroundRefresh(earliestBegin: at(60), at: at(0))
+        _ = off.requestBackgroundRefresh(earliestBegin: at(60), at: at(0))
         #expect(off.nextDeadline == nil)
         #expect(off.explain(last: 1).map(\.reason) == [.refreshDeniedDisabled])
     }
@@ -69,9 +69,9 @@ struct BackgroundRefreshTests {
     /// Windows are at least the minimum interval apart (15 min by default, ours), even if asked earlier.
     @Test func minimumIntervalBetweenWindows() {
         var s = makeScheduler()
-        s.requestBackgroundRefresh(earliestBegin: at(60), at: at(0))
+        _ = s.requestBackgroundRefresh(earliestBegin: at(60), at: at(0))
         _ = s.advance(to: at(60))
-        s.requestBackgroundRefresh(earliestBegin: at(120), at: at(100))
+        _ = s.requestBackgroundRefresh(earliestBegin: at(120), at: at(100))
         #expect(s.nextDeadline == at(960))
         _ = s.advance(to: at(959))
         #expect(s.status(at: at(959)).refreshWindowsInLastDay == 1)
@@ -88,11 +88,11 @@ struct BackgroundRefreshTests {
             dailyRefreshBudget: 2
         )
         var s = makeScheduler(config: config)
-        s.requestBackgroundRefresh(earliestBegin: at(100), at: at(0))
+        _ = s.requestBackgroundRefresh(earliestBegin: at(100), at: at(0))
         _ = s.advance(to: at(100))
-        s.requestBackgroundRefresh(earliestBegin: at(200), at: at(150))
+        _ = s.requestBackgroundRefresh(earliestBegin: at(200), at: at(150))
         _ = s.advance(to: at(200))
-        s.requestBackgroundRefresh(earliestBegin: at(300), at: at(250))
+        _ = s.requestBackgroundRefresh(earliestBegin: at(300), at: at(250))
         #expect(s.nextDeadline == at(100 + 86_400))
         #expect(s.status(at: at(250)).refreshWindowsInLastDay == 2)
     }
@@ -101,8 +101,8 @@ struct BackgroundRefreshTests {
     /// previous task request").
     @Test func newRequestReplacesThePendingOne() {
         var s = makeScheduler()
-        s.requestBackgroundRefresh(earliestBegin: at(600), at: at(0))
-        s.requestBackgroundRefresh(earliestBegin: at(1800), at: at(10))
+        _ = s.requestBackgroundRefresh(earliestBegin: at(600), at: at(0))
+        _ = s.requestBackgroundRefresh(earliestBegin: at(1800), at: at(10))
         #expect(s.nextDeadline == at(1800))
         #expect(s.explain(last: 2).map(\.reason) == [.refreshRequestReplaced, .refreshScheduled])
         _ = s.advance(to: at(1800))
@@ -117,12 +117,12 @@ struct BackgroundRefreshTests {
     /// Apple: Low Power Mode pauses "discretionary and background activities").
     @Test func lowPowerModeGrantsFewerWindows() {
         var s = makeScheduler(profile: SessionProfile(lowPowerMode: true))
-        s.requestBackgroundRefresh(earliestBegin: at(60), at: at(0))
+        _ = s.requestBackgroundRefresh(earliestBegin: at(60), at: at(0))
         _ = s.advance(to: at(60))
-        s.requestBackgroundRefresh(earliestBegin: at(120), at: at(100))
+        _ = s.requestBackgroundRefresh(earliestBegin: at(120), at: at(100))
         #expect(s.nextDeadline == at(3660))
         #expect(s.status(at: at(100)).dailyRefreshBudget == 6)
-        s.setProfile(.default, at: at(200))
+        _ = s.setProfile(.default, at: at(200))
         #expect(s.nextDeadline == at(960))
     }
 
@@ -130,7 +130,7 @@ struct BackgroundRefreshTests {
     /// doesn't guarantee launching the task at the specified date").
     @Test func windowWaitsWhileForeground() {
         var s = makeScheduler(state: .foreground)
-        s.requestBackgroundRefresh(earliestBegin: at(60), at: at(0))
+        _ = s.requestBackgroundRefresh(earliestBegin: at(60), at: at(0))
         #expect(s.nextDeadline == nil)
         #expect(s.advance(to: at(120)).isEmpty)
         #expect(s.setAppState(.background, at: at(200)).isEmpty)

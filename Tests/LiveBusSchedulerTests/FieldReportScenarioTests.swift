@@ -10,9 +10,9 @@ struct FieldReportScenarioTests {
     @Test func backgroundedPhoneKeepsTheLastStatusUntilAWindowOrPush() {
         var s = makeScheduler(state: .foreground)
         #expect(s.offer(update(1), at: at(0)).sent == [Sent(1, .appConnection, .foregroundStream, at: 0)])
-        s.setAppState(.background, at: at(30))
-        s.requestBackgroundRefresh(earliestBegin: at(630), at: at(30))
-        s.setAppState(.suspended, at: at(35))
+        _ = s.setAppState(.background, at: at(30))
+        _ = s.requestBackgroundRefresh(earliestBegin: at(630), at: at(30))
+        _ = s.setAppState(.suspended, at: at(35))
         #expect(s.offer(update(2, priority: 5), at: at(60)).isEmpty)
         #expect(s.offer(update(3, priority: 5), at: at(120)).isEmpty)
         #expect(s.advance(to: at(629)).isEmpty)

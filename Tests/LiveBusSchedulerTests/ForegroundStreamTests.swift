@@ -45,7 +45,7 @@ struct ForegroundStreamTests {
     @Test func backgroundingEndsTheLiveStream() {
         var s = makeScheduler(state: .foreground)
         #expect(s.offer(update(1, priority: 5), at: at(1)).sent == [Sent(1, .appConnection, .foregroundStream, at: 1)])
-        s.setAppState(.background, at: at(2))
+        _ = s.setAppState(.background, at: at(2))
         #expect(s.offer(update(2, priority: 5), at: at(3)).isEmpty)
         #expect(s.status(at: at(3)).queued.map(\.hold) == [.opportunistic])
     }

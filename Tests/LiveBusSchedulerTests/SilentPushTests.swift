@@ -59,7 +59,7 @@ struct SilentPushTests {
         var quit = makeScheduler(config: config)
         _ = quit.offerSilentPush(update(1, topic: "silent"), at: at(0))
         _ = quit.offerSilentPush(update(2, topic: "silent"), at: at(60))
-        quit.setAppState(.terminated, at: at(120))
+        _ = quit.setAppState(.terminated, at: at(120))
         #expect(quit.nextDeadline == nil)
         #expect(quit.status(at: at(120)).heldSilentPush == nil)
         #expect(quit.explain(last: 1).map(\.reason) == [.silentPushDiscardedForceQuit])

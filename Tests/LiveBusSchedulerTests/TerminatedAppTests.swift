@@ -10,7 +10,7 @@ struct TerminatedAppTests {
         #expect(s.offer(update(1), at: at(0)).sent == [Sent(1, .activityPush, .priority10Immediate, at: 0)])
         #expect(s.offer(update(2, priority: 5), at: at(10)).isEmpty)
         #expect(s.offerSilentPush(update(1, topic: "orders/silent"), at: at(20)).isEmpty)
-        s.requestBackgroundRefresh(earliestBegin: at(30), at: at(20))
+        _ = s.requestBackgroundRefresh(earliestBegin: at(30), at: at(20))
         #expect(s.nextDeadline == at(910))
         #expect(s.advance(to: at(910)).sent == [Sent(2, .activityPush, .idleWake, at: 910)])
         #expect(
