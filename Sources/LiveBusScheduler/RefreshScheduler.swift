@@ -388,18 +388,19 @@ public struct RefreshScheduler: Sendable {
 
     /// Submits the app's background refresh request; it replaces the pending one, if any.
     ///
-    /// The window opens on a later ``advance(to:)`` (see ``nextDeadline``), never before `earliestBegin`, at
-    /// least the minimum interval after the previous window, plus seeded jitter, within the daily budget.
+    /// The window opens in this call if it is due now, else on a later ``advance(to:)`` (see ``nextDeadline``):
+    /// never before `earliestBegin`, at least the minimum interval after the previous window, plus seeded jitter,
+    /// within the daily budget.
     /// Denied when the app was force-quit, when Background App Refresh is off, or when the daily budget is 0.
     ///
     /// - Parameters:
     ///   - earliestBegin: The earliest begin date, server clock.
     ///   - now: The current instant, server clock.
-    /// - Returns: The deliveries that fell due before `now`, in order.
+    /// - Returns: The deliveries to apply, in order (a window opening now flushes the queue).
     /// - Note: Source: https://developer.apple.com/documentation/backgroundtasks/bgtaskrequest/earliestbegindate ;
     ///   https://developer.apple.com/documentation/backgroundtasks/bgtaskscheduler/submittaskrequest(_:completionhandler:)
     public mutating func requestBackgroundRefresh(earliestBegin: ServerInstant, at now: ServerInstant) -> [Delivery] {
-        let out = process(upTo: now)
+        var out = process(upTo: now)
         let t = clock
         if appState == .terminated {
             record(t, nil, .denied, .refreshDeniedForceQuit, nil, "earliest begin \(earliestBegin)")
@@ -434,6 +435,7 @@ public struct RefreshScheduler: Sendable {
             nil,
             "window at \(at) (earliest begin \(earliestBegin), jitter \(jitter) ms)"
         )
+        out += process(upTo: t)
         checkInvariants()
         return out
     }

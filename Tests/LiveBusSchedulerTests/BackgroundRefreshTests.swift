@@ -138,4 +138,17 @@ struct BackgroundRefreshTests {
         #expect(s.offer(update(1, priority: 5), at: at(210)).sent == [Sent(1, .appConnection, .refreshWindow, at: 210)])
         #expect(s.status(at: at(200)).refreshWindowsInLastDay == 1)
     }
+
+    /// A request whose earliest begin date has passed opens its window in the same call (jitter 0) and the
+    /// app fetches the queued state ("nil = no start delay", earliestBeginDate docs).
+    @Test func pastEarliestBeginOpensAtOnce() {
+        var s = makeScheduler()
+        _ = s.offer(update(1, priority: 5), at: at(0))
+        #expect(
+            s.requestBackgroundRefresh(earliestBegin: at(0), at: at(10)).sent == [
+                Sent(1, .appConnection, .refreshWindow, at: 10)
+            ]
+        )
+        #expect(s.status(at: at(10)).openWindow == .backgroundRefresh)
+    }
 }
