@@ -81,7 +81,8 @@ public struct PushAlert: Sendable, Equatable {
 ///
 /// Content state fields (the LiveBus `ContentState`): `status` (an ``OrderStatus`` raw value, required), `etaEnd`
 /// (Date, required), `progress` (0…1, default 0), `lastConfirmed` (Date, default `aps.timestamp`), `riderPosition`
-/// (`{"latitude": Double, "longitude": Double}`, optional).
+/// (`{"latitude": Double, "longitude": Double}`, optional), `summary` (`{"ko", "en", "detailKo", "detailEn"}` strings,
+/// each optional, defaulting to the status's wording).
 ///
 /// - Note: Source: reference/live-activities.md §1.9, §2.2, §2.8 ;
 ///   https://developer.apple.com/documentation/activitykit/starting-and-updating-live-activities-with-activitykit-push-notifications
@@ -395,12 +396,33 @@ public struct APNsPayload: Sendable, Equatable {
             }
             rider = Coordinate(latitude: try degrees("latitude", 90), longitude: try degrees("longitude", 180))
         }
+        var summary = CustomerSummary(status: status)
+        if let (summaryValue, _) = value.member("summary"), summaryValue != .null {
+            guard case .object = summaryValue else {
+                throw PushPayloadError(
+                    code: .wrongType,
+                    field: "\(base).summary",
+                    message: "must be an object with ko, en, detailKo, detailEn, found \(summaryValue.typeName)"
+                )
+            }
+            func line(_ key: String, _ fallback: String) throws(PushPayloadError) -> String {
+                guard let (v, _) = summaryValue.member(key), v != .null else { return fallback }
+                return try string(v, "\(base).summary.\(key)")
+            }
+            summary = CustomerSummary(
+                ko: try line("ko", summary.ko),
+                en: try line("en", summary.en),
+                detailKo: try line("detailKo", summary.detailKo),
+                detailEn: try line("detailEn", summary.detailEn)
+            )
+        }
         return ContentState(
             status: status,
             etaTarget: eta,
             progress: progress,
             riderPosition: rider,
-            lastConfirmed: lastConfirmed
+            lastConfirmed: lastConfirmed,
+            summary: summary
         )
     }
 
@@ -428,7 +450,8 @@ public struct APNsPayload: Sendable, Equatable {
 ///
 /// - Note: Source: https://developer.apple.com/documentation/activitykit/activityattributes/contentstate
 public enum ContentStateJSON {
-    /// Encodes a content state: `{"status":…,"etaEnd":…,"progress":…,"lastConfirmed":…}` plus `riderPosition` when set.
+    /// Encodes a content state: `{"status":…,"etaEnd":…,"progress":…,"lastConfirmed":…}`, plus `riderPosition`
+    /// when set and `summary` when it differs from the status's default wording.
     /// - Parameter state: The content state (server clock instants).
     /// - Returns: UTF-8 JSON bytes.
     public static func encode(_ state: ContentState) -> [UInt8] {
@@ -439,8 +462,34 @@ public enum ContentStateJSON {
             text +=
                 ",\"riderPosition\":{\"latitude\":\(number(rider.latitude)),\"longitude\":\(number(rider.longitude))}"
         }
+        let summary = state.summary
+        if summary != CustomerSummary(status: state.status) {
+            text += ",\"summary\":{\"ko\":\(quoted(summary.ko)),\"en\":\(quoted(summary.en))"
+            text += ",\"detailKo\":\(quoted(summary.detailKo)),\"detailEn\":\(quoted(summary.detailEn))}"
+        }
         text += "}"
         return Array(text.utf8)
+    }
+
+    /// A JSON string literal (RFC 8259 §7): quotes, backslashes and control characters escaped.
+    /// - Parameter value: The string.
+    /// - Returns: The literal, quotes included.
+    public static func quoted(_ value: String) -> String {
+        var out = "\""
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20:
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out + "\""
     }
 
     /// Seconds since 2001-01-01 of a server instant, as JSON text with up to millisecond precision.

@@ -69,11 +69,13 @@ public enum ActivityPhrase: String, Sendable, CaseIterable {
 
 /// The text of one activity in every presentation at one instant (text only; pixel layout is the layout target's).
 ///
-/// - Compact leading: the status summary, plus the stale mark (이전 상태 / Previous status) while stale.
+/// - Compact leading: the short summary (`ContentState.summary`), plus the stale mark (이전 상태 / Previous status)
+///   while stale.
 /// - Compact trailing: the countdown.
 /// - Minimal: the status icon (an SF Symbols name).
-/// - Expanded and lock screen: status, countdown line, (lock screen) progress, and while stale or at zero the
-///   "based on last estimate" line; while stale also "waiting for an update" and the last confirmed time.
+/// - Expanded and lock screen: short summary, countdown line, detail line, (lock screen) progress, and while stale
+///   or at zero the "based on last estimate" line; while stale also "waiting for an update" and the last confirmed
+///   time.
 /// The countdown keeps counting to the last estimate while stale and stops at `0:00`; the status never changes by
 /// itself. Ended activities leave the Dynamic Island and keep their final status on the lock screen; dismissed ones
 /// show nothing.
@@ -115,7 +117,9 @@ public struct ActivityView: Sendable, Equatable {
         utcOffsetMinutes: Int = 0
     ) {
         let status = activity.content.status
-        let summary = language == .korean ? status.summaryKorean : status.summaryEnglish
+        let words = activity.content.summary
+        let summary = language == .korean ? words.ko : words.en
+        let detail = language == .korean ? words.detailKo : words.detailEn
         let remaining = max(0, now.milliseconds(to: activity.etaTarget))
         let stale = activity.state == .stale
         state = activity.state
@@ -141,7 +145,7 @@ public struct ActivityView: Sendable, Equatable {
             compactTrailing = nil
             minimal = nil
             expanded = []
-            lockScreen = [summary, lastConfirmedLine]
+            lockScreen = [summary, detail, lastConfirmedLine]
             return
         case .active, .stale:
             break
@@ -154,6 +158,7 @@ public struct ActivityView: Sendable, Equatable {
         minimal = Self.symbol(status)
         var lines = [summary]
         if let timer { lines.append("\(ActivityPhrase.arrivingIn.text(language)) \(timer)") }
+        lines.append(detail)
         var trailer: [String] = []
         if showsLastEstimateLine { trailer.append(ActivityPhrase.basedOnLastEstimate.text(language)) }
         if stale {

@@ -193,12 +193,13 @@ struct APNsPayloadTests {
             etaTarget: server(600, ms: 250),
             progress: 0.5,
             riderPosition: Coordinate(latitude: 37.25, longitude: 127.5),
-            lastConfirmed: server(5)
+            lastConfirmed: server(5),
+            summary: CustomerSummary(ko: "배달 \"중\"", en: "On the way", detailKo: "줄\n바꿈\u{01}", detailEn: "Out")
         )
         let json = String(decoding: ContentStateJSON.encode(state), as: UTF8.self)
         #expect(
             json
-                == #"{"status":"delivering","etaEnd":788919000.25,"progress":0.5,"lastConfirmed":788918405,"riderPosition":{"latitude":37.25,"longitude":127.5}}"#
+                == #"{"status":"delivering","etaEnd":788919000.25,"progress":0.5,"lastConfirmed":788918405,"riderPosition":{"latitude":37.25,"longitude":127.5},"summary":{"ko":"배달 \"중\"","en":"On the way","detailKo":"줄\n바꿈\u0001","detailEn":"Out"}}"#
         )
         let payload = try APNsPayload.parse(
             bytes(#"{"aps":{"timestamp":1767225605,"event":"update","content-state":"# + json + "}}")

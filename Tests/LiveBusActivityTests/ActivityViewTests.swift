@@ -21,8 +21,8 @@ struct ActivityViewTests {
         #expect(view.compactLeading == ["배달 중"])
         #expect(view.compactTrailing == "4:05")
         #expect(view.minimal == "bicycle")
-        #expect(view.expanded == ["배달 중", "도착까지 4:05"])
-        #expect(view.lockScreen == ["배달 중", "도착까지 4:05", "진행률 25%"])
+        #expect(view.expanded == ["배달 중", "도착까지 4:05", "라이더가 배달 중이에요"])
+        #expect(view.lockScreen == ["배달 중", "도착까지 4:05", "라이더가 배달 중이에요", "진행률 25%"])
         #expect(!view.showsStaleLines)
         #expect(!view.showsLastEstimateLine)
         #expect(view.remainingMilliseconds == 245_000)
@@ -43,11 +43,15 @@ struct ActivityViewTests {
         #expect(view.compactLeading == ["배달 중", "이전 상태"])
         #expect(view.compactTrailing == "5:00")
         #expect(
-            view.expanded == ["배달 중", "도착까지 5:00", "마지막 예상 기준", "업데이트를 기다리고 있어요", "마지막 확인 09:05"]
+            view.expanded == [
+                "배달 중", "도착까지 5:00", "라이더가 배달 중이에요", "마지막 예상 기준", "업데이트를 기다리고 있어요",
+                "마지막 확인 09:05",
+            ]
         )
         #expect(
             view.lockScreen == [
-                "배달 중", "도착까지 5:00", "진행률 25%", "마지막 예상 기준", "업데이트를 기다리고 있어요", "마지막 확인 09:05",
+                "배달 중", "도착까지 5:00", "라이더가 배달 중이에요", "진행률 25%", "마지막 예상 기준",
+                "업데이트를 기다리고 있어요", "마지막 확인 09:05",
             ]
         )
     }
@@ -60,8 +64,8 @@ struct ActivityViewTests {
         #expect(view.compactLeading == ["Cooking", "Previous status"])
         #expect(
             view.expanded == [
-                "Cooking", "Arriving in 20:00", "Based on last estimate", "Waiting for an update",
-                "Last confirmed 00:00",
+                "Cooking", "Arriving in 20:00", "Restaurant is preparing your order", "Based on last estimate",
+                "Waiting for an update", "Last confirmed 00:00",
             ]
         )
     }
@@ -76,7 +80,7 @@ struct ActivityViewTests {
         #expect(view.compactLeading == ["배달 중"])
         #expect(view.compactTrailing == "0:00")
         #expect(view.showsLastEstimateLine)
-        #expect(view.expanded == ["배달 중", "도착까지 0:00", "마지막 예상 기준"])
+        #expect(view.expanded == ["배달 중", "도착까지 0:00", "라이더가 배달 중이에요", "마지막 예상 기준"])
         #expect(view.remainingMilliseconds == 0)
         #expect(board.activity("A1001")?.content.status == .delivering)
     }
@@ -95,11 +99,28 @@ struct ActivityViewTests {
         #expect(ended.compactTrailing == nil)
         #expect(ended.minimal == nil)
         #expect(ended.expanded.isEmpty)
-        #expect(ended.lockScreen == ["배달 완료", "마지막 확인 09:11"])
+        #expect(ended.lockScreen == ["배달 완료", "배달이 완료되었어요", "마지막 확인 09:11"])
         board.userDismissed(orderID: "A1001", at: client(800))
         let dismissed = ActivityView(activity: board.activity("A1001")!, at: client(801))
         #expect(dismissed.lockScreen.isEmpty)
         #expect(dismissed.countdown == nil)
+    }
+
+    /// The status text comes from the content state's customer summary (the server's wording), not a fixed table.
+    /// Source: reference/field-reports/001_df7ae4e21a8ebe10.txt ("기존 서버 응답에서 얻은 고객용 요약을 사용한다").
+    @Test func usesTheServersSummary() {
+        var board = startedBoard()
+        var custom = update(at: 5, status: .awaitingPickup)
+        custom.content.summary = CustomerSummary(
+            ko: "픽업 대기",
+            en: "Rider en route",
+            detailKo: "곧 도착해요",
+            detailEn: "Almost there"
+        )
+        _ = board.apply(custom, at: client(5))
+        let view = ActivityView(activity: board.activity("A1001")!, at: client(5), language: .english)
+        #expect(view.compactLeading == ["Rider en route"])
+        #expect(view.expanded == ["Rider en route", "Arriving in 19:55", "Almost there"])
     }
 
     /// Time of day in the client's time zone, across midnight and before the epoch.
