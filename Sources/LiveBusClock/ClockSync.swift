@@ -11,8 +11,7 @@
 /// low-delay samples are its tight edges, so they dominate by construction, and high-delay ones barely matter.
 /// The estimate is the centre of that set (offset at the newest sample, frequency), and the bound is the exact
 /// worst case over it, so it covers the true error whenever the model holds. A sample that fits no allowed line is
-/// held back as an outlier; if the next one agrees with it, the clock stepped and the window restarts from them,
-/// keeping the old frequency range as long as it still fits.
+/// held back as an outlier; if the next one agrees with it, the clock stepped and the window restarts from the two.
 /// - Note: Source: RFC 5905 §8 (on-wire offset and delay), §10 (clock filter: prefer low delay; error bound =
 ///   δ/2 + dispersion growing with the frequency tolerance), §11.3 (step after confirmation), §13 (adaptive poll).
 public struct ClockSync: Sendable {
@@ -23,8 +22,6 @@ public struct ClockSync: Sendable {
     private var window: [Bounded] = []
     /// A sample that did not fit the window, waiting for the next one to confirm a step or clear it.
     private var pending: Bounded?
-    /// The frequency range (ms per ms) from before the last step, applied while it still fits.
-    private var frequencyPrior: (lower: Double, upper: Double)?
     /// Samples accepted since the session started or the clock last stepped.
     private var epochSampleCount = 0
     /// Whether ``ClockSyncEvent/converged(_:)`` was reported in this epoch.
@@ -65,33 +62,23 @@ public struct ClockSync: Sendable {
             return refit(stepFrom: nil)
         }
         let all = Self.newestFirst(window + [bounded])
-        if let candidate = Self.makeFit(newestFirst: all, prior: frequencyPrior, configuration: configuration),
-            candidate.samplesUsed == all.count
-        {
+        if let candidate = Self.makeFit(newestFirst: all, configuration: configuration), !candidate.isStrained {
             pending = nil  // it was an outlier; reported when it arrived
             window = all.reversed()
             epochSampleCount += 1
             return refit(stepFrom: nil)
         }
         if let held = pending,
-            let pair = Self.makeFit(
-                newestFirst: Self.newestFirst([held, bounded]),
-                prior: nil,
-                configuration: configuration
-            ),
-            pair.samplesUsed == 2
+            Self.makeFit(newestFirst: Self.newestFirst([held, bounded]), configuration: configuration) != nil
         {
-            // Two samples agree with each other and not with the window: the clock stepped (or changed frequency).
+            // Two samples agree with each other and not with the window: the clock stepped (or its frequency
+            // changed). Restart from the two; older samples would only pin the estimate to a line that no longer
+            // holds.
             let x = current.x(ofMidpointTwice: bounded.midpointTwice)
             let from = current.base + current.aCentre + current.fCentre * x
-            let candidates = Self.newestFirst([held, bounded]) + Self.newestFirst(window)
-            let prior = Self.intersect(frequencyPrior, current.region.frequencyRange)
-            let rebuilt = Self.makeFit(newestFirst: candidates, prior: prior, configuration: configuration)
-            let used = rebuilt?.samplesUsed ?? 2
-            window = Array(candidates.prefix(used)).reversed()
-            frequencyPrior = (rebuilt?.priorUsed ?? false) ? prior : nil
+            window = Self.newestFirst([held, bounded]).reversed()
             pending = nil
-            epochSampleCount = used
+            epochSampleCount = 2
             hasConverged = false
             return refit(stepFrom: from)
         }
@@ -221,14 +208,9 @@ public struct ClockSync: Sendable {
     /// Recomputes the fit from the window (after pruning it) and reports the change.
     private mutating func refit(stepFrom: Double?) -> [ClockSyncEvent] {
         prune()
-        guard
-            let newFit = Self.makeFit(
-                newestFirst: Self.newestFirst(window),
-                prior: frequencyPrior,
-                configuration: configuration
-            )
-        else { return [] }  // unreachable: the window was just checked to fit
-        if !newFit.priorUsed { frequencyPrior = nil }
+        guard let newFit = Self.makeFit(newestFirst: Self.newestFirst(window), configuration: configuration) else {
+            return []  // unreachable: the window was just checked to fit, and fewer samples fit too
+        }
         fit = newFit
         var events: [ClockSyncEvent] = []
         guard let estimate else { return events }
@@ -241,74 +223,55 @@ public struct ClockSync: Sendable {
         return events
     }
 
-    /// Drops samples beyond the window's count and span, and the frequency prior once the window spans long enough.
+    /// Drops the oldest samples beyond the window's count, and those beyond its span unless too few would be left.
     private mutating func prune() {
         guard let newest = window.last?.midpointTwice else { return }
-        let spanTwice = 2 * configuration.windowSpanMilliseconds
-        window.removeAll { newest - $0.midpointTwice > spanTwice }
         if window.count > configuration.windowSampleLimit {
             window.removeFirst(window.count - configuration.windowSampleLimit)
         }
-        if let oldest = window.first?.midpointTwice,
-            newest - oldest >= 2 * configuration.frequencyPriorLifetimeMilliseconds
+        let spanTwice = 2 * configuration.windowSpanMilliseconds
+        var drop = 0
+        while window.count - drop > configuration.windowMinimumSamples, newest - window[drop].midpointTwice > spanTwice
         {
-            frequencyPrior = nil
+            drop += 1
         }
+        window.removeFirst(drop)
     }
 
     private static func newestFirst(_ samples: [Bounded]) -> [Bounded] {
         samples.sorted { $0.midpointTwice > $1.midpointTwice }
     }
 
-    private static func intersect(
-        _ a: (lower: Double, upper: Double)?,
-        _ b: (lower: Double, upper: Double)
-    ) -> (lower: Double, upper: Double) {
-        guard let a else { return b }
-        return (max(a.lower, b.lower), min(a.upper, b.upper))
-    }
-
-    /// Fits samples greedily, newest first: each is kept while the set of allowed lines stays non-empty; the first
-    /// that empties it ends the fit. The prior is applied last, and only if it fits.
-    private static func makeFit(
-        newestFirst samples: [Bounded],
-        prior: (lower: Double, upper: Double)?,
-        configuration: ClockSyncConfiguration
-    ) -> Fit? {
+    /// Fits samples (newest first): the set of lines all of them allow, or `nil` if there is none.
+    private static func makeFit(newestFirst samples: [Bounded], configuration: ClockSyncConfiguration) -> Fit? {
         guard let newest = samples.first else { return nil }
         let reference = newest.midpointTwice >> 1  // floor
         let base = (newest.lower + newest.upper) / 2
-        let maximumFrequency = configuration.frequencyTolerancePPM * 1e-6
         func x(_ s: Bounded) -> Double { Double(s.midpointTwice - 2 * reference) / 2 }
         var region = FeasibleRegion(
             lower: newest.lower - base,
             upper: newest.upper - base,
             x: x(newest),
-            maximumFrequency: maximumFrequency
+            maximumFrequency: configuration.frequencyTolerancePPM * 1e-6
         )
-        var used = 1
         for s in samples.dropFirst() {
-            guard let next = region.clipped(lower: s.lower - base, upper: s.upper - base, x: x(s)) else { break }
+            guard let next = region.clipped(lower: s.lower - base, upper: s.upper - base, x: x(s)) else { return nil }
             region = next
-            used += 1
-        }
-        var priorUsed = false
-        if let prior, prior.lower <= prior.upper,
-            let next = region.clipped(frequencyLower: prior.lower, upper: prior.upper)
-        {
-            region = next
-            priorUsed = true
         }
         let a = region.range(at: 0)
         let f = region.frequencyRange
+        // Every sample's interval is widened by the timestamp resolution on both sides, while the actual rounding
+        // error is smaller (≤ 1.5 ms of the default 2): lines within a fraction of it around the truth always fit.
+        // A set thinner than an eighth of the resolution means the samples barely agree: the line model no longer
+        // holds (the frequency changed), and the sample is treated like one that does not fit.
+        let strainFloor = configuration.timestampResolutionMilliseconds / 8
         return Fit(
             region: region,
             base: base,
             reference: reference,
             aCentre: (a.lower + a.upper) / 2,
             fCentre: (f.lower + f.upper) / 2,
-            samplesUsed: used,
-            priorUsed: priorUsed
+            isStrained: (a.upper - a.lower) / 2 < strainFloor
         )
     }
 }
@@ -352,10 +315,8 @@ private struct Fit: Sendable {
     var aCentre: Double
     /// Centre of the frequency range, ms per ms.
     var fCentre: Double
-    /// How many of the samples offered were kept.
-    var samplesUsed: Int
-    /// Whether the frequency prior was applied.
-    var priorUsed: Bool
+    /// Whether the samples barely agree (the offset range at the reference is under an eighth of the resolution).
+    var isStrained: Bool
 
     func x(of instant: ServerInstant) -> Double { Double(instant.millisecondsSinceEpoch - reference) }
     func x(ofMidpointTwice m: Int64) -> Double { Double(m - 2 * reference) / 2 }

@@ -14,10 +14,13 @@ public struct ClockSyncConfiguration: Sendable, Equatable {
     public var maximumRoundTripMilliseconds: Int64
     /// Most samples kept in the window; the oldest go first.
     public var windowSampleLimit: Int
-    /// Samples older than this (server time before the newest sample) leave the window, ms.
+    /// Samples older than this (server time before the newest sample) leave the window, unless fewer than
+    /// `windowMinimumSamples` would be left, ms. Longer spans measure the frequency better; shorter ones let a
+    /// frequency change (temperature, or a simulated `setDrift`) pass sooner: the line fitted across a change is
+    /// off by up to about the change · span / 4 before the samples contradict it.
     public var windowSpanMilliseconds: Int64
-    /// After a step the previous frequency range is kept as a prior until the new window spans this long, ms.
-    public var frequencyPriorLifetimeMilliseconds: Int64
+    /// Samples kept whatever their age, so that slow (background) probing still measures the frequency.
+    public var windowMinimumSamples: Int
     /// The error bound at or below which ``ClockSyncEvent/converged(_:)`` is reported, ms.
     public var convergedErrorBoundMilliseconds: Double
     /// Probes in the burst right after the handshake (and after a step).
@@ -41,7 +44,7 @@ public struct ClockSyncConfiguration: Sendable, Equatable {
     ///   - maximumRoundTripMilliseconds: Largest δ accepted, ms.
     ///   - windowSampleLimit: Most samples kept.
     ///   - windowSpanMilliseconds: Oldest sample kept, ms before the newest.
-    ///   - frequencyPriorLifetimeMilliseconds: How long a pre-step frequency range is kept, ms.
+    ///   - windowMinimumSamples: Samples kept whatever their age.
     ///   - convergedErrorBoundMilliseconds: Bound that counts as converged, ms.
     ///   - burstCount: Probes in a burst.
     ///   - burstIntervalMilliseconds: Delay between burst probes, ms.
@@ -54,8 +57,8 @@ public struct ClockSyncConfiguration: Sendable, Equatable {
         timestampResolutionMilliseconds: Double = 2,
         maximumRoundTripMilliseconds: Int64 = 5_000,
         windowSampleLimit: Int = 64,
-        windowSpanMilliseconds: Int64 = 900_000,
-        frequencyPriorLifetimeMilliseconds: Int64 = 300_000,
+        windowSpanMilliseconds: Int64 = 120_000,
+        windowMinimumSamples: Int = 8,
         convergedErrorBoundMilliseconds: Double = 25,
         burstCount: Int = 8,
         burstIntervalMilliseconds: Int64 = 200,
@@ -69,7 +72,7 @@ public struct ClockSyncConfiguration: Sendable, Equatable {
         self.maximumRoundTripMilliseconds = maximumRoundTripMilliseconds
         self.windowSampleLimit = windowSampleLimit
         self.windowSpanMilliseconds = windowSpanMilliseconds
-        self.frequencyPriorLifetimeMilliseconds = frequencyPriorLifetimeMilliseconds
+        self.windowMinimumSamples = windowMinimumSamples
         self.convergedErrorBoundMilliseconds = convergedErrorBoundMilliseconds
         self.burstCount = burstCount
         self.burstIntervalMilliseconds = burstIntervalMilliseconds
@@ -79,7 +82,7 @@ public struct ClockSyncConfiguration: Sendable, Equatable {
         self.backgroundIntervalMilliseconds = backgroundIntervalMilliseconds
     }
 
-    /// 500 ppm tolerance (RFC 5905's PHI-era MAXFREQ), 2 ms timestamp resolution, 64 samples over 15 min, a burst
+    /// 500 ppm tolerance (RFC 5905's PHI-era MAXFREQ), 2 ms timestamp resolution, up to 64 samples over 2 min (at least 8), a burst
     /// of 8 probes 200 ms apart, then 1–16 s in the foreground and 60 s in the background.
     public static let `default` = ClockSyncConfiguration()
 }

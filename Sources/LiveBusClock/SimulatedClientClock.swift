@@ -30,13 +30,25 @@ public struct SimulatedClientClock: Sendable, Equatable {
         skewMilliseconds + driftPPM * 1e-6 * Double(epoch.milliseconds(to: trueTime))
     }
 
-    /// What the client clock reads at true instant `trueTime`, rounded to the nearest ms.
+    /// What the client clock reads at true instant `trueTime` (whole ms), its offset rounded to the nearest ms.
     /// - Parameter trueTime: True (server) time.
     /// - Returns: The client reading.
     public func read(trueTime: ServerInstant) -> ClientInstant {
         ClientInstant(
             millisecondsSinceEpoch: trueTime.millisecondsSinceEpoch + Int64(offsetMilliseconds(at: trueTime).rounded())
         )
+    }
+
+    /// What the client clock reads at a true instant with sub-millisecond precision, truncated to whole ms as a
+    /// clock read is. Use it when the true time source has microseconds (`clock_gettime`).
+    /// - Parameter trueMilliseconds: True (server) time, ms since the Unix epoch, fractional.
+    /// - Returns: The client reading.
+    public func read(trueMilliseconds: Double) -> ClientInstant {
+        let whole = trueMilliseconds.rounded(.down)
+        let offset = skewMilliseconds + driftPPM * 1e-6 * (trueMilliseconds - Double(epoch.millisecondsSinceEpoch))
+        // Sum the fractional parts apart from the large whole ms so that no precision is lost, then truncate.
+        let fraction = (trueMilliseconds - whole) + offset
+        return ClientInstant(millisecondsSinceEpoch: Int64(whole) + Int64((fraction + 1e-9).rounded(.down)))
     }
 
     /// Steps the clock (as NTP or the user would), from now on.
@@ -76,8 +88,9 @@ public struct ClockSimulationRandom: RandomNumberGenerator, Sendable, Equatable 
     }
 }
 
-/// A simulated network path for probes: one-way delays drawn uniformly (whole ms) from seeded ranges, and a fixed
-/// client turnaround. Produces the ``ProbeSample`` a real PING/PONG would, against a ``SimulatedClientClock``.
+/// A simulated network path for probes: one-way delays drawn uniformly (continuous, in ms) from seeded ranges, and a
+/// fixed client turnaround. Produces the ``ProbeSample`` a real PING/PONG would against a ``SimulatedClientClock``,
+/// with real quantization: true times have sub-millisecond parts and every stamp is truncated to whole ms.
 public struct SimulatedProbePath: Sendable, Equatable {
     /// Daemon → client delay range, ms.
     public var downstreamMilliseconds: ClosedRange<Int64>
@@ -106,21 +119,29 @@ public struct SimulatedProbePath: Sendable, Equatable {
         self.random = ClockSimulationRandom(seed: seed)
     }
 
-    /// Runs one exchange: PING leaves at true time `serverSend`; the client stamps with `clock`.
+    /// Runs one exchange: PING is stamped `serverSend` (it left somewhere within that ms); the client stamps with
+    /// `clock`.
     /// - Parameters:
-    ///   - serverSend: t1, true (server) time, ms.
+    ///   - serverSend: t1, the server's stamp (true time truncated to whole ms).
     ///   - clock: The client's clock.
     /// - Returns: The sample the daemon would record.
     public mutating func exchange(at serverSend: ServerInstant, clock: SimulatedClientClock) -> ProbeSample {
-        let down = Int64.random(in: downstreamMilliseconds, using: &random)
-        let up = Int64.random(in: upstreamMilliseconds, using: &random)
-        let received = serverSend.advanced(byMilliseconds: down)
-        let sent = received.advanced(byMilliseconds: turnaroundMilliseconds)
+        let sentTrue = Double(serverSend.millisecondsSinceEpoch) + Double.random(in: 0..<1, using: &random)
+        let down = Double.random(
+            in: Double(downstreamMilliseconds.lowerBound)...Double(downstreamMilliseconds.upperBound),
+            using: &random
+        )
+        let up = Double.random(
+            in: Double(upstreamMilliseconds.lowerBound)...Double(upstreamMilliseconds.upperBound),
+            using: &random
+        )
+        let receivedTrue = sentTrue + down
+        let answeredTrue = receivedTrue + Double(turnaroundMilliseconds)
         return ProbeSample(
             serverSend: serverSend,
-            clientReceive: clock.read(trueTime: received),
-            clientSend: clock.read(trueTime: sent),
-            serverReceive: sent.advanced(byMilliseconds: up)
+            clientReceive: clock.read(trueMilliseconds: receivedTrue),
+            clientSend: clock.read(trueMilliseconds: answeredTrue),
+            serverReceive: ServerInstant(millisecondsSinceEpoch: Int64((answeredTrue + up).rounded(.down)))
         )
     }
 }

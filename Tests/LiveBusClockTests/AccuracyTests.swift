@@ -20,6 +20,10 @@ struct SessionRun {
     var events: [(Int64, ClockSyncEvent)] = []
     /// The last tick whose error exceeded 25 ms or its bound, true ms.
     var lastBadTick: Int64?
+    /// Probes sent so far.
+    var probeCount = 0
+    /// Rewrites a sample before the estimator sees it (probe number, sample), e.g. to inject a spike.
+    var corrupt: @Sendable (Int, ProbeSample) -> ProbeSample = { $1 }
 
     init(skew: Int64, driftPPM: Double, seed: UInt64, delays: ClosedRange<Int64> = 5...35) {
         clock = SimulatedClientClock(
@@ -38,7 +42,7 @@ struct SessionRun {
         to end: Int64,
         tick: Int64 = 100,
         background: Bool = false,
-        actions: [Int64: (inout SimulatedClientClock) -> Void] = [:],
+        actions: [Int64: (inout SimulatedClientClock, inout SimulatedProbePath) -> Void] = [:],
         unchecked: Range<Int64>? = nil
     ) {
         var nextSend = start
@@ -52,9 +56,13 @@ struct SessionRun {
                 nextSend = s.serverReceive.millisecondsSinceEpoch + delay
                 inFlight = nil
             } else if inFlight == nil, nextSend <= nextTick {
-                inFlight = path.exchange(at: ServerInstant(millisecondsSinceEpoch: nextSend), clock: clock)
+                inFlight = corrupt(
+                    probeCount,
+                    path.exchange(at: ServerInstant(millisecondsSinceEpoch: nextSend), clock: clock)
+                )
+                probeCount += 1
             } else {
-                if let action = actions[nextTick] { action(&clock) }
+                if let action = actions[nextTick] { action(&clock, &path) }
                 let now = ServerInstant(millisecondsSinceEpoch: nextTick)
                 if let estimated = sync.offsetMilliseconds(at: now), let bound = sync.errorBoundMilliseconds(at: now) {
                     let error = abs(estimated - clock.offsetMilliseconds(at: now))
@@ -84,6 +92,7 @@ struct AccuracyTests {
         #expect(run.uncoveredTicks == 0)
         #expect(run.ticksOver25 == 0)
         #expect(run.worstError < 15)
+        #expect(run.events.allSatisfy { if case .outlierRejected = $0.1 { false } else { true } })
     }
 
     /// Task brief: after a +30 s step of the client's clock the estimate is back within 25 ms (and within its bound)
@@ -99,7 +108,7 @@ struct AccuracyTests {
         run.run(
             from: 0,
             to: 180_000,
-            actions: [stepAt: { $0.step(byMilliseconds: 30_000) }],
+            actions: [stepAt: { clock, _ in clock.step(byMilliseconds: 30_000) }],
             unchecked: stepAt..<180_001
         )
         let lastBad = try #require(run.lastBadTick)
@@ -107,5 +116,87 @@ struct AccuracyTests {
         #expect(lastBad - stepAt <= 2 * intervalAtStep)
         let steps = run.events.filter { if case .stepDetected = $0.1 { true } else { false } }
         #expect(steps.count == 1)
+    }
+
+    /// Task brief (simulated clocks, `setDrift`): a frequency change of up to 400 ppm is absorbed by the 2 min
+    /// window without the bound ever failing to cover the error or the error reaching 25 ms.
+    @Test(arguments: [(200.0, -200.0), (-200.0, 200.0), (0.0, 200.0), (50.0, -50.0)])
+    func frequencyChangeStaysCovered(change: (Double, Double)) {
+        var run = SessionRun(skew: 90_000, driftPPM: change.0, seed: 11)
+        let at = ServerInstant(millisecondsSinceEpoch: 100_000)
+        run.run(from: 0, to: 400_000, actions: [100_000: { clock, _ in clock.setDrift(ppm: change.1, at: at) }])
+        #expect(run.uncoveredTicks == 0)
+        #expect(run.ticksOver25 == 0)
+    }
+
+    /// Task brief: in the background the session probes at a low rate (60 s) and stays within 25 ms and its bound;
+    /// the window keeps 8 samples whatever their age, so the drift is still measured.
+    @Test func backgroundProbingStaysCovered() {
+        var run = SessionRun(skew: -90_000, driftPPM: 200, seed: 3)
+        run.run(from: 0, to: 600_000, background: true)
+        #expect(run.intervals.dropFirst(7).allSatisfy { $0 == 60_000 })
+        #expect(run.uncoveredTicks == 0)
+        #expect(run.ticksOver25 == 0)
+        #expect(run.sync.estimate?.sampleCount == 8)
+    }
+
+    /// RFC 5905 §8: asymmetric paths (down 5–35 ms, up 20–60 ms) bias the offset by up to half the difference of the
+    /// smallest one-way delays, which no exchange can see; the bound still covers it.
+    @Test func asymmetricPathIsCovered() {
+        var run = SessionRun(skew: 3_600_000, driftPPM: -200, seed: 3)
+        run.path = SimulatedProbePath(downstreamMilliseconds: 5...35, upstreamMilliseconds: 20...60, seed: 5)
+        run.run(from: 0, to: 120_000)
+        #expect(run.uncoveredTicks == 0)
+        #expect(run.ticksOver25 == 0)
+    }
+
+    /// Task brief: latency injected mid-session (1–2 ms, then 20 ± 15 ms each way) widens the samples but never
+    /// breaks the bound.
+    @Test func latencyInjectedMidSessionStaysCovered() {
+        var run = SessionRun(skew: 0, driftPPM: 200, seed: 9, delays: 1...2)
+        run.run(
+            from: 0,
+            to: 240_000,
+            actions: [
+                60_000: { _, path in
+                    path.downstreamMilliseconds = 5...35
+                    path.upstreamMilliseconds = 5...35
+                }
+            ]
+        )
+        #expect(run.uncoveredTicks == 0)
+        #expect(run.ticksOver25 == 0)
+    }
+
+    /// RFC 5905 §10 popcorn spikes: every 7th PONG stamped 400 ms late on the client clock (a stalled client) is
+    /// rejected, no step is declared, and the estimate stays within 25 ms and its bound.
+    @Test func spikesAreRejectedWithoutSteps() {
+        var run = SessionRun(skew: 90_000, driftPPM: -200, seed: 21)
+        run.corrupt = { index, s in
+            guard index % 7 == 6 else { return s }
+            var spiked = s
+            spiked.clientReceive = s.clientReceive.advanced(byMilliseconds: 400)
+            spiked.clientSend = s.clientSend.advanced(byMilliseconds: 400)
+            return spiked
+        }
+        run.run(from: 0, to: 240_000)
+        let outliers = run.events.filter { if case .outlierRejected = $0.1 { true } else { false } }
+        let steps = run.events.filter { if case .stepDetected = $0.1 { true } else { false } }
+        #expect(outliers.count == run.probeCount / 7)
+        #expect(steps.isEmpty)
+        #expect(run.uncoveredTicks == 0)
+        #expect(run.ticksOver25 == 0)
+    }
+
+    /// RFC 5905 §8 with integer stamps: on a local socket (0–1 ms each way) truncation to whole ms is as large as the
+    /// delays; the timestamp resolution allowance keeps the bound covering the error.
+    @Test(arguments: drifts)
+    func localPathIsCoveredDespiteTruncation(driftPPM: Double) {
+        var run = SessionRun(skew: -90_000, driftPPM: driftPPM, seed: 17, delays: 0...1)
+        run.path.turnaroundMilliseconds = 0
+        run.run(from: 0, to: 240_000)
+        #expect(run.uncoveredTicks == 0)
+        #expect(run.worstError < 3)
+        #expect(run.events.allSatisfy { if case .outlierRejected = $0.1 { false } else { true } })
     }
 }

@@ -243,4 +243,18 @@ struct ClockSyncTests {
         )
         #expect(sync.nextProbeDelayMilliseconds(isBackground: true) == 60_000)
     }
+
+    /// Samples that agree only within a sliver (under an eighth of the timestamp resolution) betray a broken line
+    /// model and are held back like a sample that does not fit; 1 ms more of overlap and they are accepted.
+    @Test func barelyAgreeingSamplesAreHeldBack() {
+        var strained = ClockSync()
+        _ = strained.add(sample(t1: 1_000, down: 10, up: 10, offset: 5_000))
+        let sliver = sample(t1: 1_100, down: 10, up: 10, offset: 5_024)
+        #expect(strained.add(sliver) == [.outlierRejected(sliver)])
+        var fine = ClockSync()
+        _ = fine.add(sample(t1: 1_000, down: 10, up: 10, offset: 5_000))
+        _ = fine.add(sample(t1: 1_100, down: 10, up: 10, offset: 5_023))
+        #expect(fine.estimate?.sampleCount == 2)
+        #expect(!fine.isStepSuspected)
+    }
 }
