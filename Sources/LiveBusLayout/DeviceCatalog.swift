@@ -1,0 +1,291 @@
+import Foundation
+
+/// How much a catalog figure can be trusted, as marked in `posture-and-devices.md`.
+public enum SourceMark: String, Codable, Sendable, CaseIterable {
+    /// Vendor documentation or vendor source code.
+    case official
+    /// A third party states it measured the value.
+    case measured3rd = "measured-3rd"
+    /// A community repo, blog or tool; plausible but not authoritative.
+    case thirdParty = "3rd-party"
+    /// Computed from cited inputs (the formula is in the `ref`).
+    case derived
+    /// Not verifiable; a placeholder.
+    case estimate
+}
+
+/// Where one catalog figure comes from.
+public struct Source: Codable, Sendable, Equatable {
+    /// How much the figure can be trusted.
+    public var mark: SourceMark
+    /// Address, repo@commit path, or formula.
+    public var ref: String
+}
+
+/// How a device's size classes are derived.
+public enum SizeClassRule: String, Codable, Sendable {
+    /// Apple iPhone rule: fixed per model, screen and orientation (the screen's `sizeClasses` table).
+    case appleFixed = "apple-fixed"
+    /// Apple iPad rule: regular × regular full screen; a window narrower than the catalog's
+    /// `iPadRegularWidthFromPt` is compact width.
+    case appleIPad = "apple-ipad"
+    /// Non-Apple devices: the catalog's documented dp thresholds on the window size.
+    case threshold
+}
+
+/// Horizontal and vertical size classes.
+public struct SizeClassPair: Codable, Sendable, Equatable {
+    /// Width size class.
+    public var horizontal: SizeClass
+    /// Height size class.
+    public var vertical: SizeClass
+}
+
+/// Per-orientation values.
+public struct PerOrientation<Value: Codable & Sendable & Equatable>: Codable, Sendable, Equatable {
+    /// Value in portrait.
+    public var portrait: Value
+    /// Value in landscape.
+    public var landscape: Value
+
+    /// The value for an orientation.
+    public subscript(_ orientation: Orientation) -> Value {
+        orientation == .portrait ? portrait : landscape
+    }
+}
+
+/// The Dynamic Island in portrait screen coordinates (points).
+public struct DynamicIslandSpec: Codable, Sendable, Equatable {
+    /// Resting cutout, portrait screen coordinates.
+    public var cutout: Rect
+    /// Width of the island in the compact or minimal presentation (HIG: 230 or 250 pt).
+    public var compactWidth: Double
+    /// Width of the expanded presentation (HIG: 371 or 408 pt).
+    public var expandedWidth: Double
+    /// Corner radius (HIG: 44 pt).
+    public var cornerRadius: Double
+}
+
+/// A Live Activity presentation box size from Apple's HIG "Specifications" table.
+public struct PresentationSize: Codable, Sendable, Equatable {
+    /// Width in points (the minimum width for `minimal`).
+    public var width: Double
+    /// Upper bound of the width (`minimal` only, 45 pt); nil when fixed.
+    public var maxWidth: Double?
+    /// Height in points (the minimum height for expanded and Lock Screen).
+    public var height: Double
+    /// Upper bound of the height (expanded and Lock Screen: 160 pt); nil when fixed.
+    public var maxHeight: Double?
+}
+
+/// Live Activity presentation sizes of one screen.
+public struct LiveActivitySpec: Codable, Sendable, Equatable {
+    /// Compact leading region; nil without a Dynamic Island.
+    public var compactLeading: PresentationSize?
+    /// Compact trailing region; nil without a Dynamic Island.
+    public var compactTrailing: PresentationSize?
+    /// Minimal presentation; nil without a Dynamic Island.
+    public var minimal: PresentationSize?
+    /// Expanded presentation; nil without a Dynamic Island.
+    public var expanded: PresentationSize?
+    /// Lock Screen presentation.
+    public var lockScreen: PresentationSize
+}
+
+/// A hinge (physical, between two panels) or fold (flexible screen), described in portrait coordinates.
+public struct HingeSpec: Codable, Sendable, Equatable {
+    /// `hinge` for a physical gap between panels (always separating and occluding), `fold` for a flexible screen.
+    public enum Kind: String, Codable, Sendable { case hinge, fold }
+    /// `vertical` when the band runs top to bottom in portrait (book), `horizontal` when it runs left to right (flip).
+    public enum Axis: String, Codable, Sendable { case vertical, horizontal }
+    /// Hinge or fold.
+    public var kind: Kind
+    /// Band direction in portrait.
+    public var axisInPortrait: Axis
+    /// Position of the band's centre along the perpendicular axis, portrait coordinates (points).
+    public var centerInPortrait: Double
+    /// Band thickness when flat (0 for a fold), points.
+    public var flatWidth: Double
+    /// Band thickness when half-opened (the division region), points.
+    public var halfOpenedWidth: Double
+}
+
+/// One physical display configuration of a device (a panel, a cover screen, or two panels spanned).
+public struct DeviceScreen: Codable, Sendable, Equatable {
+    /// Screen name, e.g. `main`, `cover`, `outer`, `inner`, `spanned`, `single`.
+    public var name: String
+    /// Fold states in which this screen is the active one.
+    public var usedWhen: [FoldState]
+    /// Size in the device's portrait orientation (points; dp on Android). May be wider than tall (iPhone Duo
+    /// inner is landscape-native; `portrait` is then the upright hold).
+    public var portrait: Size
+    /// Native panel pixels in portrait, when known.
+    public var pixels: Size?
+    /// UIKit scale factor, or Android density ÷ 160.
+    public var scale: Double
+    /// Safe-area insets per orientation (points), in that orientation's frame.
+    public var safeArea: PerOrientation<EdgeInsets>
+    /// Size classes per orientation, for `apple-fixed` devices.
+    public var sizeClasses: PerOrientation<SizeClassPair>?
+    /// Dynamic Island, if the screen has one.
+    public var dynamicIsland: DynamicIslandSpec?
+    /// Live Activity presentation sizes, if published for this screen.
+    public var liveActivity: LiveActivitySpec?
+    /// Hinge or fold inside this screen, if any.
+    public var hinge: HingeSpec?
+    /// Documented multitasking window widths per orientation (points), largest first.
+    public var windowWidths: PerOrientation<[Double]>?
+    /// Source of each figure, keyed by field name (`portrait`, `safeArea`, `hinge`…).
+    public var sources: [String: Source]
+
+    /// Screen size in an orientation (landscape = portrait transposed).
+    public func size(in orientation: Orientation) -> Size {
+        orientation == .portrait ? portrait : portrait.transposed
+    }
+}
+
+/// A device in the catalog.
+public struct Device: Codable, Sendable, Equatable {
+    /// Stable id, e.g. `iphone-16-pro`.
+    public var id: String
+    /// Display name, e.g. `iPhone 16 Pro`.
+    public var name: String
+    /// `ios` or `android`.
+    public var platform: String
+    /// `pt` (Apple) or `dp` (Android; converted from pixels with `scale`).
+    public var unit: String
+    /// How the size classes are derived.
+    public var sizeClassRule: SizeClassRule
+    /// Screens, one per display configuration.
+    public var screens: [DeviceScreen]
+
+    /// Fold states this device supports, in `FoldState.allCases` order.
+    public var supportedFoldStates: [FoldState] {
+        FoldState.allCases.filter { state in screens.contains { $0.usedWhen.contains(state) } }
+    }
+
+    /// The screen active in a fold state, or nil when the state is impossible on this device.
+    public func screen(for foldState: FoldState) -> DeviceScreen? {
+        screens.first { $0.usedWhen.contains(foldState) }
+    }
+}
+
+/// Engine-wide thresholds kept with the catalog so they are documented in one place.
+public struct CatalogDefaults: Codable, Sendable, Equatable {
+    /// Margin added on each side of a hinge band to form the reserved region when half-opened (points).
+    public var reservedRegionMargin: Double
+    /// `threshold` devices: width at or above which the horizontal size class is regular (dp).
+    public var regularWidthFrom: Double
+    /// `threshold` devices: height at or above which the vertical size class is regular (dp).
+    public var regularHeightFrom: Double
+    /// `apple-ipad` devices: window width at or above which the horizontal size class is regular (points).
+    public var iPadRegularWidthFrom: Double
+    /// Smallest window edge the engine accepts (points).
+    public var minimumWindowEdge: Double
+    /// Source of each threshold.
+    public var sources: [String: Source]
+}
+
+/// The device catalog: real devices with sourced geometry (see `Protocol/DEVICES.md`).
+public struct DeviceCatalog: Codable, Sendable {
+    /// Format version of the catalog file; this code reads version 1.
+    public var version: Int
+    /// Engine thresholds.
+    public var defaults: CatalogDefaults
+    /// The devices, in file order.
+    public var devices: [Device]
+
+    /// Loads and validates `Resources/devices.json` from the module bundle.
+    ///
+    /// - Returns: the validated catalog.
+    ///
+    /// - Throws: ``LayoutError`` with code ``LayoutError/Code-swift.struct/catalogUnreadable`` when the file is
+    ///   missing or malformed, ``LayoutError/Code-swift.struct/catalogInvalid`` when it breaks a rule in DEVICES.md.
+    public static func bundled() throws(LayoutError) -> DeviceCatalog {
+        guard let url = Bundle.module.url(forResource: "devices", withExtension: "json") else {
+            throw LayoutError(
+                .catalogUnreadable,
+                "devices.json is missing from the LiveBusLayout bundle; rebuild the package"
+            )
+        }
+        let data: Data
+        do {
+            data = try Data(contentsOf: url)
+        } catch {
+            throw LayoutError(.catalogUnreadable, "cannot read \(url.path): \(error)")
+        }
+        return try decode(data)
+    }
+
+    /// Decodes and validates a catalog from JSON bytes (the `devices.json` format).
+    ///
+    /// - Parameter data: UTF-8 JSON.
+    /// - Returns: the validated catalog.
+    /// - Throws: ``LayoutError`` with code `catalog-unreadable` or `catalog-invalid`.
+    public static func decode(_ data: Data) throws(LayoutError) -> DeviceCatalog {
+        let catalog: DeviceCatalog
+        do {
+            catalog = try JSONDecoder().decode(DeviceCatalog.self, from: data)
+        } catch {
+            throw LayoutError(
+                .catalogUnreadable,
+                "devices.json does not match the format in Protocol/DEVICES.md: \(error)"
+            )
+        }
+        try catalog.validate()
+        return catalog
+    }
+
+    /// The device with this id.
+    ///
+    /// - Parameter id: a catalog id such as `iphone-16-pro`.
+    /// - Returns: the device.
+    /// - Throws: ``LayoutError`` with code `unknown-device`, listing the valid ids.
+    public func device(_ id: String) throws(LayoutError) -> Device {
+        guard let device = devices.first(where: { $0.id == id }) else {
+            throw LayoutError(
+                .unknownDevice,
+                "unknown device id '\(id)'; valid ids: \(devices.map(\.id).joined(separator: ", "))"
+            )
+        }
+        return device
+    }
+
+    private func validate() throws(LayoutError) {
+        guard version == 1 else {
+            throw LayoutError(
+                .catalogInvalid,
+                "catalog version \(version) is not supported; this build reads version 1"
+            )
+        }
+        var seen = Set<String>()
+        for device in devices {
+            guard seen.insert(device.id).inserted else {
+                throw LayoutError(.catalogInvalid, "duplicate device id '\(device.id)'")
+            }
+            guard device.screen(for: .flat) != nil else {
+                throw LayoutError(.catalogInvalid, "device '\(device.id)' has no screen used when flat")
+            }
+            for screen in device.screens {
+                if device.sizeClassRule == .appleFixed && screen.sizeClasses == nil {
+                    throw LayoutError(
+                        .catalogInvalid,
+                        "device '\(device.id)' screen '\(screen.name)' uses apple-fixed but has no sizeClasses"
+                    )
+                }
+                if screen.usedWhen.contains(.halfOpened) && screen.hinge == nil {
+                    throw LayoutError(
+                        .catalogInvalid,
+                        "device '\(device.id)' screen '\(screen.name)' is used half-opened but has no hinge"
+                    )
+                }
+                for field in ["portrait", "scale", "safeArea"] where screen.sources[field] == nil {
+                    throw LayoutError(
+                        .catalogInvalid,
+                        "device '\(device.id)' screen '\(screen.name)' has no source for '\(field)'"
+                    )
+                }
+            }
+        }
+    }
+}

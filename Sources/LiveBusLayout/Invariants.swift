@@ -1,0 +1,127 @@
+/// The invariants every layout is checked against; outcomes go into ``LayoutResult/invariants``.
+///
+/// - Note: Source: field report 000 (reserved region, focus/fitting area, card column on the right, sheets and
+///   toasts in the card column, 520 pt column), the LiveBus issue "Posture" (property list).
+enum Invariants {
+    static func check(_ r: LayoutResult, posture: ResolvedPosture, metrics: LayoutMetrics) -> [InvariantOutcome] {
+        var out: [InvariantOutcome] = []
+        let window = posture.window
+        let safe = posture.safeRect
+        let interactive = r.rects.filter(\.interactive).filter { !$0.rect.isEmpty }
+
+        func outcome(_ name: String, _ offenders: [String], _ ok: String) {
+            out.append(
+                InvariantOutcome(
+                    name: name,
+                    holds: offenders.isEmpty,
+                    detail: offenders.isEmpty ? ok : offenders.joined(separator: "; ")
+                )
+            )
+        }
+
+        outcome(
+            "insideWindow",
+            r.rects.filter { !$0.rect.isEmpty && !window.contains($0.rect) }.map {
+                "\($0.name) \(describe($0.rect)) leaves the window \(describe(window))"
+            },
+            "every rect lies inside the window \(describe(window))"
+        )
+        outcome(
+            "interactiveInsideSafeArea",
+            interactive.filter { !safe.contains($0.rect) }.map {
+                "\($0.name) \(describe($0.rect)) leaves the safe area \(describe(safe))"
+            },
+            "every interactive rect lies inside the safe area \(describe(safe))"
+        )
+        if let keep = posture.keepOutRegion {
+            outcome(
+                "noInteractiveAcrossReservedRegion",
+                interactive.filter { $0.rect.intersects(keep) }.map {
+                    "\($0.name) \(describe($0.rect)) intersects \(describe(keep))"
+                },
+                "no interactive rect intersects the keep-out region \(describe(keep)); each sits wholly on one side"
+            )
+        }
+
+        if r.screenLayout == .overlay, let focus = r.rect("focusArea"), let fitting = r.rect("fittingArea") {
+            outcome(
+                "focusAreaNonEmpty",
+                focus.width >= 1 && focus.height >= 1 ? [] : ["focus area \(describe(focus)) is empty"],
+                "focus area \(describe(focus))"
+            )
+            var coverers = r.rects.filter(\.coversMap).filter { $0.rect.intersects(focus) }.map {
+                "focus area intersects \($0.name) \(describe($0.rect))"
+            }
+            if let keep = posture.keepOutRegion, keep.intersects(focus) {
+                coverers.append("focus area intersects the keep-out region \(describe(keep))")
+            }
+            if !safe.contains(focus) { coverers.append("focus area leaves the safe area \(describe(safe))") }
+            outcome(
+                "focusAreaDisjointFromCovering",
+                coverers,
+                "focus area is clear of every covering rect and the safe-area insets"
+            )
+            outcome(
+                "fittingAreaInsideFocusArea",
+                focus.contains(fitting) ? [] : ["fitting area \(describe(fitting)) leaves \(describe(focus))"],
+                "fitting area \(describe(fitting)) inside the focus area"
+            )
+            if let column = r.rect("cardColumn") {
+                if r.arrangement == .horizontal {
+                    outcome(
+                        "cardColumnOnRight",
+                        column.minX >= focus.maxX - Rect.tolerance && column.midX > focus.midX
+                            ? []
+                            : ["card column \(describe(column)) is not right of the focus area \(describe(focus))"],
+                        "card column \(describe(column)) right of the focus area"
+                    )
+                }
+                let misplaced = r.rects.filter { [.sheet, .toast].contains($0.role) }.filter {
+                    $0.rect.minX < column.minX - Rect.tolerance || $0.rect.maxX > column.maxX + Rect.tolerance
+                }
+                outcome(
+                    "sheetsAndToastsInCardColumn",
+                    misplaced.map { "\($0.name) \(describe($0.rect)) outside the card column \(describe(column))" },
+                    "sheets and toasts align with the card column"
+                )
+            }
+            if let camera = r.camera, camera.zoom > MapCamera.zoomRange.lowerBound {
+                let outside = camera.markerPoints.enumerated().filter { !fitting.contains($0.element, slack: 0.01) }
+                outcome(
+                    "markersInsideFittingArea",
+                    outside.map {
+                        "marker \($0.offset) at (\(format($0.element.x)), \(format($0.element.y))) is outside"
+                    },
+                    "every marker inside the fitting area at zoom \(format(camera.zoom))"
+                )
+            }
+        }
+        if r.screenLayout == .column, let column = r.rect("column") {
+            var bad: [String] = []
+            if column.width > metrics.columnMaxWidth + Rect.tolerance {
+                bad.append("column \(describe(column)) is wider than \(format(metrics.columnMaxWidth))")
+            }
+            for e in r.rects where [.sheet, .toast].contains(e.role) {
+                if e.rect.width > metrics.columnMaxWidth + Rect.tolerance || abs(e.rect.midX - column.midX) > 0.01 {
+                    bad.append("\(e.name) \(describe(e.rect)) is not centred in the column")
+                }
+            }
+            outcome(
+                "columnAtMost520AndCentred",
+                bad,
+                "column \(format(column.width)) pt, sheets and toasts centred in it"
+            )
+        }
+        if let sheet = r.rect("sheet"), let field = r.rect("textField") {
+            var bad: [String] = []
+            if !sheet.contains(field) {
+                bad.append("text field \(describe(field)) leaves the sheet \(describe(sheet))")
+            }
+            if let kb = r.rect("keyboard"), sheet.intersects(kb) {
+                bad.append("sheet \(describe(sheet)) overlaps the keyboard \(describe(kb))")
+            }
+            outcome("sheetHoldsTextFieldAboveKeyboard", bad, "text field inside the sheet, sheet above the keyboard")
+        }
+        return out
+    }
+}

@@ -1,0 +1,494 @@
+/// The layout engine: a pure function from a posture, a screen declaration and content to named rects.
+public enum LayoutEngine {
+    /// Lays out one screen.
+    ///
+    /// Rules (all in window coordinates, points):
+    /// - Regions: without a keep-out region (``ResolvedPosture/keepOutRegion``) everything uses the safe area.
+    ///   With one, the safe area is split at it; when both sides are at least `minimumSideExtent`, the map (or
+    ///   column content) takes the left/top side and the controls the right/bottom side, otherwise the larger side
+    ///   is used alone. Column screens split by a vertical band use the wider side (ties: trailing).
+    /// - Overlay screens: regular width (or a vertical split) → horizontal arrangement, cards in a column on the
+    ///   right, focus area = the map region beside them; compact width → vertical arrangement, cards at the bottom,
+    ///   focus area = the map minus header, toast, map buttons, sheet, card, keyboard and safe-area insets, measured
+    ///   from those rects. Sheets sit in the card column above the card (above the keyboard when the text field
+    ///   has focus); toasts at the top of the card column. Fitting area = focus area inset by
+    ///   `fittingRatios` of its own size. The camera fits the markers into the fitting area.
+    /// - Column screens: content ≤ 520 pt wide, centred; sheet and toast centred in the column.
+    /// - Full-screen screens: content = the window; sheet and toast span the controls region.
+    /// - Sheet height (field report 004): field + 16 + tags + (8 if at least one tag), clamped to the largest
+    ///   detent.
+    ///
+    /// - Parameter input: posture, screen declaration, content and metrics.
+    /// - Returns: rects, arrangement and reason, camera, presentations, truncations and invariant outcomes.
+    /// - Note: Source: field report 000 (map/cards, focus and fitting area, screen layouts, reserved region),
+    ///   field report 004 (content-fitting sheet), field report 001 (Dynamic Island boxes), DESIGN.md "Layout".
+    public static func layout(_ input: LayoutInput) -> LayoutResult {
+        var builder = Builder(input)
+        switch input.screen {
+        case .overlay: builder.overlay()
+        case .column: builder.columnOrFullScreen(fullScreen: false)
+        case .fullScreen: builder.columnOrFullScreen(fullScreen: true)
+        }
+        let (presentations, truncations) = LiveActivityLayout.layout(
+            input.liveActivity,
+            posture: input.posture,
+            measurer: input.measurer
+        )
+        builder.presentations = presentations
+        builder.truncations += truncations
+        return builder.finish()
+    }
+
+    /// Content height of the tag editor sheet: `field + 16 + tagsHeight + (tags > 0 ? 8 : 0)`.
+    ///
+    /// - Parameters:
+    ///   - tags: number of tags.
+    ///   - sheetWidth: sheet width in points (chips wrap at it).
+    ///   - metrics: element sizes.
+    /// - Returns: (content height, tags height) in points.
+    /// - Note: Source: field report 004 (`sheetHeight = fieldHeight + tagsHeight + (tags.isEmpty ? 0 : spacing)`,
+    ///   `fieldHeight = geometry.size.height + 16`); T8 in posture-and-devices.md (52 → 68; 52 + 32 → 108).
+    public static func sheetContentHeight(tags: Int, sheetWidth: Double, metrics: LayoutMetrics) -> (
+        total: Double, tags: Double
+    ) {
+        let tagsHeight = self.tagsHeight(tags: tags, width: sheetWidth - 2 * metrics.margin, metrics: metrics)
+        let total =
+            metrics.textFieldHeight + metrics.textFieldPadding + tagsHeight + (tags > 0 ? metrics.tagsSpacing : 0)
+        return (total, tagsHeight)
+    }
+
+    /// Height of `tags` chips wrapped in rows of `width` points.
+    static func tagsHeight(tags: Int, width: Double, metrics: LayoutMetrics) -> Double {
+        guard tags > 0 else { return 0 }
+        let chip = metrics.tagChipSize
+        let perRow = max(
+            1,
+            Int(((width + metrics.tagChipSpacing) / (chip.width + metrics.tagChipSpacing)).rounded(.down))
+        )
+        let rows = (tags + perRow - 1) / perRow
+        return Double(rows) * chip.height + Double(rows - 1) * metrics.tagChipSpacing
+    }
+}
+
+/// Regions of the safe area around the keep-out region.
+struct Regions {
+    /// Where the map focus (overlay) or the column content goes.
+    var content: Rect
+    /// Where the controls (cards, sheets, toasts) go.
+    var controls: Rect
+    /// The axis of the split, when the safe area is split in two.
+    var split: HingeSpec.Axis?
+    /// Why.
+    var note: String
+}
+
+private struct Builder {
+    let input: LayoutInput
+    let posture: ResolvedPosture
+    let m: LayoutMetrics
+    var rects: [NamedRect] = []
+    var arrangement: Arrangement = .column
+    var reason = ""
+    var camera: MapCamera?
+    var sheetContentHeight: Double?
+    var sheetLargestDetent: Double?
+    var sheetScrolls = false
+    var presentations: [Presentation] = []
+    var truncations: [Truncation] = []
+    var keyboard: Rect?
+
+    init(_ input: LayoutInput) {
+        self.input = input
+        self.posture = input.posture
+        self.m = input.metrics
+        let window = posture.window
+        rects.append(NamedRect(name: "window", role: .window, rect: window, interactive: false, coversMap: false))
+        rects.append(
+            NamedRect(name: "safeArea", role: .safeArea, rect: posture.safeRect, interactive: false, coversMap: false)
+        )
+        if input.textFieldFocused && input.showSheet && posture.keyboardHeight > 0 {
+            keyboard = Rect(
+                x: window.minX,
+                y: window.maxY - posture.keyboardHeight,
+                width: window.width,
+                height: posture.keyboardHeight
+            )
+        }
+    }
+
+    mutating func add(_ name: String, _ role: RectRole, _ rect: Rect, interactive: Bool, covers: Bool) {
+        rects.append(NamedRect(name: name, role: role, rect: rect.rounded, interactive: interactive, coversMap: covers))
+    }
+
+    /// Splits the safe area at the keep-out region.
+    func regions(preferSingleSideForVertical: Bool) -> Regions {
+        let safe = posture.safeRect
+        guard let keep = posture.keepOutRegion, keep.intersects(safe), let axis = posture.hinge?.axis else {
+            return Regions(content: safe, controls: safe, split: nil, note: "no reserved region in the window")
+        }
+        let first: Rect
+        let second: Rect
+        if axis == .vertical {
+            first = Rect(minX: safe.minX, minY: safe.minY, maxX: max(safe.minX, keep.minX), maxY: safe.maxY)
+            second = Rect(minX: min(safe.maxX, keep.maxX), minY: safe.minY, maxX: safe.maxX, maxY: safe.maxY)
+        } else {
+            first = Rect(minX: safe.minX, minY: safe.minY, maxX: safe.maxX, maxY: max(safe.minY, keep.minY))
+            second = Rect(minX: safe.minX, minY: min(safe.maxY, keep.maxY), maxX: safe.maxX, maxY: safe.maxY)
+        }
+        let extent = { (r: Rect) in axis == .vertical ? r.width : r.height }
+        let bandName = posture.reservedRegion != nil ? "reserved region" : "occluding hinge"
+        let bothFit = extent(first) >= m.minimumSideExtent && extent(second) >= m.minimumSideExtent
+        if bothFit && !(preferSingleSideForVertical && axis == .vertical) {
+            let names = axis == .vertical ? ("left", "right") : ("top", "bottom")
+            return Regions(
+                content: first,
+                controls: second,
+                split: axis,
+                note: "\(bandName) \(axis.rawValue) at \(describe(keep)): content on the \(names.0) side, "
+                    + "controls on the \(names.1) side"
+            )
+        }
+        let single = extent(second) >= extent(first) ? second : first
+        let which =
+            axis == .vertical ? (single == second ? "right" : "left") : (single == second ? "bottom" : "top")
+        let why =
+            bothFit
+            ? "column content stays wholly on the wider side"
+            : "the other side is narrower than \(format(m.minimumSideExtent)) pt"
+        return Regions(
+            content: single,
+            controls: single,
+            split: nil,
+            note: "\(bandName) \(axis.rawValue) at \(describe(keep)): everything on the \(which) side (\(why))"
+        )
+    }
+
+    // MARK: - Overlay (map) screens
+
+    mutating func overlay() {
+        let window = posture.window
+        add("map", .map, window, interactive: false, covers: false)
+        let regions = regions(preferSingleSideForVertical: false)
+        let regular = posture.horizontalSizeClass == .regular
+        var mapSide = regions.content
+        let controlArea = regions.controls
+        var column: Rect
+        var colTop: Double
+        let colBottom = controlArea.maxY - m.margin
+        var why: [String] = []
+
+        switch regions.split {
+        case .vertical?:
+            arrangement = .horizontal
+            let width = min(controlArea.width - 2 * m.margin, m.cardColumnMaxWidth)
+            column = Rect(x: controlArea.maxX - m.margin - width, y: 0, width: width, height: 0)
+            colTop = controlArea.minY + m.gap
+            why.append("half-opened vertical split: map on the left, card column on the right")
+        case .horizontal?:
+            colTop = controlArea.minY + m.gap
+            if regular && controlArea.width >= m.cardColumnMinWidth + m.minimumMapWidth + 3 * m.margin {
+                arrangement = .horizontal
+                let width = min(
+                    m.cardColumnWidth(in: controlArea.width),
+                    controlArea.width - m.minimumMapWidth - 3 * m.margin
+                )
+                column = Rect(x: controlArea.maxX - m.margin - width, y: 0, width: width, height: 0)
+                mapSide = Rect(minX: mapSide.minX, minY: mapSide.minY, maxX: column.minX - m.margin, maxY: mapSide.maxY)
+                why.append(
+                    "regular width, tabletop split: card column on the right below the fold, map focus above the fold beside it"
+                )
+            } else {
+                arrangement = .vertical
+                column = Rect(x: controlArea.minX + m.margin, y: 0, width: controlArea.width - 2 * m.margin, height: 0)
+                why.append("compact width, tabletop split: map above the fold, cards below it")
+            }
+        case nil:
+            let region = regions.content
+            if regular && region.width >= m.cardColumnMinWidth + m.minimumMapWidth + 3 * m.margin {
+                arrangement = .horizontal
+                let width = min(m.cardColumnWidth(in: region.width), region.width - m.minimumMapWidth - 3 * m.margin)
+                column = Rect(x: region.maxX - m.margin - width, y: 0, width: width, height: 0)
+                mapSide = Rect(minX: region.minX, minY: region.minY, maxX: column.minX - m.margin, maxY: region.maxY)
+                colTop = region.minY + m.gap
+                why.append("regular width (\(posture.sizeClassReason)): map on the left, card column on the right")
+            } else {
+                arrangement = .vertical
+                column = Rect(x: region.minX + m.margin, y: 0, width: region.width - 2 * m.margin, height: 0)
+                colTop = 0
+                why.append(
+                    regular
+                        ? "regular width but the region (\(format(region.width)) pt) is too narrow for a map beside a card column: cards at the bottom"
+                        : "compact width (\(posture.sizeClassReason)): cards at the bottom"
+                )
+            }
+        }
+        why.append(regions.note)
+
+        // Header: at the top of the map side, shrunk on short windows.
+        let header = Rect(
+            x: mapSide.minX + m.margin,
+            y: mapSide.minY + m.gap,
+            width: mapSide.width - 2 * m.margin,
+            height: min(m.headerHeight, 0.12 * mapSide.height)
+        )
+        add("header", .header, header, interactive: true, covers: true)
+        if arrangement == .vertical && regions.split == nil {
+            colTop = header.maxY + m.gap
+        }
+        column.y = colTop
+        column.height = max(0, colBottom - colTop)
+        add("cardColumn", .cardColumn, column, interactive: false, covers: false)
+
+        let avail = column.height
+        var topLimit = colTop
+        if input.showToast {
+            let t = Rect(x: column.minX, y: colTop, width: column.width, height: min(m.toastHeight, 0.12 * avail))
+            topLimit = t.maxY + m.gap
+            add("toast", .toast, t, interactive: true, covers: true)
+        }
+        let cardShare = arrangement == .vertical && regions.split == nil ? 0.3 : 0.4
+        let cardHeight = min(m.cardHeight, cardShare * avail)
+        let card = Rect(x: column.minX, y: colBottom - cardHeight, width: column.width, height: cardHeight).rounded
+        add("card", .card, card, interactive: true, covers: true)
+        var anchor = card.minY - m.gap
+        if let keyboard { anchor = min(anchor, keyboard.minY - m.gap) }
+        let buttonSize = min(m.mapButtonSize, 0.1 * avail)
+        let focusInColumn = arrangement == .vertical && regions.split == nil
+        var buttonsReserve = buttonSize + m.gap
+        var focusReserve = focusInColumn ? m.minimumFocusShare * avail : 0
+        var stackTop = anchor + m.gap
+        var showButtons = true
+        if input.showSheet {
+            // Crowded (short window, keyboard up): the sheet's text field wins over the map buttons, then over the
+            // focus area's preferred share (it keeps `crowdedFocusHeight`).
+            let minimumSheet = min(
+                m.textFieldHeight + m.textFieldPadding,
+                LayoutEngine.sheetContentHeight(tags: input.tags, sheetWidth: column.width, metrics: m).total
+            )
+            if anchor - topLimit - buttonsReserve - focusReserve < minimumSheet {
+                showButtons = false
+                buttonsReserve = 0
+                why.append("map buttons hidden: the sheet needs the room")
+            }
+            if focusInColumn && anchor - topLimit - focusReserve < minimumSheet {
+                focusReserve = min(focusReserve, m.crowdedFocusHeight)
+            }
+            var largest = max(0, anchor - topLimit - buttonsReserve - focusReserve)
+            var bottom = anchor
+            var moved = false
+            if largest < minimumSheet, regions.split == .horizontal {
+                // Tabletop with the keyboard filling the lower side: the sheet moves above the fold (same column),
+                // like Flutter's DisplayFeatureSubScreen picking the other sub-screen.
+                let altBottom = min(regions.content.maxY - m.gap, (keyboard?.minY ?? .infinity) - m.gap)
+                let altLargest = max(0, altBottom - (header.maxY + m.gap) - m.crowdedFocusHeight)
+                if altLargest > largest {
+                    bottom = altBottom
+                    largest = altLargest
+                    moved = true
+                    why.append("sheet moved above the fold: the keyboard leaves no room below it")
+                }
+            }
+            let sheet = JourneySheet.place(
+                builder: &self,
+                x: column.minX,
+                width: column.width,
+                bottom: bottom,
+                largest: largest
+            )
+            if !moved { stackTop = sheet.minY }
+        }
+        let buttonsTop = stackTop - m.gap - buttonSize
+        if !showButtons {
+            // Already explained.
+        } else if buttonsTop >= topLimit - Rect.tolerance {
+            for i in 0..<m.mapButtonCount {
+                let x = column.maxX - Double(i + 1) * buttonSize - Double(i) * m.gap
+                guard x >= column.minX - Rect.tolerance else { break }
+                let b = Rect(x: x, y: buttonsTop, width: buttonSize, height: buttonSize)
+                add("mapButton.\(i + 1)", .mapButton, b, interactive: true, covers: true)
+            }
+        } else {
+            why.append("map buttons hidden: no room above the card stack")
+        }
+
+        // Focus area: the map side minus what covers it, measured from the rects placed above (field report 000:
+        // covered frames, not fixed numbers). A coverer in the lower half cuts from the bottom, else from the top.
+        var focus = Rect(minX: mapSide.minX, minY: mapSide.minY, maxX: mapSide.maxX, maxY: mapSide.maxY)
+        var coverers = rects.filter(\.coversMap).map(\.rect)
+        if let keyboard { coverers.append(keyboard) }
+        for c in coverers where c.intersects(focus) {
+            if c.midY > focus.midY {
+                focus = Rect(minX: focus.minX, minY: focus.minY, maxX: focus.maxX, maxY: max(focus.minY, c.minY))
+            } else {
+                focus = Rect(minX: focus.minX, minY: min(c.maxY, focus.maxY), maxX: focus.maxX, maxY: focus.maxY)
+            }
+        }
+        add("focusArea", .focusArea, focus, interactive: false, covers: false)
+        let r = m.fittingRatios
+        let fitting = focus.inset(
+            by: EdgeInsets(
+                top: focus.height * r.top,
+                left: focus.width * r.left,
+                bottom: focus.height * r.bottom,
+                right: focus.width * r.right
+            )
+        )
+        add("fittingArea", .fittingArea, fitting, interactive: false, covers: false)
+        let pin = Rect(
+            x: focus.midX - min(m.pinSize.width, focus.width) / 2,
+            y: focus.midY - min(m.pinSize.height, focus.height) / 2,
+            width: min(m.pinSize.width, focus.width),
+            height: min(m.pinSize.height, focus.height)
+        )
+        add("pin", .pin, pin, interactive: false, covers: false)
+        camera = MapCamera.fit(markers: input.markers, fittingArea: fitting.rounded, mapRect: window)
+        reason = why.joined(separator: "; ")
+    }
+
+    // MARK: - Column and full-screen screens
+
+    mutating func columnOrFullScreen(fullScreen: Bool) {
+        let regions = regions(preferSingleSideForVertical: true)
+        var why: [String] = []
+        let content = regions.content
+        let controls = regions.controls
+        var band: (x: Double, width: Double)
+        if fullScreen {
+            arrangement = .fullScreen
+            add("content", .content, posture.window, interactive: false, covers: false)
+            band = (controls.minX, controls.width)
+            why.append("fullScreen: content uses the whole window; sheets and toasts span the controls region")
+        } else {
+            arrangement = .column
+            let width = min(m.columnMaxWidth, content.width)
+            let column = Rect(
+                x: (content.midX - width / 2).roundedToHundredths,
+                y: content.minY,
+                width: width,
+                height: content.height
+            )
+            add("column", .column, column, interactive: true, covers: false)
+            band = (column.minX, column.width)
+            why.append("column: content \(format(width)) pt wide (at most \(format(m.columnMaxWidth))), centred")
+        }
+        why.append(regions.note)
+        var topLimit = controls.minY + m.sheetTopGap
+        if input.showToast {
+            let toast = Rect(
+                x: band.x + (fullScreen ? m.margin : 0),
+                y: controls.minY + m.gap,
+                width: band.width - (fullScreen ? 2 * m.margin : 0),
+                height: min(m.toastHeight, 0.12 * controls.height)
+            )
+            add("toast", .toast, toast, interactive: true, covers: true)
+            topLimit = max(topLimit, toast.maxY + m.gap)
+        }
+        if input.showSheet {
+            var bottom = controls.maxY
+            if let keyboard { bottom = min(bottom, keyboard.minY) }
+            var largest = max(0, bottom - topLimit)
+            let minimumSheet = min(
+                m.textFieldHeight + m.textFieldPadding,
+                LayoutEngine.sheetContentHeight(tags: input.tags, sheetWidth: band.width, metrics: m).total
+            )
+            if largest < minimumSheet, regions.split != nil {
+                // The keyboard fills the lower side: the sheet moves above the fold.
+                let altBottom = min(content.maxY, (keyboard?.minY ?? .infinity))
+                let altLargest = max(0, altBottom - (content.minY + m.sheetTopGap))
+                if altLargest > largest {
+                    bottom = altBottom
+                    largest = altLargest
+                    why.append("sheet moved above the fold: the keyboard leaves no room below it")
+                }
+            }
+            _ = JourneySheet.place(builder: &self, x: band.x, width: band.width, bottom: bottom, largest: largest)
+        }
+        reason = why.joined(separator: "; ")
+    }
+
+    // MARK: - Decorations and invariants
+
+    mutating func finish() -> LayoutResult {
+        if let keyboard { add("keyboard", .keyboard, keyboard, interactive: false, covers: true) }
+        if let hinge = posture.hinge { add("hinge", .hinge, hinge.rect, interactive: false, covers: false) }
+        if let reserved = posture.reservedRegion {
+            add("reservedRegion", .reservedRegion, reserved, interactive: false, covers: false)
+        }
+        if let island = posture.dynamicIsland {
+            add("dynamicIsland", .dynamicIsland, island, interactive: false, covers: false)
+        }
+        var result = LayoutResult(
+            deviceID: posture.device.id,
+            deviceName: posture.device.name,
+            screenName: posture.screenName,
+            foldState: posture.posture.foldState,
+            orientation: posture.posture.orientation,
+            screenLayout: input.screen,
+            horizontalSizeClass: posture.horizontalSizeClass,
+            verticalSizeClass: posture.verticalSizeClass,
+            rects: rects,
+            arrangement: arrangement,
+            reason: reason,
+            camera: camera,
+            sheetContentHeight: sheetContentHeight,
+            sheetLargestDetent: sheetLargestDetent,
+            sheetScrolls: sheetScrolls,
+            presentations: presentations,
+            truncations: truncations,
+            invariants: [],
+            textMeasurer: input.measurer.fontDescription
+        )
+        result.invariants = Invariants.check(result, posture: posture, metrics: m)
+        return result
+    }
+}
+
+/// The tag editor sheet of field report 004.
+private enum JourneySheet {
+    /// Places the sheet with its bottom at `bottom`, clamped to `largest`; returns the sheet rect.
+    static func place(builder: inout Builder, x: Double, width: Double, bottom: Double, largest: Double) -> Rect {
+        let m = builder.m
+        let (content, tagsHeight) = LayoutEngine.sheetContentHeight(
+            tags: builder.input.tags,
+            sheetWidth: width,
+            metrics: m
+        )
+        let height = min(content, largest)
+        builder.sheetContentHeight = content.roundedToHundredths
+        builder.sheetLargestDetent = largest.roundedToHundredths
+        builder.sheetScrolls = content > largest + Rect.tolerance
+        let sheet = Rect(x: x, y: bottom - height, width: width, height: height)
+        builder.add("sheet", .sheet, sheet, interactive: true, covers: true)
+        let fieldHeight = min(m.textFieldHeight, height)
+        let field = Rect(
+            x: x + m.margin,
+            y: max(sheet.minY, sheet.maxY - m.textFieldPadding - m.textFieldHeight),
+            width: max(0, width - 2 * m.margin),
+            height: fieldHeight
+        )
+        builder.add("textField", .textField, field, interactive: true, covers: true)
+        if builder.input.tags > 0 {
+            let visible = max(0, min(tagsHeight, field.minY - m.tagsSpacing - sheet.minY))
+            let tags = Rect(
+                x: x + m.margin,
+                y: field.minY - m.tagsSpacing - visible,
+                width: field.width,
+                height: visible
+            )
+            builder.add("tags", .tags, tags, interactive: true, covers: true)
+        }
+        return sheet
+    }
+}
+
+/// `(x, y, w×h)` with two decimals.
+func describe(_ r: Rect) -> String {
+    "(\(format(r.x)), \(format(r.y)), \(format(r.width))x\(format(r.height)))"
+}
+
+extension LayoutMetrics {
+    /// Card column width in the horizontal arrangement: `cardColumnShare` of the region, within the bounds.
+    func cardColumnWidth(in regionWidth: Double) -> Double {
+        min(max(regionWidth * cardColumnShare, cardColumnMinWidth), cardColumnMaxWidth)
+    }
+}

@@ -1,0 +1,112 @@
+/// What the CLI's offline `layout` command asks for: device, posture, orientation, window, screen, tags.
+public struct OfflineLayoutRequest: Codable, Sendable, Equatable {
+    /// Catalog device id.
+    public var deviceID: String
+    /// Fold state.
+    public var foldState: FoldState
+    /// Orientation.
+    public var orientation: Orientation
+    /// Window size in points; nil = full screen.
+    public var windowSize: Size?
+    /// Screen declaration.
+    public var screen: ScreenLayout
+    /// Tags in the tag editor sheet.
+    public var tags: Int
+    /// Show the tag editor sheet.
+    public var showSheet: Bool
+    /// Show a toast.
+    public var showToast: Bool
+    /// Text field focused (the sheet sits above the keyboard).
+    public var textFieldFocused: Bool
+    /// Keyboard height in points.
+    public var keyboardHeight: Double
+    /// Order markers; defaults to ``OfflineLayoutRequest/sampleMarkers``.
+    public var markers: [MapMarker]
+    /// Live Activity content; defaults to ``OfflineLayoutRequest/sampleLiveActivity``.
+    public var liveActivity: LiveActivityContent?
+
+    /// Creates a request; everything but the device has a default.
+    public init(
+        deviceID: String,
+        foldState: FoldState = .flat,
+        orientation: Orientation = .portrait,
+        windowSize: Size? = nil,
+        screen: ScreenLayout = .overlay,
+        tags: Int = 0,
+        showSheet: Bool = true,
+        showToast: Bool = true,
+        textFieldFocused: Bool = false,
+        keyboardHeight: Double = 0,
+        markers: [MapMarker] = OfflineLayoutRequest.sampleMarkers,
+        liveActivity: LiveActivityContent? = OfflineLayoutRequest.sampleLiveActivity
+    ) {
+        self.deviceID = deviceID
+        self.foldState = foldState
+        self.orientation = orientation
+        self.windowSize = windowSize
+        self.screen = screen
+        self.tags = tags
+        self.showSheet = showSheet
+        self.showToast = showToast
+        self.textFieldFocused = textFieldFocused
+        self.keyboardHeight = keyboardHeight
+        self.markers = markers
+        self.liveActivity = liveActivity
+    }
+
+    /// A delivery in Seoul (Gangnam): store, rider, two route points, customer.
+    public static let sampleMarkers: [MapMarker] = [
+        MapMarker(kind: .store, latitude: 37.4979, longitude: 127.0276),
+        MapMarker(kind: .route, latitude: 37.4990, longitude: 127.0320),
+        MapMarker(kind: .rider, latitude: 37.5006, longitude: 127.0361),
+        MapMarker(kind: .route, latitude: 37.5030, longitude: 127.0420),
+        MapMarker(kind: .customer, latitude: 37.5045, longitude: 127.0490),
+    ]
+
+    /// Field report 001's delivering state: `배달 중` with 1:27 left.
+    public static let sampleLiveActivity = LiveActivityContent(
+        statusText: "배달 중",
+        statusSymbol: "bicycle",
+        timerText: "1:27",
+        progress: 0.6,
+        lastConfirmedText: "마지막 확인 12:03"
+    )
+}
+
+/// The offline layout the CLI wraps: resolve the posture, lay out, return both for the renderers.
+public enum OfflineLayout {
+    /// Resolves the request's posture against the catalog and lays it out.
+    ///
+    /// - Parameters:
+    ///   - request: device, fold state, orientation, window, screen, tags and content.
+    ///   - catalog: the device catalog (usually ``DeviceCatalog/bundled()``).
+    ///   - measurer: text measurer for Live Activity text.
+    /// - Returns: the input (for ``LayoutRenderer/svg(_:input:)``) and the result.
+    /// - Throws: ``LayoutError`` from ``resolve(_:in:)`` when the posture is impossible.
+    public static func run(
+        _ request: OfflineLayoutRequest,
+        catalog: DeviceCatalog,
+        measurer: any TextMeasurer = ApproximateTextMeasurer()
+    ) throws(LayoutError) -> (input: LayoutInput, result: LayoutResult) {
+        let posture = Posture(
+            deviceID: request.deviceID,
+            foldState: request.foldState,
+            orientation: request.orientation,
+            windowSize: request.windowSize,
+            keyboardHeight: request.keyboardHeight
+        )
+        let resolved = try resolve(posture, in: catalog)
+        let input = LayoutInput(
+            posture: resolved,
+            screen: request.screen,
+            tags: request.tags,
+            textFieldFocused: request.textFieldFocused,
+            markers: request.markers,
+            showSheet: request.showSheet,
+            showToast: request.showToast,
+            liveActivity: request.liveActivity,
+            measurer: measurer
+        )
+        return (input, LayoutEngine.layout(input))
+    }
+}

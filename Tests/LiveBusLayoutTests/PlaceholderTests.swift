@@ -1,4 +1,0 @@
-import Testing
-@testable import LiveBusLayout
-
-@Test func placeholder() {}

@@ -1,0 +1,178 @@
+import Testing
+
+@testable import LiveBusLayout
+
+/// SplitMix64: a seeded generator so every property case can be replayed from its printed inputs.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+
+    init(seed: UInt64) { state = seed }
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
+/// FNV-1a of a string, to derive a stable seed per case.
+func stableSeed(_ s: String) -> UInt64 {
+    var h: UInt64 = 0xCBF2_9CE4_8422_2325
+    for b in s.utf8 {
+        h ^= UInt64(b)
+        h = h &* 0x100_0000_01B3
+    }
+    return h
+}
+
+struct PropertyTests {
+    static let catalog = try! DeviceCatalog.bundled()
+    static let windowsPerCase = 200
+
+    /// Every catalog device × fold state × orientation × 200 seeded windows × every screen layout: rects inside
+    /// the window (interactive ones inside the safe area), nothing interactive across the reserved region, focus
+    /// area non-empty and clear of covering rects, fitting area inside it, card column on the right in the
+    /// horizontal arrangement, sheets and toasts in the card column, column ≤ 520 pt. Source: LiveBus issue
+    /// "Posture" (Done when, property tests); field report 000.
+    @Test(arguments: catalog.devices.map(\.id))
+    func invariantsHoldForRandomWindows(deviceID: String) throws {
+        let device = try Self.catalog.device(deviceID)
+        var checked = 0
+        for fold in device.supportedFoldStates {
+            for orientation in Orientation.allCases {
+                let screen = device.screen(for: fold)!.size(in: orientation)
+                var rng = SplitMix64(seed: stableSeed("\(deviceID)/\(fold.rawValue)/\(orientation.rawValue)"))
+                let minimum = Self.catalog.defaults.minimumWindowEdge
+                for i in 0..<Self.windowsPerCase {
+                    let size =
+                        i == 0
+                        ? screen
+                        : Size(
+                            width: (Double.random(in: minimum...screen.width, using: &rng) * 2).rounded(.down) / 2,
+                            height: (Double.random(in: minimum...screen.height, using: &rng) * 2).rounded(.down) / 2
+                        )
+                    let focused = Bool.random(using: &rng)
+                    let keyboard =
+                        focused ? (Double.random(in: 0...(0.4 * size.height), using: &rng)).rounded(.down) : 0
+                    let posture = Posture(
+                        deviceID: deviceID,
+                        foldState: fold,
+                        orientation: orientation,
+                        windowSize: size,
+                        keyboardHeight: keyboard
+                    )
+                    let resolved = try resolve(posture, in: Self.catalog)
+                    let tags = Int.random(in: 0...14, using: &rng)
+                    let showSheet = Bool.random(using: &rng)
+                    let showToast = Bool.random(using: &rng)
+                    let riderShift = Double.random(in: -0.01...0.01, using: &rng)
+                    var markers = OfflineLayoutRequest.sampleMarkers
+                    markers[2].latitude += riderShift
+                    for screenLayout in ScreenLayout.allCases {
+                        let input = LayoutInput(
+                            posture: resolved,
+                            screen: screenLayout,
+                            tags: tags,
+                            textFieldFocused: focused,
+                            markers: markers,
+                            showSheet: showSheet,
+                            showToast: showToast
+                        )
+                        let result = LayoutEngine.layout(input)
+                        let problems =
+                            Self.independentChecks(result, resolved)
+                            + result.failedInvariants.map { "\($0.name): \($0.detail)" }
+                        checked += 1
+                        if !problems.isEmpty {
+                            Issue.record(
+                                """
+                                layout broke for Posture(deviceID: "\(deviceID)", foldState: .\(fold), \
+                                orientation: .\(orientation), windowSize: Size(width: \(size.width), height: \(size.height)), \
+                                keyboardHeight: \(keyboard)), screen: .\(screenLayout), tags: \(tags), \
+                                textFieldFocused: \(focused), showSheet: \(showSheet), showToast: \(showToast), \
+                                riderShift: \(riderShift)
+                                \(problems.joined(separator: "\n"))
+                                """
+                            )
+                            return
+                        }
+                    }
+                }
+            }
+        }
+        #expect(checked == device.supportedFoldStates.count * 2 * Self.windowsPerCase * 3)
+    }
+
+    /// Checks recomputed here from the rects, independent of the engine's own invariant list.
+    static func independentChecks(_ r: LayoutResult, _ p: ResolvedPosture) -> [String] {
+        var problems: [String] = []
+        let window = p.window
+        let safe = p.safeRect
+        for nr in r.rects where !nr.rect.isEmpty && !window.contains(nr.rect) {
+            problems.append("\(nr.name) \(nr.rect) outside window")
+        }
+        let interactive = r.rects.filter { $0.interactive && !$0.rect.isEmpty }
+        for nr in interactive where !safe.contains(nr.rect) {
+            problems.append("\(nr.name) \(nr.rect) outside safe area \(safe)")
+        }
+        if let keep = p.keepOutRegion {
+            for nr in interactive where nr.rect.intersects(keep) {
+                problems.append("\(nr.name) \(nr.rect) crosses the reserved region \(keep)")
+            }
+        }
+        if p.posture.foldState == .halfOpened && p.hinge != nil && p.reservedRegion == nil {
+            problems.append("half-opened with a hinge in the window but no reserved region")
+        }
+        if p.posture.foldState != .halfOpened && p.reservedRegion != nil {
+            problems.append("reserved region present while \(p.posture.foldState)")
+        }
+        switch r.screenLayout {
+        case .overlay:
+            guard let focus = r.rect("focusArea"), let fitting = r.rect("fittingArea"),
+                let column = r.rect("cardColumn")
+            else { return problems + ["overlay without focus, fitting area or card column"] }
+            if focus.width < 1 || focus.height < 1 { problems.append("focus area \(focus) empty") }
+            for nr in r.rects where nr.coversMap && nr.rect.intersects(focus) {
+                problems.append("focus area \(focus) intersects \(nr.name) \(nr.rect)")
+            }
+            if let keep = p.keepOutRegion, keep.intersects(focus) {
+                problems.append("focus area crosses reserved region")
+            }
+            if !safe.contains(focus) { problems.append("focus area \(focus) outside safe area") }
+            if !focus.contains(fitting) { problems.append("fitting \(fitting) outside focus \(focus)") }
+            if r.arrangement == .horizontal && !(column.minX >= focus.maxX) {
+                problems.append("card column \(column) not right of focus \(focus)")
+            }
+            for nr in r.rects where nr.role == .sheet || nr.role == .toast {
+                if nr.rect.minX < column.minX - 1e-6 || nr.rect.maxX > column.maxX + 1e-6 {
+                    problems.append("\(nr.name) \(nr.rect) outside card column \(column)")
+                }
+            }
+            if let camera = r.camera {
+                for point in camera.markerPoints where !fitting.contains(point, slack: 0.01) {
+                    problems.append("marker \(point) outside fitting area \(fitting)")
+                }
+            } else {
+                problems.append("no camera")
+            }
+        case .column:
+            guard let column = r.rect("column") else { return problems + ["column screen without column"] }
+            if column.width > 520 { problems.append("column \(column) wider than 520") }
+            for nr in r.rects where nr.role == .sheet || nr.role == .toast {
+                if nr.rect.width > 520 || abs(nr.rect.midX - column.midX) > 0.01 {
+                    problems.append("\(nr.name) \(nr.rect) not centred in column \(column)")
+                }
+            }
+        case .fullScreen:
+            if r.rect("content") != window { problems.append("fullScreen content is not the window") }
+        }
+        if let sheet = r.rect("sheet"), let content = r.sheetContentHeight {
+            if sheet.height > content + 0.01 { problems.append("sheet \(sheet) taller than its content \(content)") }
+            if sheet.height < 1 { problems.append("sheet \(sheet) has no height") }
+            if let kb = r.rect("keyboard"), sheet.intersects(kb) { problems.append("sheet overlaps keyboard") }
+        }
+        return problems
+    }
+}
