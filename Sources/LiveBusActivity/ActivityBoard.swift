@@ -257,7 +257,7 @@ public struct ActivityBoard: Sendable {
             return .rejected(.alreadyStarted, source: ActivitySource.fieldReportStartIntent)
         }
         if activity.state == .ended || activity.state == .dismissed {
-            return .rejected(.activityEnded, source: ActivitySource.pushArticle)
+            return .rejected(.activityEnded, source: ActivitySource.update)
         }
         if update.contentStateByteCount > ActivityLimits.contentStateBytes {
             return .rejected(.contentStateTooLarge, source: ActivitySource.contentState)
@@ -333,7 +333,7 @@ public struct ActivityBoard: Sendable {
         if update.event == .start { return .rejected(.alreadyStarted, source: ActivitySource.fieldReportStartIntent) }
         switch record.intent {
         case .started:
-            return .rejected(.activityEnded, source: ActivitySource.pushArticle)
+            return .rejected(.activityEnded, source: ActivitySource.update)
         case .orderEnded:
             return .rejected(.orderEndedBeforeStart, source: ActivitySource.fieldReportStartIntent)
         case .pendingUntilReady, .failed:

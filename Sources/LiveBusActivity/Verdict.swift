@@ -50,6 +50,19 @@ public struct Verdict: Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         applied ? "applied [\(source)]" : "not applied: \(reason?.description ?? "-") [\(source)]"
     }
+
+    /// The verdict as one JSON object, for logs and `livebus push` output:
+    /// `{"applied":false,"reason":"olderTimestamp","appleWords":"…","message":"…","source":"…"}`
+    /// (`reason`, `appleWords`, `message` are omitted when absent).
+    public var json: String {
+        var text = "{\"applied\":\(applied)"
+        if let reason {
+            text += ",\"reason\":\(ContentStateJSON.quoted(reason.code))"
+            if let appleWords = reason.appleWords { text += ",\"appleWords\":\(ContentStateJSON.quoted(appleWords))" }
+            text += ",\"message\":\(ContentStateJSON.quoted(reason.message))"
+        }
+        return text + ",\"source\":\(ContentStateJSON.quoted(source))}"
+    }
 }
 
 /// Sources cited by verdicts and doc comments. Paths are relative to the shared reference directory.

@@ -64,6 +64,7 @@ struct ActivityBoardTests {
         #expect(board.apply(update(event: .end, at: 60, status: .delivered), at: client(60)).applied)
         let afterEnd = board.apply(update(at: 70, status: .delivering), at: client(70))
         #expect(afterEnd.reason?.code == "activityEnded")
+        #expect(afterEnd.source == ActivitySource.update)
         let secondEnd = board.apply(update(event: .end, at: 80, status: .canceled), at: client(80))
         #expect(secondEnd.reason?.code == "activityEnded")
         #expect(board.activity("A1001")?.content.status == .delivered)
@@ -245,5 +246,20 @@ struct LocalEndTests {
         var pastDate = startedBoard()
         #expect(pastDate.end(update(at: 50), dismissalPolicy: .after(client(10)), at: client(50)).applied)
         #expect(pastDate.activity("A1001")?.state == .dismissed)
+    }
+}
+
+struct VerdictTests {
+    /// A verdict renders as one JSON object with the reason code, Apple's words and the source.
+    /// Source: issue text ("Every push gets a verdict ... the reason in Apple's words ... and the rule's source").
+    @Test func verdictJSON() {
+        #expect(Verdict.applied(source: "s").json == #"{"applied":true,"source":"s"}"#)
+        let rejected = Verdict.rejected(.activityEnded, source: ActivitySource.update)
+        #expect(
+            rejected.json
+                == #"{"applied":false,"reason":"activityEnded","appleWords":"The system ignores attempts to update a Live Activity that ended.","message":"the activity ended; nothing is applied after an end or a dismissal","source":"https://developer.apple.com/documentation/activitykit/activity/update(_:)"}"#
+        )
+        let noWords = Verdict.rejected(.noActivity, source: "x").json
+        #expect(!noWords.contains("appleWords"))
     }
 }
