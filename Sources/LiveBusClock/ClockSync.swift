@@ -203,6 +203,16 @@ public struct ClockSync: Sendable {
         return chosen
     }
 
+    /// The instant to send the next probe: ``nextProbeDelayMilliseconds(isBackground:)`` after `lastAnswer`, the
+    /// server instant the last PONG arrived (or the handshake completed). The session arms its timer for it.
+    /// - Parameters:
+    ///   - lastAnswer: When the last PONG arrived (t4), or the handshake completed, server clock.
+    ///   - isBackground: Whether the client app is in the background.
+    /// - Returns: The deadline, server clock.
+    public func nextProbeDeadline(after lastAnswer: ServerInstant, isBackground: Bool) -> ServerInstant {
+        lastAnswer.advanced(byMilliseconds: nextProbeDelayMilliseconds(isBackground: isBackground))
+    }
+
     // MARK: - Fitting
 
     /// Recomputes the fit from the window (after pruning it) and reports the change.

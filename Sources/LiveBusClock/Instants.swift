@@ -1,7 +1,7 @@
 /// Instants of the three clocks LiveBus deals with, as distinct types.
 ///
 /// A server instant cannot be shown on a client without an explicit conversion
-/// (`ClockEstimate.toClient(_:)`), and neither can be confused with a monotonic
+/// (`ClockSync.toClient(_:now:)`), and neither can be confused with a monotonic
 /// reading: mixing them is a compile error. Unit: milliseconds, as `Int64`.
 /// Source: ../shared/DESIGN.md "Clocks and units".
 

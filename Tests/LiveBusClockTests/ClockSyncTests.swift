@@ -99,6 +99,11 @@ struct ClockSyncTests {
         #expect(abs(estimate.driftErrorBoundPPM - 200) < 1)
         #expect(abs(estimate.offsetMilliseconds - clock.offsetMilliseconds(at: estimate.reference)) < 0.6)
         #expect(estimate.errorBoundMilliseconds < 12.1)
+        #expect(sync.samples.count == 61)
+        // The estimate alone extrapolates the same way as the estimator.
+        #expect(
+            abs(estimate.offsetMilliseconds(at: server(180_010)) - sync.offsetMilliseconds(at: server(180_010))!) < 1e-6
+        )
         // 60 s later (24 ms of drift since the last sample at 200 ppm, none of it seen) still right within a ms;
         // the bound has grown by the drift bound · 60 s and covers it.
         let later = server(180_010)
@@ -242,6 +247,8 @@ struct ClockSyncTests {
             ]
         )
         #expect(sync.nextProbeDelayMilliseconds(isBackground: true) == 60_000)
+        #expect(sync.nextProbeDeadline(after: server(100_000), isBackground: true) == server(160_000))
+        #expect(sync.nextProbeDeadline(after: server(100_000), isBackground: false) == server(116_000))
     }
 
     /// Samples that agree only within a sliver (under an eighth of the timestamp resolution) betray a broken line
