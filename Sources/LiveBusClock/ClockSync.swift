@@ -167,6 +167,23 @@ public struct ClockSync: Sendable {
         return ServerInstant(millisecondsSinceEpoch: instant.millisecondsSinceEpoch - Int64(offset.rounded()))
     }
 
+    /// Whether an instant converted earlier should be converted and sent again: its client-clock value at `now`
+    /// differs from the one sent by at least ``ClockSyncConfiguration/reconversionThresholdMilliseconds`` (the
+    /// client's drift since the push, a better estimate, or a step).
+    ///
+    /// The client counts down on its own clock, which runs fast or slow by its drift (200 ppm: 24 ms in 120 s);
+    /// re-sending bounds that part of the displayed error by the threshold.
+    /// - Parameters:
+    ///   - converted: What was sent, from ``toClient(_:now:)``.
+    ///   - now: The server's current time, ms.
+    /// - Returns: `true` when the session should re-send the instant's client-clock value; `false` before the
+    ///   first accepted sample.
+    public func needsReconversion(_ converted: ConvertedInstant, now: ServerInstant) -> Bool {
+        guard let fresh = toClient(converted.server, now: now) else { return false }
+        let moved = abs(converted.client.milliseconds(to: fresh.client))
+        return moved >= configuration.reconversionThresholdMilliseconds
+    }
+
     // MARK: - Probe schedule
 
     /// How long to wait before sending the next probe, ms after the newest sample (or now, before any).

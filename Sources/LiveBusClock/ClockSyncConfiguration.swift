@@ -36,6 +36,9 @@ public struct ClockSyncConfiguration: Sendable, Equatable {
     public var intervalBoundGrowthMilliseconds: Double
     /// Delay between probes while the client app is in the background, ms.
     public var backgroundIntervalMilliseconds: Int64
+    /// How far a converted instant's client-clock value may move before ``ClockSync/needsReconversion(_:now:)``
+    /// asks for it to be sent again, ms.
+    public var reconversionThresholdMilliseconds: Int64
 
     /// Creates a configuration; every parameter defaults to the value in ``default``.
     /// - Parameters:
@@ -52,6 +55,7 @@ public struct ClockSyncConfiguration: Sendable, Equatable {
     ///   - maximumIntervalMilliseconds: Longest foreground interval, ms.
     ///   - intervalBoundGrowthMilliseconds: Allowed bound growth between probes, ms.
     ///   - backgroundIntervalMilliseconds: Background interval, ms.
+    ///   - reconversionThresholdMilliseconds: Movement that makes a converted instant worth re-sending, ms.
     public init(
         frequencyTolerancePPM: Double = 500,
         timestampResolutionMilliseconds: Double = 2,
@@ -65,7 +69,8 @@ public struct ClockSyncConfiguration: Sendable, Equatable {
         minimumIntervalMilliseconds: Int64 = 1_000,
         maximumIntervalMilliseconds: Int64 = 16_000,
         intervalBoundGrowthMilliseconds: Double = 4,
-        backgroundIntervalMilliseconds: Int64 = 60_000
+        backgroundIntervalMilliseconds: Int64 = 60_000,
+        reconversionThresholdMilliseconds: Int64 = 5
     ) {
         self.frequencyTolerancePPM = frequencyTolerancePPM
         self.timestampResolutionMilliseconds = timestampResolutionMilliseconds
@@ -80,9 +85,10 @@ public struct ClockSyncConfiguration: Sendable, Equatable {
         self.maximumIntervalMilliseconds = maximumIntervalMilliseconds
         self.intervalBoundGrowthMilliseconds = intervalBoundGrowthMilliseconds
         self.backgroundIntervalMilliseconds = backgroundIntervalMilliseconds
+        self.reconversionThresholdMilliseconds = reconversionThresholdMilliseconds
     }
 
     /// 500 ppm tolerance (RFC 5905's PHI-era MAXFREQ), 2 ms timestamp resolution, up to 64 samples over 2 min (at least 8), a burst
-    /// of 8 probes 200 ms apart, then 1–16 s in the foreground and 60 s in the background.
+    /// of 8 probes 200 ms apart, then 1–16 s in the foreground and 60 s in the background; converted instants re-sent once they move by 5 ms.
     public static let `default` = ClockSyncConfiguration()
 }

@@ -100,6 +100,11 @@ struct ClockSyncTests {
         #expect(abs(estimate.offsetMilliseconds - clock.offsetMilliseconds(at: estimate.reference)) < 0.6)
         #expect(estimate.errorBoundMilliseconds < 12.1)
         #expect(sync.samples.count == 61)
+        // A target pushed at the reference has moved 4 ms on the client clock 20 s later (kept), 6 ms 30 s later
+        // (re-sent: the threshold is 5 ms).
+        let pushed = try #require(sync.toClient(server(900_000), now: estimate.reference))
+        #expect(!sync.needsReconversion(pushed, now: server(140_010)))
+        #expect(sync.needsReconversion(pushed, now: server(150_010)))
         // The estimate alone extrapolates the same way as the estimator.
         #expect(
             abs(estimate.offsetMilliseconds(at: server(180_010)) - sync.offsetMilliseconds(at: server(180_010))!) < 1e-6
