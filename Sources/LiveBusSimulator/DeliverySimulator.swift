@@ -226,13 +226,35 @@ public struct DeliverySimulator: Sendable {
                 out.append(emit(i, .update, at: t))
             }
         }
+        dropDeadItems()
         return out
+    }
+
+    /// Pops pending items that can no longer do anything (position ticks of orders that stopped moving, actions
+    /// about orders that ended), so ``nextDeadline`` does not name an instant with nothing to do.
+    private mutating func dropDeadItems() {
+        while let top = state.queue.first, isDead(top) { _ = popQueue() }
+    }
+
+    private func isDead(_ item: QueueItem) -> Bool {
+        switch item.action {
+        case .positionTick(let id):
+            guard let i = index[id] else { return true }
+            return state.orders[i].status != .delivering || state.orders[i].manualRider
+        case .stallEnd(let id):
+            guard let id else { return false }
+            return index[id].map { state.orders[$0].status.isTerminal } ?? true
+        case .timeline(let action):
+            if case .createOrder = action { return false }
+            guard let id = action.orderID, let i = index[id] else { return false }
+            return state.orders[i].status.isTerminal
+        }
     }
 
     /// The next server instant at which ``advance(to:)`` has work, or `nil` when nothing is pending.
     ///
-    /// Usually something is emitted then; a few internal steps (a stall beginning, a position tick of an order that
-    /// is stalled or has ended) emit nothing, and `advance` then returns `[]`. It is never later than the next event.
+    /// Usually something is emitted then; a few internal steps (a stall beginning, a position tick of a stalled order)
+    /// emit nothing, and `advance` then returns `[]`. It is never later than the next event.
     public var nextDeadline: ServerInstant? {
         state.queue.first.map { serverInstant(atScenarioMs: $0.atMs) }
     }
@@ -381,6 +403,7 @@ public struct DeliverySimulator: Sendable {
                 byHand: true
             )
         )
+        dropDeadItems()
         return (outcome, out)
     }
 
@@ -425,7 +448,10 @@ public struct DeliverySimulator: Sendable {
                 scheduleTick(i, after: t)
                 return
             }
-            out.append(emit(i, .update, at: t))
+            // Skip the tick when this order already published at this instant (a status change or revision).
+            if state.orders[i].lastEvent?.timestamp != serverInstant(atScenarioMs: t) {
+                out.append(emit(i, .update, at: t))
+            }
             if state.orders[i].routeFraction < 1 { scheduleTick(i, after: t) }
         case .stallEnd(let id):
             if let id {

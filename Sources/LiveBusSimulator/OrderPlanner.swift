@@ -54,7 +54,9 @@ public enum OrderPlanner {
         let distanceKm = Route.lengthKm(spec.route)
         let travelEstimate = distanceKm / 18 * 60
         // Draw everything up front, in a fixed order, so a plan depends on the seed alone.
-        let accept = rng.logNormal(median: 1.5, sigma: 0.9)
+        // Without hazards (orders made by hand) the store always accepts within the 10-minute timeout.
+        let acceptDraw = rng.logNormal(median: 1.5, sigma: 0.9)
+        let accept = hazards ? acceptDraw : min(acceptDraw, acceptTimeoutMinutes - 0.5)
         let quote: Double = rng.chance(0.5) ? 10 : 15
         let cook = rng.logNormal(median: 13, sigma: 0.5, clampedTo: 3...60)
         let firstMile = rng.logNormal(median: 6, sigma: 0.6, clampedTo: 1...30)

@@ -82,7 +82,39 @@ struct TimelineDecoder {
         return d
     }
 
-    /// A duration: `"90s"`, `"1.5m"`, `"250ms"`, `"2h"`, or an integer number of milliseconds. Never negative.
+    /// Parses `"90s"`, `"1.5m"`, `"250ms"`, `"2h"`, `"1m30s"` (number–unit pairs, units h, m, s, ms) into
+    /// milliseconds, or `nil`.
+    static func parseDuration(_ s: String) -> Double? {
+        let chars = Array(s.utf8)
+        var i = 0
+        var total = 0.0
+        guard !chars.isEmpty else { return nil }
+        while i < chars.count {
+            let numberStart = i
+            while i < chars.count,
+                (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(chars[i]) || chars[i] == UInt8(ascii: ".")
+            {
+                i += 1
+            }
+            let digits = String(decoding: chars[numberStart..<i], as: UTF8.self)
+            guard !digits.isEmpty, digits.first != ".", digits.last != ".", let value = Double(digits) else {
+                return nil
+            }
+            let unitStart = i
+            while i < chars.count, (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(chars[i]) { i += 1 }
+            switch String(decoding: chars[unitStart..<i], as: UTF8.self) {
+            case "ms": total += value
+            case "s": total += value * 1000
+            case "m": total += value * 60_000
+            case "h": total += value * 3_600_000
+            default: return nil
+            }
+        }
+        return total
+    }
+
+    /// A duration: `"90s"`, `"1.5m"`, `"250ms"`, `"2h"`, `"1m30s"`, or an integer number of milliseconds. Never
+    /// negative.
     func duration(_ node: JSONNode, _ path: String) throws(ScenarioError) -> Int64 {
         let expected = "expected a duration like \"90s\" or milliseconds"
         switch node.value {
@@ -95,19 +127,11 @@ struct TimelineDecoder {
             return ms
         case .string(let s):
             if s.hasPrefix("-") { throw fail(.invalidValue, node.line, path, "must not be negative, got \"\(s)\"") }
-            let units: [(String, Double)] = [("ms", 1), ("s", 1000), ("m", 60_000), ("h", 3_600_000)]
-            for (unit, factor) in units where s.hasSuffix(unit) {
-                let digits = String(s.dropLast(unit.count))
-                let ok =
-                    !digits.isEmpty && digits.first != "." && digits.last != "."
-                    && digits.allSatisfy { $0.isASCII && ($0.isNumber || $0 == ".") }
-                    && digits.filter({ $0 == "." }).count <= 1
-                guard ok, let value = Double(digits) else { break }
-                let ms = (value * factor).rounded()
-                guard ms <= 1e15 else { throw fail(.invalidValue, node.line, path, "duration too large: \"\(s)\"") }
-                return Int64(ms)
+            guard let ms = Self.parseDuration(s) else {
+                throw fail(.invalidValue, node.line, path, "\(expected), got \"\(s)\"")
             }
-            throw fail(.invalidValue, node.line, path, "\(expected), got \"\(s)\"")
+            guard ms <= 1e15 else { throw fail(.invalidValue, node.line, path, "duration too large: \"\(s)\"") }
+            return Int64(ms.rounded())
         default:
             throw fail(.invalidValue, node.line, path, "\(expected), found \(node.kindName)")
         }
