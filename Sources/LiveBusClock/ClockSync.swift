@@ -46,6 +46,7 @@ public struct ClockSync: Sendable {
     ///   `estimateUpdated`, `converged`?).
     /// - Note: Source: RFC 5905 §8, §10, §11.3.
     public mutating func add(_ sample: ProbeSample) -> [ClockSyncEvent] {
+        defer { checkInvariants() }
         let resolution = configuration.timestampResolutionMilliseconds
         if sample.serverReceive < sample.serverSend || sample.clientSend < sample.clientReceive
             || Double(sample.roundTripMilliseconds) < -2 * resolution
@@ -248,6 +249,13 @@ public struct ClockSync: Sendable {
             events.append(.converged(estimate))
         }
         return events
+    }
+
+    /// Debug builds check after each mutation that the window is ordered, within its limit, and fitted.
+    private func checkInvariants() {
+        assert(zip(window, window.dropFirst()).allSatisfy { $0.midpointTwice <= $1.midpointTwice }, "window order")
+        assert(window.count <= configuration.windowSampleLimit, "window limit")
+        assert(window.isEmpty == (fit == nil), "fit matches window")
     }
 
     /// Drops the oldest samples beyond the window's count, and those beyond its span unless too few would be left.

@@ -119,6 +119,23 @@ struct ClockSyncTests {
         #expect(bound < 24.1)
     }
 
+    /// RFC 5905 §10 with a known line: offsets 1 000 + 1 ms every 5 s (200 ppm), 10 ms each way, 25 samples over
+    /// 120 s. Every allowed line stays within 10 + s ms of the truth at every sample (s = 500 ppm · 21 ms / 2 =
+    /// 0.005 25 ms), so the bound at the newest sample is 10.005 25 ms and the drift bound 2 · 10.005 25 / 120 000.
+    @Test func driftOfAKnownLineHasExactBounds() throws {
+        var sync = ClockSync(configuration: ClockSyncConfiguration(timestampResolutionMilliseconds: 0))
+        for k in 0...24 {
+            _ = sync.add(sample(t1: Int64(k) * 5_000, down: 10, up: 10, offset: 1_000 + Int64(k), turnaround: 0))
+        }
+        let estimate = try #require(sync.estimate)
+        #expect(estimate.reference == server(120_010))
+        #expect(abs(estimate.offsetMilliseconds - 1_024) < 1e-9)
+        #expect(abs(estimate.driftPPM - 200) < 1e-6)
+        #expect(abs(estimate.errorBoundMilliseconds - 10.005_25) < 1e-9)
+        #expect(abs(estimate.driftErrorBoundPPM - 2 * 10.005_25 / 120_000 * 1e6) < 1e-6)
+        #expect(estimate.roundTripMilliseconds == 20)
+    }
+
     /// Without probes spanning enough time the frequency tolerance (500 ppm) caps the drift; the estimate stays
     /// within the truth's bound but extrapolation is pessimistic: a burst cannot measure drift.
     @Test func burstAloneCannotMeasureDrift() throws {
