@@ -466,11 +466,14 @@ public struct DeliverySimulator: Sendable {
                 }
             }
         case .timeline(let action):
+            // An action about an order whose creation is itself held by a whole-backend stall is held too.
+            let global = state.globalStallUntilMs ?? 0
             let holdUntil: Int64
             switch action {
-            case .stall: holdUntil = 0
-            case .createOrder: holdUntil = state.globalStallUntilMs ?? 0
-            default: holdUntil = action.orderID.flatMap { index[$0] }.map { stallEnd(forOrder: $0) } ?? 0
+            case .stall(nil, _): holdUntil = 0
+            case .stall(let id?, _): holdUntil = index[id] == nil ? global : 0
+            case .createOrder: holdUntil = global
+            default: holdUntil = action.orderID.flatMap { index[$0] }.map { stallEnd(forOrder: $0) } ?? global
             }
             if holdUntil > t {
                 pushQueue(QueueItem(atMs: holdUntil, phase: QueueItem.deferred, seq: item.seq, action: item.action))

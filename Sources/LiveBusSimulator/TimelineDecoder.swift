@@ -353,9 +353,10 @@ struct TimelineDecoder {
             guard checker.status[id] == nil else {
                 throw fail(.invalidValue, idNode.line, o.child("order"), "order \"\(id)\" is created twice")
             }
-            let customer = try string(try required(o, "customer"), o.child("customer"))
+            let customerNode = try required(o, "customer")
+            let customer = try string(customerNode, o.child("customer"))
             guard !customer.isEmpty else {
-                throw fail(.invalidValue, o.node.line, o.child("customer"), "must not be empty")
+                throw fail(.invalidValue, customerNode.line, o.child("customer"), "must not be empty")
             }
             var waypoints: [Coordinate] = []
             if let wn = o.optional("waypoints") {
@@ -413,8 +414,16 @@ struct TimelineDecoder {
             )
             checker.status[id] = next
         case "reviseEta":
-            let (id, _) = try existingOrder()
+            let (id, current) = try existingOrder()
             if let n = o.optional("reason") { _ = try string(n, o.child("reason")) }
+            if let n = o.optional("arriveAt"), current != .delivering {
+                throw fail(
+                    .invalidValue,
+                    n.line,
+                    o.child("arriveAt"),
+                    "order \"\(id)\" is \(current.rawValue); arriveAt is only allowed while delivering"
+                )
+            }
             guard let eta = try laterThanAt("etaAt") else {
                 throw fail(.missingField, o.node.line, o.child("etaAt"), "required field is missing")
             }

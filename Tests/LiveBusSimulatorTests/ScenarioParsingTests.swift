@@ -248,6 +248,32 @@ struct ScenarioParsingTests {
             code: .syntax
         ),
         Case(
+            name: "arriveAt while not delivering",
+            text: document(
+                extra: #"{ "at": "1m", "type": "reviseEta", "order": "A1", "etaAt": "31m", "arriveAt": "30m" }"#
+            ),
+            line: 9,
+            field: "events[1].arriveAt",
+            code: .invalidValue
+        ),
+        Case(
+            name: "empty customer",
+            text: """
+                {
+                  "version": 1, "name": "t",
+                  "events": [
+                    { "at": "0s", "type": "createOrder", "order": "A1",
+                      "customer": "",
+                      "store": { "latitude": 37.5, "longitude": 127.0 },
+                      "destination": { "latitude": 37.51, "longitude": 127.01 }, "etaAt": "30m" }
+                  ]
+                }
+                """,
+            line: 5,
+            field: "events[0].customer",
+            code: .invalidValue
+        ),
+        Case(
             name: "zero stall",
             text: document(extra: #"{ "at": "1m", "type": "stall", "duration": "0s" }"#),
             line: 9,

@@ -65,4 +65,44 @@ struct StallTests {
         #expect(released.first?.contentState.status == .cooking)
         #expect(rel(released.first?.timestamp) == 10_000)
     }
+
+    /// During a whole-backend stall an order created meanwhile, and what happens to it meanwhile, are held and then
+    /// published in order; an order created by hand during the stall starts when the stall ends.
+    @Test func creationDuringWholeBackendStallIsHeldWithItsActions() throws {
+        let spec = OrderSpec(
+            id: "G1",
+            customerID: "C1",
+            store: Coordinate(latitude: 37.5, longitude: 127.0),
+            destination: Coordinate(latitude: 37.51, longitude: 127.0),
+            etaAtMs: 600_000
+        )
+        let scenario = Scenario(
+            name: "g",
+            timeline: [
+                TimelineEvent(atMs: 0, action: .stall(orderID: nil, durationMs: 10_000)),
+                TimelineEvent(atMs: 2_000, action: .createOrder(spec)),
+                TimelineEvent(
+                    atMs: 3_000,
+                    action: .setStatus(
+                        orderID: "G1",
+                        status: .cooking,
+                        etaAtMs: nil,
+                        progress: nil,
+                        summary: nil,
+                        arriveAtMs: nil
+                    )
+                ),
+                TimelineEvent(atMs: 4_000, action: .stall(orderID: "G1", durationMs: 1_000)),
+            ]
+        )
+        var sim = DeliverySimulator(scenario: scenario, start: t0, timeScale: 1, seed: 1)
+        #expect(sim.advance(to: at(9_999)).isEmpty)
+        let manual = try sim.createOrder(OrderRequest(id: "H1"), at: at(5_000))
+        #expect(manual.isEmpty)  // held: the backend is not answering
+        let released = sim.advance(to: at(10_000))
+        #expect(released.map(\.orderID) == ["G1", "G1", "H1"])
+        #expect(released.map(\.event) == [.start, .update, .start])
+        #expect(released.map { rel($0.timestamp) } == [10_000, 10_000, 10_000])
+        #expect(sim.orders().map(\.status) == [.cooking, .created])
+    }
 }
