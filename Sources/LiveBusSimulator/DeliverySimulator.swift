@@ -253,8 +253,9 @@ public struct DeliverySimulator: Sendable {
 
     /// The next server instant at which ``advance(to:)`` has work, or `nil` when nothing is pending.
     ///
-    /// Usually something is emitted then; a few internal steps (a stall beginning, a position tick of a stalled order)
-    /// emit nothing, and `advance` then returns `[]`. It is never later than the next event.
+    /// Usually something is emitted then; a few internal steps (a stall beginning, or a stall ending for an order that
+    /// published at that instant anyway) emit nothing, and `advance` then returns `[]`. It is never later than the
+    /// next event.
     public var nextDeadline: ServerInstant? {
         state.queue.first.map { serverInstant(atScenarioMs: $0.atMs) }
     }
@@ -444,8 +445,11 @@ public struct DeliverySimulator: Sendable {
         switch item.action {
         case .positionTick(let id):
             guard let i = index[id], state.orders[i].status == .delivering, !state.orders[i].manualRider else { return }
-            if stallEnd(forOrder: i) > t {
-                scheduleTick(i, after: t)
+            let held = stallEnd(forOrder: i)
+            if held > t {
+                // Resume on the first tick of the grid at or after the stall's end, not every interval meanwhile.
+                let interval = max(1, state.settings.positionIntervalMs)
+                scheduleTick(i, after: t + (held - t - 1) / interval * interval)
                 return
             }
             // Skip the tick when this order already published at this instant (a status change or revision).

@@ -73,6 +73,7 @@ struct DemoScenarioTests {
         #expect(rel(lastBefore.timestamp) == 7_200)
         #expect(rel(lastBefore.staleDate) == 8_700)
         #expect(sim.advance(to: at(9_999)).isEmpty)  // stalled: no positions, no news
+        #expect(sim.nextDeadline == at(10_000))  // no wake-ups left inside the stall
         let after = sim.advance(to: at(10_000))
         let recovery = try #require(after.first)
         #expect(after.count == 1)
