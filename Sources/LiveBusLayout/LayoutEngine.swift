@@ -39,6 +39,25 @@ public enum LayoutEngine {
         return builder.finish()
     }
 
+    /// The fitting area: the focus area inset by ratios of the focus area's own size (never of the screen).
+    ///
+    /// - Parameters:
+    ///   - focus: the focus area, window coordinates (points).
+    ///   - ratios: insets as fractions of the focus area (top and bottom of its height, left and right of its width).
+    /// - Returns: the fitting area, window coordinates (points).
+    /// - Note: Source: field report 000 (`fittingArea: .ratio(.init(top: 0.03, left: 0.1, bottom: 0.03, right: 0.1))`,
+    ///   replacing `UIScreen.heightExceptSafeArea * 0.03`…); T7 in posture-and-devices.md.
+    public static func fittingArea(focus: Rect, ratios: EdgeInsets = LayoutMetrics.standard.fittingRatios) -> Rect {
+        focus.inset(
+            by: EdgeInsets(
+                top: focus.height * ratios.top,
+                left: focus.width * ratios.left,
+                bottom: focus.height * ratios.bottom,
+                right: focus.width * ratios.right
+            )
+        )
+    }
+
     /// Content height of the tag editor sheet: `field + 16 + tagsHeight + (tags > 0 ? 8 : 0)`.
     ///
     /// - Parameters:
@@ -148,7 +167,7 @@ private struct Builder {
                     + "controls on the \(names.1) side"
             )
         }
-        let single = extent(second) >= extent(first) ? second : first
+        let single = extent(second) >= extent(first) - 0.01 ? second : first  // ties go trailing
         let which =
             axis == .vertical ? (single == second ? "right" : "left") : (single == second ? "bottom" : "top")
         let why =
@@ -324,15 +343,7 @@ private struct Builder {
             }
         }
         add("focusArea", .focusArea, focus, interactive: false, covers: false)
-        let r = m.fittingRatios
-        let fitting = focus.inset(
-            by: EdgeInsets(
-                top: focus.height * r.top,
-                left: focus.width * r.left,
-                bottom: focus.height * r.bottom,
-                right: focus.width * r.right
-            )
-        )
+        let fitting = LayoutEngine.fittingArea(focus: focus, ratios: m.fittingRatios)
         add("fittingArea", .fittingArea, fitting, interactive: false, covers: false)
         let pin = Rect(
             x: focus.midX - min(m.pinSize.width, focus.width) / 2,

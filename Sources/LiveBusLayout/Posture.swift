@@ -217,7 +217,7 @@ public func resolve(_ posture: Posture, in catalog: DeviceCatalog) throws(Layout
             hinge = HingePlacement(
                 kind: spec.kind,
                 axis: axis,
-                rect: clip(band, to: window),
+                rect: clip(band, to: window).rounded,
                 isOccluding: thickness > 0,
                 isSeparating: spec.kind == .hinge || posture.foldState == .halfOpened
             )
@@ -227,7 +227,7 @@ public func resolve(_ posture: Posture, in catalog: DeviceCatalog) throws(Layout
                     axis == .vertical
                     ? Rect(x: band.x - m, y: band.y, width: band.width + 2 * m, height: band.height)
                     : Rect(x: band.x, y: band.y - m, width: band.width, height: band.height + 2 * m)
-                reserved = window.intersection(grown)
+                reserved = window.intersection(grown)?.rounded
             }
         }
     }
@@ -235,7 +235,7 @@ public func resolve(_ posture: Posture, in catalog: DeviceCatalog) throws(Layout
     var island: Rect?
     if let spec = screen.dynamicIsland {
         let r = rotate(spec.cutout, portrait: screen.portrait, orientation: posture.orientation)
-        if window.contains(r) { island = r }
+        if window.contains(r) { island = r.rounded }
     }
 
     return ResolvedPosture(

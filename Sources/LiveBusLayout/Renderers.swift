@@ -150,17 +150,37 @@ public enum LayoutRenderer {
         var lines = ["┏" + String(repeating: "━", count: cols) + "┓"]
         lines += grid.map { "┃" + String($0) + "┃" }
         lines.append("┗" + String(repeating: "━", count: cols) + "┛")
-        lines.append(
-            "\(r.deviceName) \(r.screenName) \(r.foldState.rawValue) \(r.orientation.rawValue) \(format(window.width))x\(format(window.height))"
-        )
-        lines.append("\(r.screenLayout.rawValue) → \(r.arrangement.rawValue); · focus ░ reserved")
-        lines.append(legend.joined(separator: "  "))
+        var footer = [
+            "\(r.deviceName) \(r.screenName) \(r.foldState.rawValue) \(r.orientation.rawValue) "
+                + "\(format(window.width))x\(format(window.height))",
+            "\(r.screenLayout.rawValue) → \(r.arrangement.rawValue); · focus ░ reserved",
+            legend.joined(separator: "  "),
+        ]
         let failed = r.failedInvariants
-        lines.append(
+        footer.append(
             failed.isEmpty
                 ? "invariants: all \(r.invariants.count) hold" : "FAILED: " + failed.map(\.name).joined(separator: ", ")
         )
+        for line in footer { lines += wrap(line, width: cols + 2) }
         return lines.joined(separator: "\n")
+    }
+
+    /// Splits a line at spaces so no piece exceeds `width` characters (a longer word stays whole).
+    static func wrap(_ line: String, width: Int) -> [String] {
+        var out: [String] = []
+        var current = ""
+        for word in line.split(separator: " ", omittingEmptySubsequences: false) {
+            if current.isEmpty {
+                current = String(word)
+            } else if current.count + 1 + word.count <= width {
+                current += " " + word
+            } else {
+                out.append(current)
+                current = String(word)
+            }
+        }
+        out.append(current)
+        return out
     }
 
     // MARK: - SVG helpers

@@ -1,0 +1,125 @@
+import Foundation
+import Testing
+
+@testable import LiveBusLayout
+
+struct DeviceCatalogTests {
+    /// The catalog holds the devices the issue names, with their display names. Source: LiveBus issue "Posture".
+    @Test func catalogHasTheRequiredDevices() {
+        let names = Dictionary(uniqueKeysWithValues: testCatalog.devices.map { ($0.id, $0.name) })
+        #expect(names["iphone-se-3"] == "iPhone SE (3rd gen)")
+        #expect(names["iphone-16"] == "iPhone 16")
+        #expect(names["iphone-16-pro"] == "iPhone 16 Pro")
+        #expect(names["iphone-16-pro-max"] == "iPhone 16 Pro Max")
+        #expect(names["ipad-mini"] != nil)
+        #expect(names["ipad-air-11"] != nil)
+        #expect(names["galaxy-z-fold6"] == "Galaxy Z Fold6")
+        #expect(names["galaxy-z-flip6"] == "Galaxy Z Flip6")
+        #expect(names["pixel-9-pro-fold"] == "Pixel 9 Pro Fold")
+        #expect(names["surface-duo-2"] == "Surface Duo 2")
+        #expect(names["iphone-duo"] == "iPhone Duo")
+        #expect(testCatalog.devices.count == 11)
+    }
+
+    /// Every screen cites a source for each figure it has, and every mark is one of posture-and-devices.md's.
+    /// Source: LiveBus issue "Posture" ("the source of each number").
+    @Test func everyFigureHasASource() throws {
+        for device in testCatalog.devices {
+            for screen in device.screens {
+                var needed = ["portrait", "scale", "safeArea"]
+                if screen.pixels != nil { needed.append("pixels") }
+                if screen.hinge != nil { needed.append("hinge") }
+                if screen.dynamicIsland != nil { needed.append("dynamicIsland") }
+                if screen.liveActivity != nil { needed.append("liveActivity") }
+                if screen.windowWidths != nil { needed.append("windowWidths") }
+                if screen.sizeClasses != nil { needed.append("sizeClasses") }
+                for field in needed {
+                    let source = try #require(screen.sources[field], "\(device.id) \(screen.name) \(field)")
+                    #expect(!source.ref.isEmpty)
+                }
+            }
+        }
+    }
+
+    /// Estimates from posture-and-devices.md stay marked as estimates in the catalog (iPhone 16 safe area: "same
+    /// panel as 14 Pro"; Android safe areas; iPhone 16 Pro Live Activity sizes).
+    @Test func estimatesKeepTheirMark() throws {
+        let main16 = try #require(testCatalog.device("iphone-16").screen(for: .flat))
+        #expect(main16.sources["safeArea"]?.mark == .estimate)
+        let pro = try #require(testCatalog.device("iphone-16-pro").screen(for: .flat))
+        #expect(pro.sources["liveActivity"]?.mark == .estimate)
+        #expect(pro.sources["safeArea"]?.mark == .thirdParty)
+        let fold = try #require(testCatalog.device("galaxy-z-fold6").screen(for: .flat))
+        #expect(fold.sources["safeArea"]?.mark == .estimate)
+        let duo = try #require(testCatalog.device("iphone-duo").screen(for: .halfOpened))
+        #expect(duo.sources["hinge"]?.mark == .measured3rd)
+        #expect(main16.sources["portrait"]?.mark == .official)
+    }
+
+    /// Android sizes are dp converted from pixels and labelled (px ÷ density). Source: posture-and-devices.md §2
+    /// rows 18, 20, 21, 23.
+    @Test func androidScreensAreConvertedToDp() throws {
+        let fold6 = try testCatalog.device("galaxy-z-fold6")
+        #expect(fold6.unit == "dp")
+        #expect(fold6.screen(for: .folded)?.portrait == Size(width: 368.76, height: 905.14))
+        #expect(fold6.screen(for: .flat)?.portrait == Size(width: 707.05, height: 822.86))
+        let duo2 = try testCatalog.device("surface-duo-2")
+        #expect(duo2.screen(for: .folded)?.portrait == Size(width: 537.6, height: 756.8))
+        let hinge = try #require(duo2.screen(for: .flat)?.hinge)
+        #expect(hinge.flatWidth == 26.4)
+        #expect(hinge.centerInPortrait == 550.8)
+        #expect(
+            try testCatalog.device("pixel-9-pro-fold").screen(for: .flat)?.portrait
+                == Size(width: 851.69, height: 882.87)
+        )
+        #expect(
+            try testCatalog.device("galaxy-z-flip6").screen(for: .flat)?.portrait
+                == Size(width: 411.43, height: 1005.71)
+        )
+    }
+
+    /// iPhone Duo: outer when folded, inner flat and half-opened, fold at 475.5 with a 40 pt division when
+    /// half-opened. Source: posture-and-devices.md §1.7.
+    @Test func iPhoneDuoScreens() throws {
+        let duo = try testCatalog.device("iphone-duo")
+        #expect(duo.supportedFoldStates == [.flat, .halfOpened, .folded])
+        #expect(duo.screen(for: .folded)?.name == "outer")
+        #expect(duo.screen(for: .folded)?.portrait == Size(width: 466, height: 678))
+        #expect(duo.screen(for: .flat)?.size(in: .landscape) == Size(width: 951, height: 669))
+        let hinge = try #require(duo.screen(for: .halfOpened)?.hinge)
+        #expect(hinge.centerInPortrait == 475.5)
+        #expect(hinge.flatWidth == 0)
+        #expect(hinge.halfOpenedWidth == 40)
+    }
+
+    /// Unknown ids are rejected with the list of valid ids.
+    @Test func unknownDeviceListsValidIDs() {
+        #expect {
+            _ = try testCatalog.device("iphone-17")
+        } throws: { error in
+            guard let e = error as? LayoutError else { return false }
+            return e.code == .unknownDevice && e.message.contains("'iphone-17'")
+                && e.message.contains("valid ids: iphone-se-3, iphone-16, ") && e.message.hasSuffix("iphone-duo")
+        }
+    }
+
+    /// A catalog breaking a documented rule is rejected with what to fix.
+    @Test func invalidCatalogIsRejected() {
+        let json = """
+            {"version": 2, "defaults": {"reservedRegionMargin": 12, "regularWidthFrom": 600, "regularHeightFrom": 480,
+             "iPadRegularWidthFrom": 678, "minimumWindowEdge": 320, "sources": {}}, "devices": []}
+            """
+        #expect(throws: LayoutError.self) { try DeviceCatalog.decode(Data(json.utf8)) }
+        do {
+            _ = try DeviceCatalog.decode(Data(json.utf8))
+        } catch {
+            #expect(error.code == .catalogInvalid)
+            #expect(error.message.contains("version 2"))
+        }
+        do {
+            _ = try DeviceCatalog.decode(Data("{".utf8))
+        } catch {
+            #expect(error.code == .catalogUnreadable)
+        }
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import Testing
+
+@testable import LiveBusLayout
+
+struct RendererTests {
+    static func example(_ fold: FoldState) throws -> (LayoutInput, LayoutResult) {
+        try OfflineLayout.run(
+            OfflineLayoutRequest(
+                deviceID: "iphone-duo",
+                foldState: fold,
+                orientation: fold == .folded ? .portrait : .landscape,
+                screen: .overlay,
+                tags: 3
+            ),
+            catalog: testCatalog
+        )
+    }
+
+    /// JSON carries every rect, the arrangement, the reason and the invariants, and decodes back to the same
+    /// result. Source: LiveBus issue "Output".
+    @Test func jsonRoundTrips() throws {
+        let (_, r) = try Self.example(.halfOpened)
+        let json = LayoutRenderer.json(r)
+        #expect(json.contains("\"arrangement\" : \"horizontal\""))
+        #expect(json.contains("\"reservedRegion\""))
+        let back = try JSONDecoder().decode(LayoutResult.self, from: Data(json.utf8))
+        #expect(back == r)
+    }
+
+    /// The SVG draws and labels every rect, the reserved region and the focus and fitting areas. Source: LiveBus
+    /// issue "Output".
+    @Test func svgLabelsEveryRect() throws {
+        let (input, r) = try Self.example(.halfOpened)
+        let svg = LayoutRenderer.svg(r, input: input)
+        #expect(svg.hasPrefix("<svg"))
+        #expect(svg.hasSuffix("</svg>\n"))
+        for name in [
+            "header", "card", "sheet", "toast", "mapButton.1", "focusArea", "fittingArea", "reservedRegion", "hinge",
+            "cardColumn",
+        ] {
+            #expect(svg.contains(">\(name) "), "\(name) is not labelled")
+        }
+    }
+
+    /// The terminal picture is about 40 columns wide and a few lines high.
+    @Test func textPictureIsCompact() throws {
+        for fold in FoldState.allCases {
+            let (_, r) = try Self.example(fold)
+            let text = LayoutRenderer.text(r, width: 40)
+            let lines = text.split(separator: "\n")
+            #expect(lines.allSatisfy { $0.count <= 44 }, "\(text)")
+            #expect(lines.count >= 8 && lines.count <= 32)
+            #expect(text.contains("invariants: all"))
+        }
+        let (_, half) = try Self.example(.halfOpened)
+        #expect(LayoutRenderer.text(half).contains("░"))
+    }
+
+    /// One SVG per fold state under docs/layouts/ (iPhone Duo, overlay screen, 3 tags). They are golden files:
+    /// set RECORD_LAYOUTS=1 to rewrite them. Source: LiveBus issue ("One SVG example per fold state").
+    @Test(arguments: FoldState.allCases)
+    func committedSVGExamplesMatch(fold: FoldState) throws {
+        let (input, r) = try Self.example(fold)
+        let svg = LayoutRenderer.svg(r, input: input)
+        let url = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("docs/layouts/iphone-duo-\(fold.rawValue).svg")
+        if ProcessInfo.processInfo.environment["RECORD_LAYOUTS"] == "1" {
+            try FileManager.default.createDirectory(
+                at: url.deletingLastPathComponent(),
+                withIntermediateDirectories: true
+            )
+            try svg.write(to: url, atomically: true, encoding: .utf8)
+            Issue.record("recorded \(url.path); run again without RECORD_LAYOUTS")
+            return
+        }
+        let committed = try String(contentsOf: url, encoding: .utf8)
+        #expect(committed == svg, "docs/layouts/\(url.lastPathComponent) is stale; rerun with RECORD_LAYOUTS=1")
+    }
+}
