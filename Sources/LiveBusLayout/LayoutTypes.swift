@@ -89,14 +89,17 @@ public struct NamedRect: Codable, Sendable, Equatable {
     public var interactive: Bool
     /// True when it covers the map (the focus area must avoid it).
     public var coversMap: Bool
+    /// The text drawn in it, for measured text (Live Activity presentations); nil otherwise.
+    public var text: String?
 
     /// Creates a named rect.
-    public init(name: String, role: RectRole, rect: Rect, interactive: Bool, coversMap: Bool) {
+    public init(name: String, role: RectRole, rect: Rect, interactive: Bool, coversMap: Bool, text: String? = nil) {
         self.name = name
         self.role = role
         self.rect = rect
         self.interactive = interactive
         self.coversMap = coversMap
+        self.text = text
     }
 }
 

@@ -74,7 +74,8 @@ public enum LiveActivityLayout {
                 role: .text,
                 rect: Rect(x: x, y: box.midY - height / 2, width: width, height: height).rounded,
                 interactive: false,
-                coversMap: false
+                coversMap: false,
+                text: string
             )
         }
 

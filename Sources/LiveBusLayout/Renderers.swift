@@ -29,7 +29,8 @@ public enum LayoutRenderer {
         let titleHeight = 40.0
         let screen = Rect(size: p.screenSize)
         let presentationHeight = r.presentations.map(\.frame.height).max().map { $0 + 40 } ?? 0
-        let width = max(screen.width, r.presentations.reduce(0) { $0 + $1.frame.width + 16 }) + 2 * pad
+        let slot = { (p: Presentation) in max(p.frame.width, Double(p.kind.rawValue.count) * 5.5) + 16 }
+        let width = max(screen.width, r.presentations.reduce(0) { $0 + slot($1) }, 640) + 2 * pad
         let height = screen.height + 2 * pad + titleHeight + presentationHeight
         var s = """
             <svg xmlns="http://www.w3.org/2000/svg" width="\(n(width))" height="\(n(height))" \
@@ -53,8 +54,10 @@ public enum LayoutRenderer {
         s += "<g transform=\"translate(\(n(pad)) \(n(pad + titleHeight)))\">\n"
         s += rect(screen, fill: "#f4f4f4", stroke: "#999999", dash: "6 3", extra: "")
         s += rect(p.window, fill: "#ffffff", stroke: "#222222", dash: nil, extra: "")
+        var labels = ""
         for nr in r.rects {
             s += draw(nr)
+            labels += labelFor(nr)
         }
         // Safe-area insets, hatched over everything but labels.
         let safe = p.safeRect
@@ -68,6 +71,7 @@ public enum LayoutRenderer {
                     "<circle cx=\"\(n(point.x))\" cy=\"\(n(point.y))\" r=\"4\" fill=\"#d62728\"><title>\(escape(kind))</title></circle>\n"
             }
         }
+        s += labels
         s += "</g>\n"
         // Presentations.
         var x = pad
@@ -85,10 +89,16 @@ public enum LayoutRenderer {
             for e in presentation.elements {
                 let color = presentation.kind == .lockScreen ? "#1f4e9a" : "#ffd166"
                 s += rect(e.rect, fill: "none", stroke: color, dash: e.role == .box ? "2 2" : nil, extra: "")
+                if let string = e.text {
+                    let ink = presentation.kind == .lockScreen ? "#111111" : "#ffffff"
+                    s +=
+                        "<text x=\"\(n(e.rect.minX))\" y=\"\(n(e.rect.maxY - 3))\" "
+                        + "font-size=\"\(n(min(12, e.rect.height * 0.8)))\" fill=\"\(ink)\">\(escape(string))</text>\n"
+                }
             }
             s += text(f.x, f.y - 6, presentation.kind.rawValue, size: 9)
             s += "</g>\n"
-            x += f.width + 16
+            x += slot(presentation)
         }
         s += "</svg>\n"
         return s
@@ -189,34 +199,41 @@ public enum LayoutRenderer {
         let r = nr.rect
         switch nr.role {
         case .window, .safeArea, .cardColumn:
-            return nr.role == .cardColumn
-                ? rect(r, fill: "none", stroke: "#8c564b", dash: "2 4", extra: "") + label(nr)
-                : ""
+            return nr.role == .cardColumn ? rect(r, fill: "none", stroke: "#8c564b", dash: "2 4", extra: "") : ""
         case .map:
             return rect(r, fill: "#dcebd0", stroke: nil, dash: nil, extra: "")
-                + text(r.minX + 4, r.maxY - 4, "map", size: 9)
         case .focusArea:
-            return rect(r, fill: "#1f77b4", stroke: "#1f77b4", dash: "6 3", extra: " fill-opacity=\"0.10\"") + label(nr)
+            return rect(r, fill: "#1f77b4", stroke: "#1f77b4", dash: "6 3", extra: " fill-opacity=\"0.10\"")
         case .fittingArea:
-            return rect(r, fill: "none", stroke: "#1f77b4", dash: "1 3", extra: "") + label(nr, dy: 22)
+            return rect(r, fill: "none", stroke: "#1f77b4", dash: "1 3", extra: "")
         case .reservedRegion:
-            return rect(r, fill: "#d62728", stroke: "#d62728", dash: nil, extra: " fill-opacity=\"0.25\"") + label(nr)
+            return rect(r, fill: "#d62728", stroke: "#d62728", dash: nil, extra: " fill-opacity=\"0.25\"")
         case .hinge:
             return r.width <= 0 || r.height <= 0
                 ? "<line x1=\"\(n(r.minX))\" y1=\"\(n(r.minY))\" x2=\"\(n(r.maxX))\" y2=\"\(n(r.maxY))\" stroke=\"#333333\" stroke-width=\"1\"/>\n"
-                    + label(nr)
-                : rect(r, fill: "#333333", stroke: nil, dash: nil, extra: "") + label(nr)
+
+                : rect(r, fill: "#333333", stroke: nil, dash: nil, extra: "")
         case .dynamicIsland:
             return rect(r, fill: "#000000", stroke: nil, dash: nil, extra: " rx=\"\(n(r.height / 2))\"")
         case .keyboard:
-            return rect(r, fill: "#777777", stroke: "#555555", dash: nil, extra: " fill-opacity=\"0.6\"") + label(nr)
+            return rect(r, fill: "#777777", stroke: "#555555", dash: nil, extra: " fill-opacity=\"0.6\"")
         case .pin:
             return rect(r, fill: "#d62728", stroke: nil, dash: nil, extra: " rx=\"6\"")
         case .content:
-            return rect(r, fill: "#f0e6ff", stroke: "#9467bd", dash: nil, extra: "") + label(nr)
+            return rect(r, fill: "#f0e6ff", stroke: "#9467bd", dash: nil, extra: "")
         default:
             return rect(r, fill: "#ffffff", stroke: "#444444", dash: nil, extra: " fill-opacity=\"0.92\" rx=\"6\"")
-                + label(nr)
+
+        }
+    }
+
+    /// The label drawn on top of every shape (none for the window, safe area, island and pin).
+    private static func labelFor(_ nr: NamedRect) -> String {
+        switch nr.role {
+        case .window, .safeArea, .dynamicIsland, .pin: ""
+        case .map: text(nr.rect.minX + 4, nr.rect.maxY - 4, "map", size: 9)
+        case .fittingArea: label(nr, dy: 22)
+        default: label(nr)
         }
     }
 
@@ -229,13 +246,28 @@ public enum LayoutRenderer {
         ].filter { !$0.isEmpty }
     }
 
+    /// Labels a rect with its name and size: inside its top-left corner; small rects get a small label above;
+    /// the sheet is labelled at its top-right, the card column below its bottom, the hinge at its bottom.
     private static func label(_ nr: NamedRect, dy: Double = 12) -> String {
-        text(
-            nr.rect.minX + 4,
-            nr.rect.minY + dy,
-            "\(nr.name) \(format(nr.rect.width))x\(format(nr.rect.height))",
-            size: 10
-        )
+        let r = nr.rect
+        let full = "\(nr.name) \(format(r.width))x\(format(r.height))"
+        switch nr.role {
+        case .sheet:
+            return "<text x=\"\(n(r.maxX - 4))\" y=\"\(n(r.minY + 12))\" font-size=\"10\" text-anchor=\"end\" "
+                + "fill=\"#222222\">\(escape(full))</text>\n"
+        case .cardColumn:
+            return "<text x=\"\(n(r.maxX))\" y=\"\(n(r.maxY + 10))\" font-size=\"8\" text-anchor=\"end\" "
+                + "fill=\"#222222\">\(escape(full))</text>\n"
+        case .hinge:
+            return text(r.minX, r.maxY + 10, full, size: 8)
+        case .reservedRegion:
+            return text(r.minX, r.minY - 3, full, size: 8)
+        default:
+            if r.width < 100 || r.height < 16 {
+                return text(r.minX, r.minY - 2, nr.name, size: 7)
+            }
+            return text(r.minX + 4, r.minY + dy, full, size: 10)
+        }
     }
 
     private static func rect(_ r: Rect, fill: String, stroke: String?, dash: String?, extra: String) -> String {
