@@ -12,6 +12,7 @@ public struct LayoutError: Error, Sendable, Equatable, CustomStringConvertible {
             case windowTooLarge = "window-too-large"
             case windowTooSmall = "window-too-small"
             case invalidKeyboardHeight = "invalid-keyboard-height"
+            case invalidArgument = "invalid-argument"
         }
         private let wrapped: Wrapped
         private init(_ wrapped: Wrapped) { self.wrapped = wrapped }
@@ -30,6 +31,8 @@ public struct LayoutError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let windowTooSmall = Code(.windowTooSmall)
         /// The keyboard height is negative or taller than 40% of the window.
         public static let invalidKeyboardHeight = Code(.invalidKeyboardHeight)
+        /// A command-line word (fold state, orientation, window, screen, tags) could not be parsed.
+        public static let invalidArgument = Code(.invalidArgument)
 
         /// The code as a kebab-case string, e.g. `unknown-device`.
         public var description: String { wrapped.rawValue }

@@ -110,3 +110,67 @@ public enum OfflineLayout {
         return (input, LayoutEngine.layout(input))
     }
 }
+
+extension OfflineLayoutRequest {
+    /// Builds a request from the CLI's words: `layout DEVICE POSTURE ORIENTATION WxH|full SCREEN TAGS`.
+    ///
+    /// - Parameters:
+    ///   - device: catalog id (checked later by ``OfflineLayout/run(_:catalog:measurer:)``).
+    ///   - foldState: `flat`, `half-opened` or `folded`.
+    ///   - orientation: `portrait` or `landscape`.
+    ///   - window: `WxH` in points (e.g. `951x669`, decimals allowed) or `full`.
+    ///   - screen: `overlay`, `column` or `fullScreen`.
+    ///   - tags: a count ≥ 0.
+    /// - Returns: the request with the default sheet, toast, markers and Live Activity content.
+    /// - Throws: ``LayoutError`` with code `invalid-argument`, naming the word and listing the valid values.
+    public static func parse(
+        device: String,
+        foldState: String,
+        orientation: String,
+        window: String,
+        screen: String,
+        tags: String
+    ) throws(LayoutError) -> OfflineLayoutRequest {
+        guard let fold = FoldState(rawValue: foldState) else {
+            throw invalid("fold state", foldState, FoldState.allCases.map(\.rawValue))
+        }
+        guard let turn = Orientation(rawValue: orientation) else {
+            throw invalid("orientation", orientation, Orientation.allCases.map(\.rawValue))
+        }
+        guard let layout = ScreenLayout(rawValue: screen) else {
+            throw invalid("screen", screen, ScreenLayout.allCases.map(\.rawValue))
+        }
+        guard let count = Int(tags), count >= 0 else {
+            throw LayoutError(.invalidArgument, "tags '\(tags)' is not a count; give a whole number 0 or more")
+        }
+        return OfflineLayoutRequest(
+            deviceID: device,
+            foldState: fold,
+            orientation: turn,
+            windowSize: try parseWindow(window),
+            screen: layout,
+            tags: count
+        )
+    }
+
+    /// Parses `WxH` (points, e.g. `951x669` or `561.5x744`) or `full` (nil: the whole screen).
+    ///
+    /// - Parameter text: the word.
+    /// - Returns: the size, or nil for `full`.
+    /// - Throws: ``LayoutError`` with code `invalid-argument`.
+    public static func parseWindow(_ text: String) throws(LayoutError) -> Size? {
+        if text == "full" { return nil }
+        let parts = text.split(separator: "x", omittingEmptySubsequences: false)
+        guard parts.count == 2, let w = Double(parts[0]), let h = Double(parts[1]), w.isFinite, h.isFinite else {
+            throw LayoutError(
+                .invalidArgument,
+                "window '\(text)' is not WxH; give the window in points like 951x669 or 561.5x744, or 'full'"
+            )
+        }
+        return Size(width: w, height: h)
+    }
+
+    private static func invalid(_ what: String, _ word: String, _ valid: [String]) -> LayoutError {
+        LayoutError(.invalidArgument, "\(what) '\(word)' is not valid; valid: \(valid.joined(separator: ", "))")
+    }
+}
