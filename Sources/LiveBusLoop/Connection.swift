@@ -1,0 +1,334 @@
+import CLibUV
+import Foundation
+
+/// One Unix-socket stream (`uv_pipe_t`), either accepted by a ``PipeListener`` or made by ``connect(loop:path:_:)``.
+///
+/// Writes are gathered: everything written during one loop turn is flushed once, just before the loop blocks
+/// (`uv_try_write` first, one queued `uv_write` for the rest). Write buffers live until their callback.
+/// Source: ../shared/DESIGN.md "Where speed comes from"; libuv `docs/src/stream.rst`.
+public final class Connection: LoopClosable {
+    let pipe: UnsafeMutablePointer<uv_pipe_t>
+    unowned let loop: EventLoop
+    private var retained: Unmanaged<Connection>?
+    private var pending: [UInt8] = []
+    private var isDirty = false
+    private var readBuffer: UnsafeMutableRawPointer
+    private static let readBufferSize = 65536
+    private var shutdownRequested = false
+
+    /// Bytes handed to libuv and not yet written to the socket.
+    public private(set) var bytesInFlight = 0
+    /// `true` once closing began; writes are then ignored.
+    public private(set) var isClosed = false
+
+    /// Called on the loop thread with each chunk of received bytes (valid only during the call).
+    public var onRead: ((UnsafeRawBufferPointer) -> Void)?
+    /// Called once when the connection closed: `nil` for an orderly end of stream or a local close.
+    public var onClose: ((LoopError?) -> Void)?
+    /// Called when all queued output was written (the queue drained), for back-pressure.
+    public var onDrain: (() -> Void)?
+
+    init(loop: EventLoop) {
+        self.loop = loop
+        pipe = .allocate(capacity: 1)
+        uv_pipe_init(loop.loop, pipe, 0)
+        readBuffer = .allocate(byteCount: Connection.readBufferSize, alignment: 16)
+        retained = Unmanaged.passRetained(self)
+        pipe.pointee.data = retained!.toOpaque()
+    }
+
+    static func of(_ s: UnsafeMutablePointer<uv_stream_t>?) -> Connection {
+        Unmanaged<Connection>.fromOpaque(s!.pointee.data).takeUnretainedValue()
+    }
+
+    /// Bytes written but not yet on the socket: gathered this turn plus in flight.
+    public var outstandingBytes: Int { pending.count + bytesInFlight }
+
+    /// The connected peer's user id and process id (`SO_PEERCRED`), or `nil`.
+    public var peerCredentials: (uid: UInt32, pid: Int32)? {
+        var fd: uv_os_fd_t = -1
+        guard uv_fileno(asHandle(pipe), &fd) == 0 else { return nil }
+        var uid: UInt32 = 0
+        var pid: Int32 = 0
+        guard CLibUV_peer_uid(fd, &uid, &pid) == 0 else { return nil }
+        return (uid, pid)
+    }
+
+    /// Starts delivering received bytes to ``onRead``.
+    /// - Throws: ``LoopError`` if the stream cannot be read.
+    public func startReading() throws(LoopError) {
+        try uvCheck(
+            uv_read_start(
+                asStream(pipe),
+                { h, _, buf in
+                    let c = Unmanaged<Connection>.fromOpaque(h!.pointee.data).takeUnretainedValue()
+                    buf!.pointee = uv_buf_init(
+                        c.readBuffer.assumingMemoryBound(to: CChar.self),
+                        UInt32(Connection.readBufferSize)
+                    )
+                },
+                { s, nread, _ in
+                    let c = Connection.of(s)
+                    if nread > 0 {
+                        c.onRead?(UnsafeRawBufferPointer(start: c.readBuffer, count: nread))
+                    } else if nread < 0 {
+                        let err: LoopError? = nread == Int(UV_EOF.rawValue) ? nil : LoopError(Int32(nread), "read")
+                        c.closeNow(error: err)
+                    }
+                }
+            ),
+            "uv_read_start"
+        )
+    }
+
+    /// Stops reading (back-pressure); resume with ``startReading()``.
+    public func stopReading() {
+        guard !isClosed else { return }
+        uv_read_stop(asStream(pipe))
+    }
+
+    /// Queues `bytes` for this loop turn's flush.
+    public func write(_ bytes: [UInt8]) {
+        guard !isClosed, !shutdownRequested, !bytes.isEmpty else { return }
+        pending.append(contentsOf: bytes)
+        markDirty()
+    }
+
+    /// Queues bytes produced by `body` directly into the pending buffer (no intermediate array).
+    public func write(_ body: (inout [UInt8]) throws -> Void) rethrows {
+        guard !isClosed, !shutdownRequested else { return }
+        try body(&pending)
+        if !pending.isEmpty { markDirty() }
+    }
+
+    private func markDirty() {
+        if !isDirty {
+            isDirty = true
+            loop.markDirty(self)
+        }
+    }
+
+    /// Writes now what was gathered (called by the loop before it blocks; callable directly).
+    func flush() {
+        isDirty = false
+        guard !isClosed, !pending.isEmpty else { return }
+        var offset = 0
+        if bytesInFlight == 0 {
+            let rc = pending.withUnsafeMutableBytes { raw -> Int32 in
+                var b = uv_buf_init(raw.baseAddress!.assumingMemoryBound(to: CChar.self), UInt32(raw.count))
+                return uv_try_write(asStream(pipe), &b, 1)
+            }
+            if rc > 0 {
+                offset = Int(rc)
+            } else if rc < 0 && rc != UV_EAGAIN.rawValue {
+                closeNow(error: LoopError(rc, "write"))
+                return
+            }
+        }
+        let remaining = pending.count - offset
+        if remaining > 0 {
+            let mem = UnsafeMutableRawPointer.allocate(byteCount: remaining, alignment: 1)
+            pending.withUnsafeBytes { raw in
+                mem.copyMemory(from: raw.baseAddress! + offset, byteCount: remaining)
+            }
+            let req = UnsafeMutablePointer<uv_write_t>.allocate(capacity: 1)
+            req.pointee.data = mem
+            var b = uv_buf_init(mem.assumingMemoryBound(to: CChar.self), UInt32(remaining))
+            bytesInFlight += remaining
+            let rc = uv_write(req, asStream(pipe), &b, 1) { req, status in
+                let r = req!
+                let s = r.pointee.handle!
+                let size = Int(r.pointee.bufs?.pointee.len ?? 0)
+                _ = size
+                let c = Connection.of(s)
+                c.writeCompleted(req: r, status: status)
+            }
+            if rc < 0 {
+                bytesInFlight -= remaining
+                mem.deallocate()
+                req.deallocate()
+                closeNow(error: LoopError(rc, "uv_write"))
+                return
+            }
+            inFlightSizes.append(remaining)
+        }
+        pending.removeAll(keepingCapacity: pending.capacity <= 1 << 20)
+        if bytesInFlight == 0 { afterDrain() }
+    }
+
+    private var inFlightSizes: [Int] = []
+
+    private func writeCompleted(req: UnsafeMutablePointer<uv_write_t>, status: Int32) {
+        req.pointee.data.deallocate()
+        req.deallocate()
+        if !inFlightSizes.isEmpty { bytesInFlight -= inFlightSizes.removeFirst() }
+        if status < 0 {
+            if status != UV_ECANCELED.rawValue { closeNow(error: LoopError(status, "write")) }
+            return
+        }
+        if bytesInFlight == 0 && pending.isEmpty { afterDrain() }
+    }
+
+    private func afterDrain() {
+        if shutdownRequested {
+            beginClose()
+        } else {
+            onDrain?()
+        }
+    }
+
+    /// Flushes what is queued, then closes (used after a fatal ERROR frame, or BYE).
+    public func closeAfterFlush() {
+        guard !isClosed, !shutdownRequested else { return }
+        shutdownRequested = true
+        isDirty = false
+        if !pending.isEmpty {
+            shutdownRequested = false
+            flush()
+            shutdownRequested = true
+        }
+        if bytesInFlight == 0 && pending.isEmpty { beginClose() }
+    }
+
+    /// Closes at once; queued writes are dropped (their callbacks get ECANCELED).
+    public func close() { closeNow(error: nil) }
+
+    private func closeNow(error: LoopError?) {
+        guard !isClosed else { return }
+        isClosed = true
+        pending = []
+        let cb = onClose
+        onClose = nil
+        onRead = nil
+        onDrain = nil
+        finishClose()
+        cb?(error)
+    }
+
+    private func beginClose() { closeNow(error: nil) }
+
+    private func finishClose() {
+        guard uv_is_closing(asHandle(pipe)) == 0 else { return }
+        uv_read_stop(asStream(pipe))
+        uv_close(asHandle(pipe)) { h in
+            let c = Unmanaged<Connection>.fromOpaque(h!.pointee.data)
+            let conn = c.takeUnretainedValue()
+            conn.readBuffer.deallocate()
+            h!.deallocate()
+            c.release()
+        }
+    }
+
+    func closeFromLoop() { close() }
+
+    /// Connects to the Unix socket at `path`; `completion` runs on the loop thread.
+    /// - Note: Paths longer than the kernel's `sun_path` are rejected here, because libuv 1.44 truncates them.
+    public static func connect(
+        loop: EventLoop,
+        path: String,
+        _ completion: @escaping (Result<Connection, LoopError>) -> Void
+    ) {
+        if let e = PipeListener.checkPath(path) {
+            completion(.failure(e))
+            return
+        }
+        let c = Connection(loop: loop)
+        let req = UnsafeMutablePointer<uv_connect_t>.allocate(capacity: 1)
+        let box = Unmanaged.passRetained(ConnectBox(connection: c, completion: completion))
+        req.pointee.data = box.toOpaque()
+        uv_pipe_connect(req, c.pipe, path) { req, status in
+            let box = Unmanaged<ConnectBox>.fromOpaque(req!.pointee.data).takeRetainedValue()
+            req!.deallocate()
+            if status < 0 {
+                box.connection.close()
+                box.completion(.failure(LoopError(status, "connect")))
+            } else {
+                box.completion(.success(box.connection))
+            }
+        }
+    }
+}
+
+private final class ConnectBox {
+    let connection: Connection
+    let completion: (Result<Connection, LoopError>) -> Void
+    init(connection: Connection, completion: @escaping (Result<Connection, LoopError>) -> Void) {
+        self.connection = connection
+        self.completion = completion
+    }
+}
+
+/// A listening Unix socket (`uv_pipe_t` + `uv_listen`).
+public final class PipeListener: LoopClosable {
+    private let pipe: UnsafeMutablePointer<uv_pipe_t>
+    unowned let loop: EventLoop
+    private var retained: Unmanaged<PipeListener>?
+    private var closed = false
+    /// The socket path.
+    public let path: String
+    /// Called on the loop thread with each accepted connection (not yet reading).
+    public var onConnection: ((Connection) -> Void)?
+
+    /// Longest socket path accepted, in bytes.
+    public static var maximumPathLength: Int { Int(CLibUV_max_socket_path()) }
+
+    /// An error when `path` cannot be a socket path, else `nil`.
+    public static func checkPath(_ path: String) -> LoopError? {
+        if path.isEmpty { return LoopError(name: "EINVAL", message: "socket path is empty") }
+        if path.utf8.count > maximumPathLength {
+            return LoopError(
+                name: "ENAMETOOLONG",
+                message:
+                    "socket path is \(path.utf8.count) bytes; Unix sockets allow at most \(maximumPathLength). Use a shorter path, e.g. under /tmp"
+            )
+        }
+        return nil
+    }
+
+    /// Binds `path` with mode 0600 and listens.
+    /// - Throws: ``LoopError`` (`EADDRINUSE` when the path exists, `ENAMETOOLONG`, `EACCES`, …).
+    public init(loop: EventLoop, path: String, backlog: Int32 = 511) throws(LoopError) {
+        if let e = PipeListener.checkPath(path) { throw e }
+        self.loop = loop
+        self.path = path
+        pipe = .allocate(capacity: 1)
+        uv_pipe_init(loop.loop, pipe, 0)
+        retained = Unmanaged.passRetained(self)
+        pipe.pointee.data = retained!.toOpaque()
+        let old = umask(0o177)  // the socket file is created 0600: only the daemon's user may connect
+        let rc = uv_pipe_bind(pipe, path)
+        umask(old)
+        if rc < 0 {
+            close()
+            throw LoopError(rc, "bind \(path)")
+        }
+        let lrc = uv_listen(asStream(pipe), backlog) { server, status in
+            let l = Unmanaged<PipeListener>.fromOpaque(server!.pointee.data).takeUnretainedValue()
+            guard status >= 0 else { return }
+            let c = Connection(loop: l.loop)
+            if uv_accept(server, asStream(c.pipe)) == 0 {
+                l.onConnection?(c)
+            } else {
+                c.close()
+            }
+        }
+        if lrc < 0 {
+            close()
+            throw LoopError(lrc, "listen \(path)")
+        }
+    }
+
+    /// Stops listening and removes the socket file (libuv unlinks a bound path on close).
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        onConnection = nil
+        uv_close(asHandle(pipe)) { h in
+            let l = Unmanaged<PipeListener>.fromOpaque(h!.pointee.data)
+            h!.deallocate()
+            l.release()
+        }
+    }
+
+    func closeFromLoop() { close() }
+}

@@ -1,0 +1,279 @@
+import CLibUV
+import Foundation
+import Synchronization
+
+/// One libuv loop (`uv_loop_t`): timers, Unix-socket listeners and connections, signals, cross-thread wake-ups.
+///
+/// Not thread-safe: create it, use it and run it on one thread. Other threads reach it only through
+/// ``handle`` (``LoopHandle/execute(_:)``), which queues work and wakes the loop with `uv_async_send`.
+/// Source: libuv `docs/src/design.rst` ("is not thread-safe"), `docs/src/async.rst`.
+public final class EventLoop {
+    let loop: UnsafeMutablePointer<uv_loop_t>
+    private let async: UnsafeMutablePointer<uv_async_t>
+    private let prepare: UnsafeMutablePointer<uv_prepare_t>
+    private let shared: LoopShared
+    var dirty: [Connection] = []
+    private var closed = false
+
+    /// A Sendable handle other threads use to run work on this loop or stop it.
+    public let handle: LoopHandle
+
+    /// Creates a loop.
+    /// - Throws: ``LoopError`` if libuv cannot initialise it.
+    public init() throws(LoopError) {
+        signal(SIGPIPE, SIG_IGN)  // a write to a closed peer returns EPIPE instead of killing the process
+        loop = .allocate(capacity: 1)
+        try uvCheck(uv_loop_init(loop), "uv_loop_init")
+        async = .allocate(capacity: 1)
+        prepare = .allocate(capacity: 1)
+        shared = LoopShared()
+        handle = LoopHandle(shared: shared)
+        loop.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+        try uvCheck(
+            uv_async_init(loop, async) { a in
+                guard let a else { return }
+                EventLoop.of(a.pointee.loop).drainCrossThreadQueue()
+            },
+            "uv_async_init"
+        )
+        uv_unref(asHandle(async))  // wake-ups alone do not keep the loop running
+        shared.setAsync(async)
+        try uvCheck(uv_prepare_init(loop, prepare), "uv_prepare_init")
+        try uvCheck(
+            uv_prepare_start(prepare) { p in
+                guard let p else { return }
+                EventLoop.of(p.pointee.loop).flushDirty()
+            },
+            "uv_prepare_start"
+        )
+        uv_unref(asHandle(prepare))
+    }
+
+    static func of(_ l: UnsafeMutablePointer<uv_loop_t>?) -> EventLoop {
+        Unmanaged<EventLoop>.fromOpaque(l!.pointee.data).takeUnretainedValue()
+    }
+
+    /// Milliseconds of the loop's cached monotonic clock (`uv_now`), updated at the start of each iteration.
+    public var nowMilliseconds: UInt64 { uv_now(loop) }
+
+    /// A fresh monotonic reading in nanoseconds (`uv_hrtime`).
+    public static func monotonicNanoseconds() -> UInt64 { uv_hrtime() }
+
+    /// Runs the loop until ``stop()`` or until nothing keeps it alive.
+    public func run() {
+        uv_run(loop, UV_RUN_DEFAULT)
+    }
+
+    /// Runs one iteration without blocking; for tests.
+    @discardableResult
+    public func runOnce(blocking: Bool = false) -> Bool {
+        uv_run(loop, blocking ? UV_RUN_ONCE : UV_RUN_NOWAIT) != 0
+    }
+
+    /// Makes ``run()`` return after the current iteration.
+    public func stop() { uv_stop(loop) }
+
+    /// Closes every handle the loop owns and releases it. Call after ``run()`` returned; returns `true` when
+    /// every handle was closed (a leak check, as libuv's tests do with `uv_loop_close`).
+    @discardableResult
+    public func close() -> Bool {
+        guard !closed else { return true }
+        closed = true
+        shared.clearAsync()
+        uv_close(asHandle(async)) { h in UnsafeMutableRawPointer(h!).deallocate() }
+        uv_close(asHandle(prepare)) { h in UnsafeMutableRawPointer(h!).deallocate() }
+        // Close anything still open, then let the close callbacks run.
+        uv_walk(
+            loop,
+            { h, _ in
+                guard let h, uv_is_closing(h) == 0 else { return }
+                if let data = h.pointee.data {
+                    let owner = Unmanaged<AnyObject>.fromOpaque(data).takeUnretainedValue()
+                    if let c = owner as? any LoopClosable {
+                        c.closeFromLoop()
+                        return
+                    }
+                }
+                uv_close(h, nil)
+            },
+            nil
+        )
+        uv_run(loop, UV_RUN_DEFAULT)
+        let rc = uv_loop_close(loop)
+        loop.deallocate()
+        return rc == 0
+    }
+
+    private func drainCrossThreadQueue() {
+        for work in shared.takeAll() { work(self) }
+    }
+
+    func markDirty(_ c: Connection) {
+        dirty.append(c)
+    }
+
+    /// Flushes the output of every connection written to during this loop turn. Runs in `uv_prepare`, i.e.
+    /// once per iteration just before the loop blocks for I/O.
+    func flushDirty() {
+        guard !dirty.isEmpty else { return }
+        let list = dirty
+        dirty.removeAll(keepingCapacity: true)
+        for c in list { c.flush() }
+    }
+
+    /// Schedules `body` after `milliseconds` (monotonic), repeating every `repeat` ms if non-zero.
+    /// - Returns: a timer to cancel. Keep it or not: a one-shot timer releases itself after firing.
+    @discardableResult
+    public func schedule(after milliseconds: UInt64, repeat: UInt64 = 0, _ body: @escaping () -> Void) -> Timer {
+        let t = Timer(loop: self, body: body)
+        t.start(after: milliseconds, repeat: `repeat`)
+        return t
+    }
+}
+
+protocol LoopClosable: AnyObject {
+    func closeFromLoop()
+}
+
+/// Work queued from other threads; guarded by a mutex. Source: STYLE.md habit 4.
+final class LoopShared: Sendable {
+    private struct State {
+        var work: [@Sendable (EventLoop) -> Void] = []
+        var async: UnsafeMutablePointer<uv_async_t>?
+    }
+    // @unchecked-free: Mutex makes this Sendable; the raw pointer is only sent to uv_async_send (thread-safe).
+    private let state = Mutex<StateBox>(StateBox())
+    private final class StateBox: @unchecked Sendable {  // @unchecked: only touched under `state`'s lock.
+        var s = State()
+    }
+
+    func setAsync(_ a: UnsafeMutablePointer<uv_async_t>) { state.withLock { $0.s.async = a } }
+    func clearAsync() { state.withLock { $0.s.async = nil } }
+
+    func enqueue(_ w: @escaping @Sendable (EventLoop) -> Void) -> Bool {
+        state.withLock { box in
+            guard let a = box.s.async else { return false }
+            box.s.work.append(w)
+            uv_async_send(a)
+            return true
+        }
+    }
+
+    func takeAll() -> [@Sendable (EventLoop) -> Void] {
+        state.withLock { box in
+            let w = box.s.work
+            box.s.work.removeAll()
+            return w
+        }
+    }
+}
+
+/// A thread-safe handle to an ``EventLoop``.
+public struct LoopHandle: Sendable {
+    let shared: LoopShared
+
+    /// Runs `work` on the loop's thread during its next iteration.
+    /// - Returns: `false` if the loop is already closed (the work is dropped).
+    @discardableResult
+    public func execute(_ work: @escaping @Sendable (EventLoop) -> Void) -> Bool {
+        shared.enqueue(work)
+    }
+
+    /// Asks the loop to stop from another thread.
+    public func stop() { execute { $0.stop() } }
+}
+
+/// A `uv_timer_t`. Fires its body on the loop thread.
+public final class Timer: LoopClosable {
+    private let handle: UnsafeMutablePointer<uv_timer_t>
+    private var body: (() -> Void)?
+    private var isClosed = false
+    private var isRepeating = false
+    private var retained: Unmanaged<Timer>?
+
+    init(loop: EventLoop, body: @escaping () -> Void) {
+        handle = .allocate(capacity: 1)
+        uv_timer_init(loop.loop, handle)
+        self.body = body
+        retained = Unmanaged.passRetained(self)
+        handle.pointee.data = retained!.toOpaque()
+    }
+
+    func start(after ms: UInt64, repeat r: UInt64) {
+        isRepeating = r > 0
+        uv_timer_start(
+            handle,
+            { h in
+                let t = Unmanaged<Timer>.fromOpaque(h!.pointee.data).takeUnretainedValue()
+                t.fire()
+            },
+            ms,
+            r
+        )
+    }
+
+    private func fire() {
+        body?()
+        if !isRepeating { cancel() }
+    }
+
+    /// Stops the timer and releases it; the body never runs again. Safe to call more than once.
+    public func cancel() {
+        guard !isClosed else { return }
+        isClosed = true
+        body = nil
+        uv_timer_stop(handle)
+        uv_close(asHandle(handle)) { h in
+            let t = Unmanaged<Timer>.fromOpaque(h!.pointee.data)
+            h!.deallocate()
+            t.release()
+        }
+    }
+
+    /// Whether the timer was cancelled or has fired (one-shot).
+    public var isCancelled: Bool { isClosed }
+
+    func closeFromLoop() { cancel() }
+}
+
+/// Watches POSIX signals (`uv_signal_t`), e.g. SIGINT and SIGTERM for a clean shutdown.
+public final class SignalWatcher: LoopClosable {
+    private var handles: [UnsafeMutablePointer<uv_signal_t>] = []
+    private let body: (Int32) -> Void
+    private var closed = false
+
+    /// Starts watching `signals` on `loop`; `body` runs on the loop thread with the signal number.
+    /// - Throws: ``LoopError`` if libuv cannot install the watcher.
+    public init(loop: EventLoop, signals: [Int32], _ body: @escaping (Int32) -> Void) throws(LoopError) {
+        self.body = body
+        for s in signals {
+            let h = UnsafeMutablePointer<uv_signal_t>.allocate(capacity: 1)
+            try uvCheck(uv_signal_init(loop.loop, h), "uv_signal_init")
+            h.pointee.data = Unmanaged.passUnretained(self).toOpaque()
+            try uvCheck(
+                uv_signal_start(
+                    h,
+                    { h, signum in
+                        Unmanaged<SignalWatcher>.fromOpaque(h!.pointee.data).takeUnretainedValue().body(signum)
+                    },
+                    s
+                ),
+                "uv_signal_start"
+            )
+            uv_unref(asHandle(h))  // a signal watcher alone does not keep the loop alive
+            handles.append(h)
+        }
+    }
+
+    /// Stops watching.
+    public func close() {
+        guard !closed else { return }
+        closed = true
+        for h in handles {
+            uv_signal_stop(h)
+            uv_close(asHandle(h)) { h in h!.deallocate() }
+        }
+    }
+
+    func closeFromLoop() { close() }
+}

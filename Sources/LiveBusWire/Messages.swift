@@ -1,0 +1,514 @@
+import Foundation
+
+/// Encoding and decoding of frame bodies: UTF-8 JSON objects with sorted keys (deterministic bytes).
+public enum WireJSON {
+    /// Encodes `value` as compact JSON with sorted keys and unescaped slashes.
+    /// - Throws: ``WireError`` `invalidBody` if the value cannot be encoded (a non-finite number).
+    public static func encode(_ value: some Encodable) throws(WireError) -> [UInt8] {
+        let e = JSONEncoder()
+        e.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        do { return Array(try e.encode(value)) } catch {
+            throw WireError(.invalidBody, "cannot encode body: \(error)")
+        }
+    }
+
+    /// Decodes a body, naming the offending field in the error.
+    /// - Throws: ``WireError`` `invalidBody` with the field path, e.g. `field 'posture.foldState': expected a string`.
+    public static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws(WireError) -> T {
+        do { return try JSONDecoder().decode(T.self, from: Data(bytes)) } catch let error as DecodingError {
+            throw WireError(.invalidBody, describe(error, for: T.self))
+        } catch {
+            throw WireError(.invalidBody, "\(T.self) body is not valid JSON: \(error)")
+        }
+    }
+
+    static func path(_ p: [any CodingKey]) -> String {
+        p.map { k in k.intValue.map { "[\($0)]" } ?? ".\(k.stringValue)" }.joined().drop { $0 == "." }.description
+    }
+
+    static func describe<T>(_ e: DecodingError, for: T.Type) -> String {
+        let what = String(describing: T.self).replacingOccurrences(of: "Body", with: "")
+        switch e {
+        case .keyNotFound(let k, let c):
+            let p = path(c.codingPath + [k])
+            return "\(what) body: field '\(p)' is missing"
+        case .typeMismatch(let t, let c):
+            return "\(what) body: field '\(path(c.codingPath))' should be \(typeName(t))"
+        case .valueNotFound(let t, let c):
+            return "\(what) body: field '\(path(c.codingPath))' is null; expected \(typeName(t))"
+        case .dataCorrupted(let c):
+            if c.codingPath.isEmpty { return "\(what) body is not a valid JSON object" }
+            return "\(what) body: field '\(path(c.codingPath))': \(c.debugDescription)"
+        @unknown default:
+            return "\(what) body is invalid"
+        }
+    }
+
+    static func typeName(_ t: Any.Type) -> String {
+        switch t {
+        case is String.Type: "a string"
+        case is Int.Type, is Int64.Type, is UInt64.Type, is UInt16.Type: "an integer"
+        case is Double.Type: "a number"
+        case is Bool.Type: "true or false"
+        default: "\(t)"
+        }
+    }
+}
+
+/// Roles a connection can take in HELLO.
+public enum ClientRole: String, Sendable, Codable, Hashable {
+    /// A simulated phone: subscribes, receives events converted to its clock, reports posture.
+    case session
+    /// A command-line tool: sends COMMANDs (status, order, push, fault); the admin role is checked with the
+    /// socket's peer credentials.
+    case admin
+    /// A publisher: sends PUBLISH frames and receives ACKs.
+    case publisher
+}
+
+/// A device posture as it travels on the wire; validated against the device catalog by the daemon.
+public struct PostureBody: Sendable, Hashable, Codable {
+    /// `flat`, `half-opened` or `folded`.
+    public var foldState: String
+    /// `portrait` or `landscape`.
+    public var orientation: String
+    /// Window width in points, when resized (iPad multitasking); else the full screen.
+    public var windowWidth: Double?
+    /// Window height in points, when resized.
+    public var windowHeight: Double?
+    /// Hinge angle in degrees, when known.
+    public var hingeAngle: Double?
+    /// Keyboard height in points when a text field has focus, else 0 or absent.
+    public var keyboardHeight: Double?
+
+    /// Creates a posture body.
+    public init(
+        foldState: String,
+        orientation: String,
+        windowWidth: Double? = nil,
+        windowHeight: Double? = nil,
+        hingeAngle: Double? = nil,
+        keyboardHeight: Double? = nil
+    ) {
+        self.foldState = foldState
+        self.orientation = orientation
+        self.windowWidth = windowWidth
+        self.windowHeight = windowHeight
+        self.hingeAngle = hingeAngle
+        self.keyboardHeight = keyboardHeight
+    }
+}
+
+/// A resume request inside HELLO: the token from an earlier WELCOME and the last applied sequence per topic.
+public struct ResumeBody: Sendable, Hashable, Codable {
+    /// The resume token from the earlier session's WELCOME.
+    public var token: String
+    /// Topic → last sequence number the client applied.
+    public var topics: [String: UInt64]
+
+    /// Creates a resume request.
+    public init(token: String, topics: [String: UInt64]) {
+        self.token = token
+        self.topics = topics
+    }
+}
+
+/// HELLO body (client → daemon).
+public struct HelloBody: Sendable, Hashable, Codable {
+    /// Protocol versions the client speaks, e.g. `[1]`.
+    public var versions: [Int]
+    /// Client software and version, e.g. `livebus-swift/0.1`.
+    public var client: String
+    /// The role this connection takes.
+    public var role: ClientRole
+    /// A session name chosen by the user (`attach --name`), unique among live sessions, or absent.
+    public var name: String?
+    /// Device model id from the catalog (`livebus devices`), for sessions.
+    public var device: String?
+    /// The device posture, for sessions.
+    public var posture: PostureBody?
+    /// `foreground`, `background`, `suspended` or `terminated`, for sessions.
+    public var appState: String?
+    /// The OS version the session runs, e.g. `27.1`.
+    public var os: String?
+    /// The client's wall clock when it sent HELLO, milliseconds since the Unix epoch, client clock.
+    public var clientTime: Int64
+    /// Present when resuming an earlier session.
+    public var resume: ResumeBody?
+
+    /// Creates a HELLO body.
+    public init(
+        versions: [Int] = [1],
+        client: String,
+        role: ClientRole,
+        name: String? = nil,
+        device: String? = nil,
+        posture: PostureBody? = nil,
+        appState: String? = nil,
+        os: String? = nil,
+        clientTime: Int64,
+        resume: ResumeBody? = nil
+    ) {
+        self.versions = versions
+        self.client = client
+        self.role = role
+        self.name = name
+        self.device = device
+        self.posture = posture
+        self.appState = appState
+        self.os = os
+        self.clientTime = clientTime
+        self.resume = resume
+    }
+}
+
+/// WELCOME body (daemon → client).
+public struct WelcomeBody: Sendable, Hashable, Codable {
+    /// The protocol version chosen (the highest both speak).
+    public var version: Int
+    /// The session id, e.g. `s3`.
+    public var session: String
+    /// The session name (given or assigned).
+    public var name: String
+    /// Token to present in HELLO.resume after a disconnect.
+    public var resumeToken: String
+    /// The daemon's wall clock when it sent WELCOME, milliseconds since the Unix epoch, server clock.
+    public var serverTime: Int64
+    /// `true` when the HELLO's resume token was accepted and a catch-up follows.
+    public var resumed: Bool
+    /// The largest frame either side may send, in bytes.
+    public var maxFrameSize: Int
+
+    /// Creates a WELCOME body.
+    public init(
+        version: Int,
+        session: String,
+        name: String,
+        resumeToken: String,
+        serverTime: Int64,
+        resumed: Bool,
+        maxFrameSize: Int
+    ) {
+        self.version = version
+        self.session = session
+        self.name = name
+        self.resumeToken = resumeToken
+        self.serverTime = serverTime
+        self.resumed = resumed
+        self.maxFrameSize = maxFrameSize
+    }
+}
+
+/// SUBSCRIBE and UNSUBSCRIBE body.
+public struct SubscribeBody: Sendable, Hashable, Codable {
+    /// Topic patterns: segments separated by `/`, `*` matches one segment, a final `>` matches the rest.
+    public var patterns: [String]
+
+    /// Creates a body.
+    public init(patterns: [String]) { self.patterns = patterns }
+}
+
+/// Customer-facing summary in Korean and English.
+public struct SummaryBody: Sendable, Hashable, Codable {
+    /// Korean text, e.g. 조리 중.
+    public var ko: String
+    /// English text, e.g. Cooking.
+    public var en: String
+
+    /// Creates a summary.
+    public init(ko: String, en: String) {
+        self.ko = ko
+        self.en = en
+    }
+}
+
+/// A latitude/longitude pair in degrees.
+public struct PositionBody: Sendable, Hashable, Codable {
+    /// Latitude, degrees.
+    public var latitude: Double
+    /// Longitude, degrees.
+    public var longitude: Double
+
+    /// Creates a position.
+    public init(latitude: Double, longitude: Double) {
+        self.latitude = latitude
+        self.longitude = longitude
+    }
+}
+
+/// The content state of an order's Live Activity, server clock.
+public struct ContentStateBody: Sendable, Hashable, Codable {
+    /// `cooking`, `awaitingPickup`, `pickedUp`, `delivering`, `delivered`, `canceled` (or `created`).
+    public var status: String
+    /// Customer-facing summary.
+    public var summary: SummaryBody
+    /// Countdown target, milliseconds since the Unix epoch, server clock.
+    public var etaTarget: Int64
+    /// Progress 0…1.
+    public var progress: Double
+    /// Rider position while picked up or delivering.
+    public var riderPosition: PositionBody?
+    /// When the backend last confirmed the status, ms since the Unix epoch, server clock.
+    public var lastConfirmed: Int64
+
+    /// Creates a content state body.
+    public init(
+        status: String,
+        summary: SummaryBody,
+        etaTarget: Int64,
+        progress: Double,
+        riderPosition: PositionBody?,
+        lastConfirmed: Int64
+    ) {
+        self.status = status
+        self.summary = summary
+        self.etaTarget = etaTarget
+        self.progress = progress
+        self.riderPosition = riderPosition
+        self.lastConfirmed = lastConfirmed
+    }
+}
+
+/// The per-session part of an EVENT: its instants converted into the receiving client's clock.
+public struct ClientInstantsBody: Sendable, Hashable, Codable {
+    /// The event timestamp, ms since the Unix epoch, client clock.
+    public var timestamp: Int64
+    /// The countdown target, ms, client clock.
+    public var etaTarget: Int64
+    /// The stale date, ms, client clock.
+    public var staleDate: Int64?
+    /// The dismissal date, ms, client clock.
+    public var dismissalDate: Int64?
+    /// When the backend last confirmed the status, ms, client clock.
+    public var lastConfirmed: Int64
+    /// Uncertainty of every converted instant, milliseconds (the clock estimate's error bound).
+    public var uncertaintyMs: Int
+
+    /// Creates a per-session block.
+    public init(
+        timestamp: Int64,
+        etaTarget: Int64,
+        staleDate: Int64?,
+        dismissalDate: Int64?,
+        lastConfirmed: Int64,
+        uncertaintyMs: Int
+    ) {
+        self.timestamp = timestamp
+        self.etaTarget = etaTarget
+        self.staleDate = staleDate
+        self.dismissalDate = dismissalDate
+        self.lastConfirmed = lastConfirmed
+        self.uncertaintyMs = uncertaintyMs
+    }
+}
+
+/// EVENT body (and PUBLISH body, which has no `client` member): a Live Activity push-shaped change.
+public struct EventBody: Sendable, Hashable, Codable {
+    /// `start`, `update` or `end`.
+    public var event: String
+    /// When the backend produced the change, ms since the Unix epoch, server clock.
+    public var timestamp: Int64
+    /// The new content state.
+    public var contentState: ContentStateBody
+    /// Stale date, ms, server clock.
+    public var staleDate: Int64?
+    /// Relevance score (higher is more relevant).
+    public var relevanceScore: Double
+    /// Dismissal date for `end`, ms, server clock.
+    public var dismissalDate: Int64?
+    /// APNs priority, 5 or 10.
+    public var priority: Int
+    /// Instants converted to the receiving client's clock (EVENT only).
+    public var client: ClientInstantsBody?
+
+    /// Creates an event body.
+    public init(
+        event: String,
+        timestamp: Int64,
+        contentState: ContentStateBody,
+        staleDate: Int64?,
+        relevanceScore: Double,
+        dismissalDate: Int64?,
+        priority: Int,
+        client: ClientInstantsBody? = nil
+    ) {
+        self.event = event
+        self.timestamp = timestamp
+        self.contentState = contentState
+        self.staleDate = staleDate
+        self.relevanceScore = relevanceScore
+        self.dismissalDate = dismissalDate
+        self.priority = priority
+        self.client = client
+    }
+
+    /// The shared part of an EVENT body: this body without `client`, encoded once and without its final `}`,
+    /// so that ``sessionSuffix(_:)`` can be appended per session.
+    /// - Throws: ``WireError`` `invalidBody`.
+    public func sharedPrefix() throws(WireError) -> [UInt8] {
+        var copy = self
+        copy.client = nil
+        var bytes = try WireJSON.encode(copy)
+        bytes.removeLast()  // the closing brace
+        return bytes
+    }
+
+    /// The per-session suffix that closes a ``sharedPrefix()``: `,"client":{…}}`.
+    public static func sessionSuffix(_ c: ClientInstantsBody) -> [UInt8] {
+        var s = ",\"client\":{\"dismissalDate\":"
+        s += c.dismissalDate.map { String($0) } ?? "null"
+        s += ",\"etaTarget\":\(c.etaTarget),\"lastConfirmed\":\(c.lastConfirmed),\"staleDate\":"
+        s += c.staleDate.map { String($0) } ?? "null"
+        s += ",\"timestamp\":\(c.timestamp),\"uncertaintyMs\":\(c.uncertaintyMs)}}"
+        return Array(s.utf8)
+    }
+}
+
+/// ACK body: for a PUBLISH, the sequence the topic assigned.
+public struct AckBody: Sendable, Hashable, Codable {
+    /// The topic's sequence number assigned to the published event.
+    public var sequence: UInt64
+
+    /// Creates an ACK body.
+    public init(sequence: UInt64) { self.sequence = sequence }
+}
+
+/// PING body: `t1` is the sender's transmit time, ms since the Unix epoch, on the sender's clock.
+public struct PingBody: Sendable, Hashable, Codable {
+    /// Origin timestamp (sender's clock), ms.
+    public var t1: Int64
+
+    /// Creates a PING body.
+    public init(t1: Int64) { self.t1 = t1 }
+}
+
+/// PONG body: `t1` echoed, `t2` receive time and `t3` transmit time on the responder's clock (RFC 5905 §8).
+public struct PongBody: Sendable, Hashable, Codable {
+    /// The PING's origin timestamp, echoed (requester's clock), ms.
+    public var t1: Int64
+    /// When the responder received the PING (responder's clock), ms.
+    public var t2: Int64
+    /// When the responder sent this PONG (responder's clock), ms.
+    public var t3: Int64
+
+    /// Creates a PONG body.
+    public init(t1: Int64, t2: Int64, t3: Int64) {
+        self.t1 = t1
+        self.t2 = t2
+        self.t3 = t3
+    }
+}
+
+/// ERROR body.
+public struct ErrorBody: Sendable, Hashable, Codable {
+    /// Numeric code (`Protocol/errors.json`).
+    public var code: UInt16
+    /// Stable name of the code.
+    public var name: String
+    /// What was wrong and what to do.
+    public var message: String
+    /// `true` when the daemon closes the connection after this frame.
+    public var fatal: Bool
+
+    /// Creates an ERROR body.
+    public init(code: UInt16, name: String, message: String, fatal: Bool) {
+        self.code = code
+        self.name = name
+        self.message = message
+        self.fatal = fatal
+    }
+
+    /// The body for a ``WireError``.
+    public init(_ e: WireError, fatal: Bool) {
+        self.init(code: e.code.rawValue, name: e.code.name, message: e.message, fatal: fatal)
+    }
+}
+
+/// BYE body.
+public struct ByeBody: Sendable, Hashable, Codable {
+    /// Why the sender is leaving, e.g. `client exit`, `shutdown`.
+    public var reason: String
+
+    /// Creates a BYE body.
+    public init(reason: String) { self.reason = reason }
+}
+
+/// POSTURE body (client → daemon): a new posture, app state, or both.
+public struct PostureChangeBody: Sendable, Hashable, Codable {
+    /// The new posture, if it changed.
+    public var posture: PostureBody?
+    /// The new app state, if it changed.
+    public var appState: String?
+
+    /// Creates a posture change.
+    public init(posture: PostureBody? = nil, appState: String? = nil) {
+        self.posture = posture
+        self.appState = appState
+    }
+}
+
+/// RESEND body (client → daemon): resend events of the frame's topic from `fromSequence` (inclusive).
+public struct ResendBody: Sendable, Hashable, Codable {
+    /// First sequence the client is missing.
+    public var fromSequence: UInt64
+
+    /// Creates a RESEND body.
+    public init(fromSequence: UInt64) { self.fromSequence = fromSequence }
+}
+
+/// UPTODATE body (daemon → client): the catch-up of the frame's topic ended at `sequence`.
+public struct UpToDateBody: Sendable, Hashable, Codable {
+    /// The topic's latest sequence at the end of the catch-up.
+    public var sequence: UInt64
+
+    /// Creates an UPTODATE body.
+    public init(sequence: UInt64) { self.sequence = sequence }
+}
+
+/// COMMAND body (CLI → daemon).
+public struct CommandBody: Sendable, Hashable, Codable {
+    /// The command, e.g. `status`, `order.create`, `push`, `fault.add`, `posture`, `app-state`, `clock`.
+    public var command: String
+    /// Command arguments.
+    public var args: [String: JSONValue]
+
+    /// Creates a command.
+    public init(command: String, args: [String: JSONValue] = [:]) {
+        self.command = command
+        self.args = args
+    }
+}
+
+/// An error inside a RESULT, shaped like the CLI's `--json` envelope.
+public struct ResultErrorBody: Sendable, Hashable, Codable {
+    /// Stable error name.
+    public var code: String
+    /// What went wrong.
+    public var message: String
+    /// What to do about it.
+    public var recovery: String?
+
+    /// Creates an error.
+    public init(code: String, message: String, recovery: String? = nil) {
+        self.code = code
+        self.message = message
+        self.recovery = recovery
+    }
+}
+
+/// RESULT body (daemon → CLI): `{"ok": true, "data": …}` or `{"ok": false, "error": …}`.
+public struct ResultBody: Sendable, Hashable, Codable {
+    /// Whether the command succeeded.
+    public var ok: Bool
+    /// The command's data on success.
+    public var data: JSONValue?
+    /// The error on failure.
+    public var error: ResultErrorBody?
+
+    /// Creates a result.
+    public init(ok: Bool, data: JSONValue? = nil, error: ResultErrorBody? = nil) {
+        self.ok = ok
+        self.data = data
+        self.error = error
+    }
+}

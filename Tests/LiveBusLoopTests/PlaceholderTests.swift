@@ -1,4 +1,0 @@
-import Testing
-@testable import LiveBusLoop
-
-@Test func placeholder() {}

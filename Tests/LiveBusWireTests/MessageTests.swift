@@ -1,0 +1,69 @@
+import LiveBusWire
+import Testing
+
+/// Message bodies and topics. Source: Protocol/PROTOCOL.md §4–§5.
+struct MessageTests {
+    /// A missing field is reported by its path.
+    @Test func missingFieldIsNamed() {
+        let body = Array(#"{"versions":[1],"client":"x","role":"session"}"#.utf8)
+        #expect(throws: WireError(.invalidBody, "Hello body: field 'clientTime' is missing")) {
+            _ = try WireJSON.decode(HelloBody.self, from: body)
+        }
+    }
+
+    /// A wrong type is reported with its path.
+    @Test func wrongTypeIsNamed() {
+        let body = Array(
+            #"{"versions":[1],"client":"x","role":"session","clientTime":1,"posture":{"foldState":3,"orientation":"portrait"}}"#
+                .utf8
+        )
+        #expect(throws: WireError(.invalidBody, "Hello body: field 'posture.foldState' should be a string")) {
+            _ = try WireJSON.decode(HelloBody.self, from: body)
+        }
+    }
+
+    /// Not JSON at all.
+    @Test func garbageBody() {
+        #expect(throws: WireError(.invalidBody, "Ping body is not a valid JSON object")) {
+            _ = try WireJSON.decode(PingBody.self, from: Array("\u{1}\u{2}".utf8))
+        }
+    }
+
+    /// The shared prefix plus a session suffix is one JSON object equal to the body with `client` set.
+    @Test func sharedPrefixPlusSuffixDecodes() throws {
+        var e = GoldenVectors.event
+        let c = ClientInstantsBody(
+            timestamp: 1,
+            etaTarget: 2,
+            staleDate: nil,
+            dismissalDate: 4,
+            lastConfirmed: 5,
+            uncertaintyMs: 6
+        )
+        let bytes = try e.sharedPrefix() + EventBody.sessionSuffix(c)
+        e.client = c
+        #expect(try WireJSON.decode(EventBody.self, from: bytes) == e)
+    }
+
+    /// Pattern matching: `*` one segment, `>` the rest (NATS semantics).
+    @Test(arguments: [
+        ("orders/>", "orders/A1", true), ("orders/>", "orders", false), ("orders/*", "orders/A1", true),
+        ("orders/*", "orders/A1/x", false), ("orders/A1", "orders/A1", true), ("orders/A1", "orders/A2", false),
+        (">", "a/b/c", true), ("*/x", "a/x", true),
+    ])
+    func patternMatching(pattern: String, topic: String, expected: Bool) {
+        #expect(Topic.matches(pattern: pattern, topic: topic) == expected)
+    }
+
+    /// Invalid topics and patterns are rejected.
+    @Test(arguments: ["", "a//b", "a/>/b", "a/b*", "has space", "orders/*"])
+    func invalidTopics(topic: String) {
+        #expect(throws: WireError.self) { try Topic.validate(topic) }
+    }
+
+    /// Valid patterns pass.
+    @Test(arguments: ["orders/>", "orders/*", ">", "a/*/c"])
+    func validPatterns(pattern: String) throws {
+        try Topic.validatePattern(pattern)
+    }
+}

@@ -1,4 +1,0 @@
-import Testing
-@testable import LiveBusWire
-
-@Test func placeholder() {}
