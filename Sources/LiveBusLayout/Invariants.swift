@@ -112,6 +112,15 @@ enum Invariants {
                 "column \(format(column.width)) pt, sheets and toasts centred in it"
             )
         }
+        if let keyboard = r.rect("keyboard") {
+            outcome(
+                "toastsClearOfKeyboard",
+                r.rects.filter { $0.role == .toast && $0.rect.intersects(keyboard) }.map {
+                    "\($0.name) \(describe($0.rect)) is under the keyboard \(describe(keyboard))"
+                },
+                "toasts clear of the keyboard"
+            )
+        }
         if let sheet = r.rect("sheet"), let field = r.rect("textField") {
             var bad: [String] = []
             if !sheet.contains(field) {

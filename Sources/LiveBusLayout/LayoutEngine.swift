@@ -260,9 +260,19 @@ private struct Builder {
 
         let avail = column.height
         var topLimit = colTop
+        var movedToastBottom: Double?
         if input.showToast {
-            let t = Rect(x: column.minX, y: colTop, width: column.width, height: min(m.toastHeight, 0.12 * avail))
-            topLimit = t.maxY + m.gap
+            let height = min(m.toastHeight, 0.12 * avail)
+            var t = Rect(x: column.minX, y: colTop, width: column.width, height: height)
+            if let keyboard, t.maxY > keyboard.minY - m.gap, regions.split == .horizontal {
+                // The keyboard covers the top of the lower side: the toast moves above the fold, same column.
+                let top = (arrangement == .vertical ? header.maxY : regions.content.minY) + m.gap
+                t = Rect(x: column.minX, y: top, width: column.width, height: min(m.toastHeight, 0.12 * mapSide.height))
+                movedToastBottom = t.maxY
+                why.append("toast moved above the fold: the keyboard covers the lower side")
+            } else {
+                topLimit = t.maxY + m.gap
+            }
             add("toast", .toast, t, interactive: true, covers: true)
         }
         let cardShare = arrangement == .vertical && regions.split == nil ? 0.3 : 0.4
@@ -299,7 +309,8 @@ private struct Builder {
                 // Tabletop with the keyboard filling the lower side: the sheet moves above the fold (same column),
                 // like Flutter's DisplayFeatureSubScreen picking the other sub-screen.
                 let altBottom = min(regions.content.maxY - m.gap, (keyboard?.minY ?? .infinity) - m.gap)
-                let altLargest = max(0, altBottom - (header.maxY + m.gap) - m.crowdedFocusHeight)
+                let altTop = max(header.maxY, movedToastBottom ?? 0) + m.gap
+                let altLargest = max(0, altBottom - altTop - m.crowdedFocusHeight)
                 if altLargest > largest {
                     bottom = altBottom
                     largest = altLargest
@@ -384,15 +395,24 @@ private struct Builder {
         }
         why.append(regions.note)
         var topLimit = controls.minY + m.sheetTopGap
+        var movedToastBottom: Double?
         if input.showToast {
-            let toast = Rect(
+            var toast = Rect(
                 x: band.x + (fullScreen ? m.margin : 0),
                 y: controls.minY + m.gap,
                 width: band.width - (fullScreen ? 2 * m.margin : 0),
                 height: min(m.toastHeight, 0.12 * controls.height)
             )
+            if let keyboard, toast.maxY > keyboard.minY - m.gap, regions.split != nil {
+                // The keyboard covers the top of the lower side: the toast moves above the fold.
+                toast.y = content.minY + m.gap
+                toast.height = min(m.toastHeight, 0.12 * content.height)
+                movedToastBottom = toast.maxY
+                why.append("toast moved above the fold: the keyboard covers the lower side")
+            } else {
+                topLimit = max(topLimit, toast.maxY + m.gap)
+            }
             add("toast", .toast, toast, interactive: true, covers: true)
-            topLimit = max(topLimit, toast.maxY + m.gap)
         }
         if input.showSheet {
             var bottom = controls.maxY
@@ -405,7 +425,8 @@ private struct Builder {
             if largest < minimumSheet, regions.split != nil {
                 // The keyboard fills the lower side: the sheet moves above the fold.
                 let altBottom = min(content.maxY, (keyboard?.minY ?? .infinity))
-                let altLargest = max(0, altBottom - (content.minY + m.sheetTopGap))
+                let altTop = max(content.minY + m.sheetTopGap, (movedToastBottom ?? 0) + m.gap)
+                let altLargest = max(0, altBottom - altTop)
                 if altLargest > largest {
                     bottom = altBottom
                     largest = altLargest

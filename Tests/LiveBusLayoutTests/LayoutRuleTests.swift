@@ -154,6 +154,32 @@ struct LayoutRuleTests {
         #expect(column.rect("sheet")?.maxY == 538)
     }
 
+    /// Tabletop with the keyboard filling the lower side: the toast and the sheet move above the fold, still in
+    /// the column and clear of the reserved region. Source: field report 000 (reserved region); Flutter
+    /// DisplayFeatureSubScreen (posture-and-devices.md §4: pick the other sub-screen).
+    @Test func keyboardInTabletopMovesSheetAndToastAboveTheFold() throws {
+        let r = try layout(
+            "iphone-duo",
+            .halfOpened,
+            .portrait,
+            screen: .column,
+            window: Size(width: 588, height: 709.5),
+            keyboard: 230,
+            tags: 7,
+            focused: true,
+            sheet: true,
+            toast: true
+        )
+        let reserved = try #require(r.rect("reservedRegion"))
+        #expect(reserved == Rect(x: 0, y: 443.5, width: 588, height: 64))
+        #expect(r.rect("toast") == Rect(x: 34, y: 92, width: 520, height: 43.14))
+        let sheet = try #require(r.rect("sheet"))
+        #expect(sheet.maxY == 443.5)
+        #expect(sheet.minX == 34 && sheet.width == 520)
+        #expect(r.reason.contains("sheet moved above the fold"))
+        #expect(r.failedInvariants.isEmpty)
+    }
+
     /// Map camera: refit on every posture change and every rider move. Source: LiveBus issue (map camera).
     @Test func cameraRefitsOnPostureChangeAndRiderMove() throws {
         let flat = try layout("iphone-duo", .flat, .landscape)

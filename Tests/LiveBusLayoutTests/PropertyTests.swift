@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import LiveBusLayout
@@ -29,7 +30,8 @@ func stableSeed(_ s: String) -> UInt64 {
 
 struct PropertyTests {
     static let catalog = try! DeviceCatalog.bundled()
-    static let windowsPerCase = 200
+    /// 200 by default; set LAYOUT_PROPERTY_WINDOWS for a deeper run.
+    static let windowsPerCase = Int(ProcessInfo.processInfo.environment["LAYOUT_PROPERTY_WINDOWS"] ?? "") ?? 200
 
     /// Every catalog device × fold state × orientation × 200 seeded windows × every screen layout: rects inside
     /// the window (interactive ones inside the safe area), nothing interactive across the reserved region, focus
@@ -172,6 +174,9 @@ struct PropertyTests {
             if sheet.height > content + 0.01 { problems.append("sheet \(sheet) taller than its content \(content)") }
             if sheet.height < 1 { problems.append("sheet \(sheet) has no height") }
             if let kb = r.rect("keyboard"), sheet.intersects(kb) { problems.append("sheet overlaps keyboard") }
+        }
+        if let kb = r.rect("keyboard"), let toast = r.rect("toast"), toast.intersects(kb) {
+            problems.append("toast \(toast) under the keyboard \(kb)")
         }
         return problems
     }
