@@ -202,7 +202,7 @@ private struct Builder {
             let width = min(controlArea.width - 2 * m.margin, m.cardColumnMaxWidth)
             column = Rect(x: controlArea.maxX - m.margin - width, y: 0, width: width, height: 0)
             colTop = controlArea.minY + m.gap
-            why.append("half-opened vertical split: map on the left, card column on the right")
+            why.append("split by a vertical band: map on the left, card column on the right of it")
         case .horizontal?:
             colTop = controlArea.minY + m.gap
             if regular && controlArea.width >= m.cardColumnMinWidth + m.minimumMapWidth + 3 * m.margin {

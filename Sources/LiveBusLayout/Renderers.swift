@@ -258,6 +258,8 @@ public enum LayoutRenderer {
         case .cardColumn:
             return "<text x=\"\(n(r.maxX))\" y=\"\(n(r.maxY + 10))\" font-size=\"8\" text-anchor=\"end\" "
                 + "fill=\"#222222\">\(escape(full))</text>\n"
+        case .column, .content:
+            return text(r.minX + 4, r.maxY - 4, full, size: 10)
         case .hinge:
             return text(r.minX, r.maxY + 10, full, size: 8)
         case .reservedRegion:
