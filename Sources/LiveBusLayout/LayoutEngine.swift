@@ -142,7 +142,7 @@ private struct Builder {
     /// Splits the safe area at the keep-out region.
     func regions(preferSingleSideForVertical: Bool) -> Regions {
         let safe = posture.safeRect
-        guard let keep = posture.keepOutRegion, keep.intersects(safe), let axis = posture.hinge?.axis else {
+        guard let keep = posture.keepOutRegion, keep.intersects(safe), let axis = posture.hingePlacement?.axis else {
             return Regions(content: safe, controls: safe, split: nil, note: "no reserved region in the window")
         }
         let first: Rect
@@ -442,7 +442,7 @@ private struct Builder {
 
     mutating func finish() -> LayoutResult {
         if let keyboard { add("keyboard", .keyboard, keyboard, interactive: false, covers: true) }
-        if let hinge = posture.hinge { add("hinge", .hinge, hinge.rect, interactive: false, covers: false) }
+        if let hinge = posture.hinge { add("hinge", .hinge, hinge, interactive: false, covers: false) }
         if let reserved = posture.reservedRegion {
             add("reservedRegion", .reservedRegion, reserved, interactive: false, covers: false)
         }

@@ -79,16 +79,22 @@ public struct HingePlacement: Codable, Sendable, Equatable {
     public var isSeparating: Bool
 }
 
+/// The screen a posture uses.
+public struct ActiveScreen: Codable, Sendable, Equatable {
+    /// Screen name from the catalog (`main`, `cover`, `outer`, `inner`, `single`, `spanned`).
+    public var name: String
+    /// Size in the posture's orientation (points; dp on Android).
+    public var size: Size
+}
+
 /// A posture checked against the catalog, with everything the layout engine needs in window coordinates.
 public struct ResolvedPosture: Codable, Sendable, Equatable {
     /// The posture as given.
     public var posture: Posture
     /// The catalog device.
     public var device: Device
-    /// Name of the active screen (`main`, `cover`, `inner`…).
-    public var screenName: String
-    /// Size of the active screen in this orientation (points).
-    public var screenSize: Size
+    /// The active screen: its name (`main`, `cover`, `inner`…) and size in this orientation (points).
+    public var screen: ActiveScreen
     /// The window in screen coordinates (points); its origin is always (0, 0).
     public var window: Rect
     /// Safe-area insets of the window (points), the screen's insets clipped to the window.
@@ -99,8 +105,8 @@ public struct ResolvedPosture: Codable, Sendable, Equatable {
     public var verticalSizeClass: SizeClass
     /// Why these size classes (rule and numbers).
     public var sizeClassReason: String
-    /// Hinge or fold band crossing the window, if any.
-    public var hinge: HingePlacement?
+    /// Hinge or fold band crossing the window, if any, with its kind, axis and flags.
+    public var hingePlacement: HingePlacement?
     /// The reserved (division) region: the hinge band plus the catalog margin on each side, clipped to the window.
     /// Present only when half-opened.
     ///
@@ -112,6 +118,13 @@ public struct ResolvedPosture: Codable, Sendable, Equatable {
     /// Keyboard height in points (0 = hidden).
     public var keyboardHeight: Double
 
+    /// Name of the active screen.
+    public var screenName: String { screen.name }
+    /// Size of the active screen in this orientation (points).
+    public var screenSize: Size { screen.size }
+    /// The hinge or fold band in window coordinates (zero thickness for a flat fold), if it crosses the window.
+    public var hinge: Rect? { hingePlacement?.rect }
+
     /// The window minus the safe-area insets.
     public var safeRect: Rect { window.inset(by: safeArea) }
 
@@ -122,7 +135,7 @@ public struct ResolvedPosture: Codable, Sendable, Equatable {
     ///   placing interactive UI elements and text", https://developer.android.com/reference/kotlin/androidx/window/layout/FoldingFeature.OcclusionType
     public var keepOutRegion: Rect? {
         if let reservedRegion { return reservedRegion }
-        if let hinge, hinge.isOccluding { return hinge.rect }
+        if let hingePlacement, hingePlacement.isOccluding { return hingePlacement.rect }
         return nil
     }
 }
@@ -241,14 +254,13 @@ public func resolve(_ posture: Posture, in catalog: DeviceCatalog) throws(Layout
     return ResolvedPosture(
         posture: posture,
         device: device,
-        screenName: screen.name,
-        screenSize: screenSize,
+        screen: ActiveScreen(name: screen.name, size: screenSize),
         window: window,
         safeArea: safeArea,
         horizontalSizeClass: horizontal,
         verticalSizeClass: vertical,
         sizeClassReason: reason,
-        hinge: hinge,
+        hingePlacement: hinge,
         reservedRegion: reserved,
         dynamicIsland: island,
         keyboardHeight: posture.keyboardHeight

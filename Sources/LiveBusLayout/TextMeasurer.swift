@@ -65,8 +65,9 @@ public protocol TextMeasurer: Sendable {
 /// Advances (em): Hangul syllables, CJK and full-width forms 1.0; digits 0.6 (tabular, the same with
 /// `monospacedDigits`); `:` 0.3 (0.6 with tabular digits); space 0.28; other ASCII letters and punctuation 0.55;
 /// anything else 0.6. Weight adds 0, 0.02, 0.04, 0.06 em per character (regular…bold). Line height 1.2 em.
-/// - Note: Source: engine estimate, not a font measurement. Replace with the FreeType + HarfBuzz measurer when
-///   it is linked (see the LiveBusLayout README section in `Protocol/DEVICES.md`).
+/// - Note: Source: engine estimate, not a font measurement. Clients and the CLI should pass the FreeType +
+///   HarfBuzz measurer (`FontTextMeasurer` in the `LiveBusText` target) instead; this one keeps the pure target
+///   free of C libraries and its tests independent of installed fonts.
 public struct ApproximateTextMeasurer: TextMeasurer {
     /// Creates the stand-in measurer.
     public init() {}
