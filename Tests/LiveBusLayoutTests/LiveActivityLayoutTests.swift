@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 @testable import LiveBusLayout
@@ -99,5 +100,36 @@ struct LiveActivityLayoutTests {
         let ipad = try presentations("ipad-mini").0
         #expect(ipad.map(\.kind) == [.lockScreen])
         #expect(ipad.first?.frame.width == 425)
+    }
+
+    /// Property: for 200 seeded random statuses and timers on every Dynamic Island device, a truncation is reported
+    /// exactly when the measured text is wider than its box (56 pt status, 44 pt timer), and the drawn text never
+    /// leaves its box. Source: LiveBus issue ("Measure text and report truncation instead of hiding it").
+    @Test(arguments: ["iphone-16", "iphone-16-pro", "iphone-16-pro-max"])
+    func truncationIsReportedExactlyWhenTextOverflows(deviceID: String) throws {
+        var rng = SplitMix64(seed: stableSeed(deviceID))
+        let syllables = Array("조리중픽업대기완료배달이전상태마지막확인")
+        let measurer = ApproximateTextMeasurer()
+        for _ in 0..<200 {
+            let status = String(
+                (0..<Int.random(in: 1...7, using: &rng)).map { _ in syllables.randomElement(using: &rng)! }
+            )
+            let minutes = Int.random(in: 0...180, using: &rng)
+            let timer = "\(minutes):\(String(format: "%02d", Int.random(in: 0...59, using: &rng)))"
+            var content = Self.delivering
+            content.statusText = status
+            content.timerText = timer
+            let (p, t) = try presentations(deviceID, content)
+            let statusWidth = measurer.measure(status, font: LiveActivityLayout.compactStatusFont).width
+            let timerWidth = measurer.measure(timer, font: LiveActivityLayout.compactTimerFont).width
+            #expect(t.contains { $0.element == "compactLeading.status" } == (statusWidth > 56.01), "\(status)")
+            #expect(t.contains { $0.element == "compactTrailing.timer" } == (timerWidth > 44.01), "\(timer)")
+            for presentation in p where presentation.kind == .compactLeading || presentation.kind == .compactTrailing {
+                let box = try #require(presentation.elements.first { $0.role == .box })
+                for e in presentation.elements where e.role == .text {
+                    #expect(box.rect.contains(e.rect), "\(e.name) \(e.rect) leaves \(box.rect)")
+                }
+            }
+        }
     }
 }
