@@ -17,6 +17,8 @@ let package = Package(
             pkgConfig: "libuv",
             providers: [.apt(["libuv1-dev"])]
         ),
+        .systemLibrary(name: "CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
+        .systemLibrary(name: "CHarfBuzz", pkgConfig: "harfbuzz", providers: [.apt(["libharfbuzz-dev"])]),
         .systemLibrary(
             name: "CSQLite",
             pkgConfig: "sqlite3",
@@ -31,6 +33,9 @@ let package = Package(
         .target(name: "LiveBusActivity", dependencies: ["LiveBusClock", "LiveBusSimulator"]),
         .target(name: "LiveBusLayout", resources: [.copy("Resources/devices.json")]),
 
+        // Real text measurement (FreeType + HarfBuzz with a Hangul-covering Debian font) for the layout engine.
+        .target(name: "LiveBusText", dependencies: ["LiveBusLayout", "CFreeType", "CHarfBuzz"]),
+
         // MARK: - I/O and composition
         .target(name: "LiveBusLoop", dependencies: ["CLibUV"]),
         .target(
@@ -44,12 +49,22 @@ let package = Package(
             name: "LiveBusClient",
             dependencies: [
                 "LiveBusWire", "LiveBusLoop", "LiveBusClock", "LiveBusSimulator", "LiveBusActivity", "LiveBusLayout",
+                "LiveBusText",
             ]
         ),
 
-        // MARK: - Executables (argument parsing and wiring only)
-        .executableTarget(name: "livebusd", dependencies: ["LiveBusDaemon"]),
-        .executableTarget(name: "livebus", dependencies: ["LiveBusClient", "LiveBusDaemon"]),
+        // MARK: - Command line (help, arguments, exit codes, JSON envelopes; tested by running the binaries)
+        .target(
+            name: "LiveBusCLI",
+            dependencies: [
+                "LiveBusDaemon", "LiveBusClient", "LiveBusLayout", "LiveBusText", "LiveBusActivity", "LiveBusWire",
+                "LiveBusLoop",
+            ]
+        ),
+
+        // MARK: - Executables (wiring only)
+        .executableTarget(name: "livebusd", dependencies: ["LiveBusCLI"]),
+        .executableTarget(name: "livebus", dependencies: ["LiveBusCLI"]),
 
         // MARK: - Tests
         .testTarget(name: "LiveBusWireTests", dependencies: ["LiveBusWire"]),
@@ -58,10 +73,13 @@ let package = Package(
         .testTarget(name: "LiveBusSchedulerTests", dependencies: ["LiveBusScheduler"]),
         .testTarget(name: "LiveBusActivityTests", dependencies: ["LiveBusActivity"]),
         .testTarget(name: "LiveBusLayoutTests", dependencies: ["LiveBusLayout"]),
+        .testTarget(name: "LiveBusTextTests", dependencies: ["LiveBusText", "LiveBusLayout"]),
         .testTarget(name: "LiveBusLoopTests", dependencies: ["LiveBusLoop"]),
         .testTarget(
             name: "LiveBusE2ETests",
-            dependencies: ["LiveBusDaemon", "LiveBusClient", "LiveBusWire", "LiveBusLoop"]
+            dependencies: [
+                "LiveBusDaemon", "LiveBusClient", "LiveBusWire", "LiveBusLoop", "LiveBusClock", "LiveBusCLI",
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

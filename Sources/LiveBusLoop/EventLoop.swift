@@ -124,8 +124,8 @@ public final class EventLoop {
     /// Schedules `body` after `milliseconds` (monotonic), repeating every `repeat` ms if non-zero.
     /// - Returns: a timer to cancel. Keep it or not: a one-shot timer releases itself after firing.
     @discardableResult
-    public func schedule(after milliseconds: UInt64, repeat: UInt64 = 0, _ body: @escaping () -> Void) -> Timer {
-        let t = Timer(loop: self, body: body)
+    public func schedule(after milliseconds: UInt64, repeat: UInt64 = 0, _ body: @escaping () -> Void) -> LoopTimer {
+        let t = LoopTimer(loop: self, body: body)
         t.start(after: milliseconds, repeat: `repeat`)
         return t
     }
@@ -184,12 +184,12 @@ public struct LoopHandle: Sendable {
 }
 
 /// A `uv_timer_t`. Fires its body on the loop thread.
-public final class Timer: LoopClosable {
+public final class LoopTimer: LoopClosable {
     private let handle: UnsafeMutablePointer<uv_timer_t>
     private var body: (() -> Void)?
     private var isClosed = false
     private var isRepeating = false
-    private var retained: Unmanaged<Timer>?
+    private var retained: Unmanaged<LoopTimer>?
 
     init(loop: EventLoop, body: @escaping () -> Void) {
         handle = .allocate(capacity: 1)
@@ -204,7 +204,7 @@ public final class Timer: LoopClosable {
         uv_timer_start(
             handle,
             { h in
-                let t = Unmanaged<Timer>.fromOpaque(h!.pointee.data).takeUnretainedValue()
+                let t = Unmanaged<LoopTimer>.fromOpaque(h!.pointee.data).takeUnretainedValue()
                 t.fire()
             },
             ms,
@@ -224,7 +224,7 @@ public final class Timer: LoopClosable {
         body = nil
         uv_timer_stop(handle)
         uv_close(asHandle(handle)) { h in
-            let t = Unmanaged<Timer>.fromOpaque(h!.pointee.data)
+            let t = Unmanaged<LoopTimer>.fromOpaque(h!.pointee.data)
             h!.deallocate()
             t.release()
         }

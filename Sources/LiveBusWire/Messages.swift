@@ -214,11 +214,17 @@ public struct SummaryBody: Sendable, Hashable, Codable {
     public var ko: String
     /// English text, e.g. Cooking.
     public var en: String
+    /// Korean detail line for the lock screen, e.g. 주문하신 메뉴를 준비하고 있어요.
+    public var detailKo: String?
+    /// English detail line for the lock screen.
+    public var detailEn: String?
 
     /// Creates a summary.
-    public init(ko: String, en: String) {
+    public init(ko: String, en: String, detailKo: String? = nil, detailEn: String? = nil) {
         self.ko = ko
         self.en = en
+        self.detailKo = detailKo
+        self.detailEn = detailEn
     }
 }
 

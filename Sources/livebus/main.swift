@@ -1,1 +1,4 @@
-print("livebus")
+import Foundation
+import LiveBusCLI
+
+exit(LivebusCommand.run(Array(CommandLine.arguments.dropFirst())))

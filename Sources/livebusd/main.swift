@@ -1,1 +1,4 @@
-print("livebusd")
+import Foundation
+import LiveBusCLI
+
+exit(LivebusdCommand.run(Array(CommandLine.arguments.dropFirst())))

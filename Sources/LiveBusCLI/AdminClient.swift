@@ -1,0 +1,95 @@
+import Foundation
+import LiveBusClock
+import LiveBusDaemon
+import LiveBusLoop
+import LiveBusWire
+
+/// Sends one COMMAND to a running daemon as the admin role and waits for its RESULT.
+enum AdminClient {
+    /// Runs `command` against the daemon at `socket`.
+    /// - Throws: ``CLIError`` `daemonUnreachable` (exit 3) when nothing listens, `timedOut` (exit 4) after `timeout`.
+    static func request(socket: String, command: String, args: [String: JSONValue] = [:], timeoutMs: UInt64 = 5000)
+        throws(CLIError) -> ResultBody
+    {
+        let loop: EventLoop
+        do { loop = try EventLoop() } catch { throw CLIError("internal", "\(error)", exit: .daemonUnreachable) }
+        defer { loop.close() }
+        var outcome: Result<ResultBody, CLIError> = .failure(
+            CLIError(
+                "timedOut",
+                "the daemon at \(socket) did not answer within \(timeoutMs) ms",
+                recovery: "check that livebusd is running and not stuck (`livebus doctor`)",
+                exit: .timedOut
+            )
+        )
+        var connection: Connection?
+        let timer = loop.schedule(after: timeoutMs) { loop.stop() }
+        Connection.connect(loop: loop, path: socket) { r in
+            switch r {
+            case .failure(let e):
+                outcome = .failure(
+                    CLIError(
+                        "daemonUnreachable",
+                        "no daemon at \(socket): \(e)",
+                        recovery: "start one with `livebusd --socket \(socket)` or pass --socket",
+                        exit: .daemonUnreachable
+                    )
+                )
+                timer.cancel()
+            case .success(let c):
+                connection = c
+                var decoder = FrameDecoder()
+                c.onRead = { bytes in
+                    decoder.append(bytes)
+                    while let f = try? decoder.next() {
+                        switch f.type {
+                        case .result:
+                            if let r = try? WireJSON.decode(ResultBody.self, from: f.body) { outcome = .success(r) }
+                            timer.cancel()
+                            c.close()
+                        case .error:
+                            let e = try? WireJSON.decode(ErrorBody.self, from: f.body)
+                            outcome = .failure(
+                                CLIError(
+                                    e?.name ?? "error",
+                                    "daemon refused: \(e?.message ?? "unknown error")",
+                                    exit: .daemonUnreachable
+                                )
+                            )
+                            timer.cancel()
+                            c.close()
+                        default:
+                            break
+                        }
+                    }
+                }
+                c.onClose = { _ in timer.cancel() }
+                try? c.startReading()
+                let now = SystemServerClock().now().millisecondsSinceEpoch
+                for (type, body) in [
+                    (
+                        FrameType.hello,
+                        try? WireJSON.encode(
+                            HelloBody(client: "livebus-cli/\(liveBusVersion)", role: .admin, clientTime: now)
+                        )
+                    ),
+                    (.command, try? WireJSON.encode(CommandBody(command: command, args: args))),
+                ] {
+                    c.write { buf in
+                        try? Frame.encode(
+                            type: type,
+                            flags: [],
+                            sequence: 1,
+                            topic: [],
+                            bodyParts: [body ?? []],
+                            into: &buf
+                        )
+                    }
+                }
+            }
+        }
+        loop.run()
+        connection?.close()
+        return try outcome.get()
+    }
+}

@@ -1,0 +1,247 @@
+import Foundation
+import LiveBusWire
+
+/// Exit codes shared by every `livebus` command (README "Exit codes").
+public enum ExitCode: Int32, Sendable {
+    /// Success.
+    case success = 0
+    /// A verdict failed: e2e invariants, a push not applied under `--expect applied`, a demo that did not finish.
+    case verdictFailed = 1
+    /// Usage or input error: unknown flag, bad value, invalid file.
+    case usage = 2
+    /// The daemon is unreachable.
+    case daemonUnreachable = 3
+    /// Timed out.
+    case timedOut = 4
+}
+
+/// An error a command reports to the user and maps to an exit code.
+public struct CLIError: Error, Sendable, CustomStringConvertible {
+    /// Stable error code for `--json` (`usage`, `daemonUnreachable`, …).
+    public var code: String
+    /// What went wrong.
+    public var message: String
+    /// What to do about it.
+    public var recovery: String?
+    /// The process exit code.
+    public var exit: ExitCode
+
+    /// Creates an error.
+    public init(_ code: String, _ message: String, recovery: String? = nil, exit: ExitCode) {
+        self.code = code
+        self.message = message
+        self.recovery = recovery
+        self.exit = exit
+    }
+
+    /// A usage error (exit 2).
+    public static func usage(_ message: String, recovery: String? = nil) -> CLIError {
+        CLIError("usage", message, recovery: recovery, exit: .usage)
+    }
+
+    public var description: String { message }
+}
+
+/// Parsed command-line arguments: `--flag value`, `--flag=value`, boolean `--flag`, positionals.
+///
+/// Unknown flags are errors, so typos never pass silently.
+public struct Arguments {
+    private var values: [String: [String]] = [:]
+    private var seen: Set<String> = []
+    /// Positional arguments in order.
+    public private(set) var positionals: [String] = []
+    /// The command name, for messages.
+    public let command: String
+
+    /// Parses `args` (without the command words) knowing which flags take values and which are booleans.
+    /// - Throws: ``CLIError`` (usage) for an unknown flag or a missing value.
+    public init(_ args: [String], command: String, options: Set<String>, flags: Set<String>) throws(CLIError) {
+        self.command = command
+        var i = 0
+        var onlyPositionals = false
+        while i < args.count {
+            let a = args[i]
+            i += 1
+            if onlyPositionals || !a.hasPrefix("--") || a == "-" {
+                if a.hasPrefix("-") && a.count > 1 && !onlyPositionals && Double(a) == nil {
+                    throw .usage(
+                        "unknown option '\(a)' for `livebus \(command)`",
+                        recovery: "see `livebus help \(command)`"
+                    )
+                }
+                positionals.append(a)
+                continue
+            }
+            if a == "--" {
+                onlyPositionals = true
+                continue
+            }
+            var name = String(a.dropFirst(2))
+            var value: String?
+            if let eq = name.firstIndex(of: "=") {
+                value = String(name[name.index(after: eq)...])
+                name = String(name[..<eq])
+            }
+            if flags.contains(name) {
+                if let value, !["true", "false"].contains(value) {
+                    throw .usage("--\(name) takes no value")
+                }
+                values[name, default: []].append(value ?? "true")
+            } else if options.contains(name) {
+                if value == nil {
+                    guard i < args.count else {
+                        throw .usage("--\(name) needs a value", recovery: "see `livebus help \(command)`")
+                    }
+                    value = args[i]
+                    i += 1
+                }
+                values[name, default: []].append(value!)
+            } else {
+                let all = (options.union(flags)).sorted()
+                let close = all.first { $0.hasPrefix(String(name.prefix(3))) }
+                throw .usage(
+                    "unknown option '--\(name)' for `livebus \(command)`",
+                    recovery: close.map { "did you mean --\($0)? see `livebus help \(command)`" }
+                        ?? "see `livebus help \(command)`"
+                )
+            }
+            seen.insert(name)
+        }
+    }
+
+    /// The last value of `--name`, if given.
+    public func value(_ name: String) -> String? { values[name]?.last }
+    /// Every value of a repeatable `--name`.
+    public func values(_ name: String) -> [String] { values[name] ?? [] }
+    /// Whether boolean `--name` was given (and not `=false`).
+    public func flag(_ name: String) -> Bool { values[name]?.last == "true" }
+
+    /// `--name` as a number, or `default`.
+    /// - Throws: ``CLIError`` (usage) when it is not a number in `range`.
+    public func double(_ name: String, default d: Double, in range: ClosedRange<Double>) throws(CLIError) -> Double {
+        guard let v = value(name) else { return d }
+        guard let x = Double(v), range.contains(x) else {
+            throw .usage("--\(name) '\(v)' is not a number in \(range.lowerBound)…\(range.upperBound)")
+        }
+        return x
+    }
+
+    /// `--name` as an unsigned integer, or `default`.
+    /// - Throws: ``CLIError`` (usage) when it is not a non-negative integer.
+    public func uint(_ name: String, default d: UInt64) throws(CLIError) -> UInt64 {
+        guard let v = value(name) else { return d }
+        guard let x = UInt64(v) else { throw .usage("--\(name) '\(v)' is not a non-negative integer") }
+        return x
+    }
+
+    /// `--name` restricted to `choices` (aliases map to canonical values), or `default`.
+    /// - Throws: ``CLIError`` (usage) listing the valid choices.
+    public func choice(_ name: String, _ choices: [String], aliases: [String: String] = [:], default d: String)
+        throws(CLIError) -> String
+    {
+        guard let v = value(name) else { return d }
+        if choices.contains(v) { return v }
+        if let c = aliases[v] { return c }
+        throw .usage("--\(name) '\(v)' is not one of: \(choices.joined(separator: ", "))")
+    }
+}
+
+/// Parses a duration with an optional sign and unit: `90s`, `-1h`, `+500ms`, `2m`, `1h30m`, or plain seconds.
+/// - Returns: milliseconds.
+/// - Throws: ``CLIError`` (usage) naming the flag.
+public func parseDuration(_ text: String, flag: String) throws(CLIError) -> Int64 {
+    var s = Substring(text.trimmingCharacters(in: .whitespaces))
+    var sign: Int64 = 1
+    if s.hasPrefix("-") {
+        sign = -1
+        s = s.dropFirst()
+    } else if s.hasPrefix("+") {
+        s = s.dropFirst()
+    }
+    if let plain = Double(s) { return sign * Int64((plain * 1000).rounded()) }
+    var total: Double = 0
+    var number = ""
+    var i = s.startIndex
+    var matchedAny = false
+    while i < s.endIndex {
+        let c = s[i]
+        if c.isNumber || c == "." {
+            number.append(c)
+            i = s.index(after: i)
+            continue
+        }
+        var unit = ""
+        while i < s.endIndex, s[i].isLetter {
+            unit.append(s[i])
+            i = s.index(after: i)
+        }
+        guard let n = Double(number) else { break }
+        let factor: Double
+        switch unit {
+        case "ms": factor = 1
+        case "s": factor = 1000
+        case "m", "min": factor = 60_000
+        case "h": factor = 3_600_000
+        default:
+            throw .usage("--\(flag) '\(text)': unknown unit '\(unit)'; use ms, s, m or h (e.g. -90s, +1h)")
+        }
+        total += n * factor
+        number = ""
+        matchedAny = true
+    }
+    guard matchedAny, number.isEmpty else {
+        throw .usage("--\(flag) '\(text)' is not a duration; use e.g. 90s, -1h, +500ms, 1h30m")
+    }
+    return sign * Int64(total.rounded())
+}
+
+/// Writes command output: plain text, or the `--json` envelope `{"ok": true, "data": …}`.
+public struct Output {
+    /// Whether `--json` was given.
+    public var json: Bool
+
+    /// Creates an output.
+    public init(json: Bool) { self.json = json }
+
+    /// Prints a success result: `text` for people, `data` in the envelope.
+    public func success(_ text: @autoclosure () -> String, data: JSONValue) {
+        if json {
+            printJSON(JSONValue.object(["ok": .bool(true), "data": data]))
+        } else {
+            let t = text()
+            if !t.isEmpty { print(t) }
+        }
+    }
+
+    /// Prints an error: to stderr for people, the envelope on stdout for `--json`.
+    public func failure(_ e: CLIError) {
+        if json {
+            var err: [String: JSONValue] = ["code": .string(e.code), "message": .string(e.message)]
+            err["recovery"] = e.recovery.map { .string($0) } ?? .null
+            printJSON(JSONValue.object(["ok": .bool(false), "error": .object(err)]))
+        } else {
+            var text = "error: \(e.message)\n"
+            if let r = e.recovery { text += "hint: \(r)\n" }
+            FileHandle.standardError.write(Data(text.utf8))
+        }
+    }
+
+    /// Prints one compact JSON line (NDJSON).
+    public func printJSON(_ v: some Encodable) {
+        if let b = try? WireJSON.encode(v) {
+            FileHandle.standardOutput.write(Data(b + [0x0A]))
+        }
+    }
+}
+
+/// Where `livebusd` listens by default: `$LIVEBUS_SOCKET`, else `$XDG_RUNTIME_DIR/livebus.sock`, else
+/// `/tmp/livebus-<uid>.sock`.
+public func defaultSocketPath() -> String {
+    let env = ProcessInfo.processInfo.environment
+    if let s = env["LIVEBUS_SOCKET"], !s.isEmpty { return s }
+    if let d = env["XDG_RUNTIME_DIR"], !d.isEmpty { return "\(d)/livebus.sock" }
+    return "/tmp/livebus-\(getuid()).sock"
+}
+
+/// The version of both executables.
+public let liveBusVersion = "0.1.0"

@@ -1,0 +1,190 @@
+import Foundation
+import LiveBusActivity
+import LiveBusClient
+import LiveBusDaemon
+import LiveBusLayout
+import LiveBusLoop
+import LiveBusWire
+
+/// Session options shared by `attach` and the demo.
+enum SessionFlags {
+    static let options: Set<String> = [
+        "socket", "name", "device", "posture", "orientation", "window", "app-state", "os", "clock-skew", "clock-drift",
+        "duration", "exit-when", "svg-dir",
+    ]
+    static let flags: Set<String> = ["json", "no-reconnect"]
+
+    static let postureAliases = [
+        "book": "half-opened", "tabletop": "half-opened", "half": "half-opened", "halfopened": "half-opened",
+        "half_opened": "half-opened", "open": "flat", "unfolded": "flat", "closed": "folded",
+    ]
+
+    static func clientOptions(_ a: Arguments) throws(CLIError) -> ClientOptions {
+        let fold = try a.choice("posture", ["flat", "half-opened", "folded"], aliases: postureAliases, default: "flat")
+        let orientation = try a.choice("orientation", ["portrait", "landscape"], default: "portrait")
+        var posture = PostureBody(foldState: fold, orientation: orientation)
+        if let w = a.value("window") {
+            let parts = w.lowercased().split(separator: "x")
+            guard parts.count == 2, let ww = Double(parts[0]), let hh = Double(parts[1]), ww > 0, hh > 0 else {
+                throw .usage("--window '\(w)' is not WIDTHxHEIGHT in points, e.g. 951x669")
+            }
+            posture.windowWidth = ww
+            posture.windowHeight = hh
+        }
+        let skew = try a.value("clock-skew").map { v throws(CLIError) in try parseDuration(v, flag: "clock-skew") } ?? 0
+        let drift = try a.double("clock-drift", default: 0, in: -100_000...100_000)
+        let device = a.value("device") ?? "iphone-16-pro"
+        if let catalog = try? DeviceCatalog.bundled() {
+            do { _ = try catalog.device(device) } catch {
+                throw CLIError("unknownDevice", error.message, recovery: "see `livebus devices`", exit: .usage)
+            }
+        }
+        return ClientOptions(
+            socketPath: a.value("socket") ?? defaultSocketPath(),
+            name: a.value("name"),
+            device: device,
+            posture: posture,
+            appState: try a.choice(
+                "app-state",
+                ["foreground", "background", "suspended", "terminated"],
+                aliases: ["fg": "foreground", "bg": "background"],
+                default: "foreground"
+            ),
+            os: a.value("os"),
+            clockSkewMilliseconds: skew,
+            clockDriftPPM: drift,
+            reconnect: !a.flag("no-reconnect")
+        )
+    }
+}
+
+/// `livebus attach`: one simulated phone with a live view (or JSON lines).
+enum AttachCommand {
+    static func run(_ argv: [String], json: Bool) throws(CLIError) -> Int32 {
+        let a = try Arguments(argv, command: "attach", options: SessionFlags.options, flags: SessionFlags.flags)
+        let options = try SessionFlags.clientOptions(a)
+        let durationMs = try a.value("duration").map { v throws(CLIError) in try parseDuration(v, flag: "duration") }
+        let exitWhen = try a.choice(
+            "exit-when",
+            ["delivered", "never"],
+            aliases: ["terminal": "delivered"],
+            default: "never"
+        )
+        if case .absent = SocketProbe.probe(path: options.socketPath) {
+            throw CLIError(
+                "daemonUnreachable",
+                "no daemon at \(options.socketPath)",
+                recovery: "start one: livebusd --socket \(options.socketPath) --scenario demo-120s",
+                exit: .daemonUnreachable
+            )
+        }
+        let loop: EventLoop
+        do { loop = try EventLoop() } catch { throw CLIError("internal", "\(error)", exit: .daemonUnreachable) }
+        let session = ClientSession(loop: loop, options: options, trueClock: SystemServerClock())
+        let out = Output(json: json)
+        let tty = InputReader.outputIsTerminal && !json
+        var exitCode: Int32 = 0
+        var failure: CLIError?
+        var welcomed = false
+        session.onWelcome = { _ in welcomed = true }
+        session.onUpdate = { u in
+            if json {
+                out.printJSON(u)
+            } else if !tty {
+                print(LogLine.update(u))
+            }
+            if exitWhen == "delivered", allTerminal(session) {
+                session.close()
+                loop.stop()
+            }
+        }
+        session.onError = { msg in
+            if json {
+                out.printJSON(["type": "error", "session": session.name, "message": msg])
+            } else {
+                FileHandle.standardError.write(Data("\(session.name): \(msg)\n".utf8))
+            }
+            if !welcomed && (msg.hasPrefix("daemon error") || msg.hasPrefix("cannot connect")) {
+                failure = CLIError("rejected", msg, exit: msg.hasPrefix("cannot connect") ? .daemonUnreachable : .usage)
+                session.close()
+                loop.stop()
+            }
+        }
+        session.start()
+        var redraw: LoopTimer?
+        if tty {
+            redraw = loop.schedule(after: 0, repeat: 200) {
+                let lines = SessionView.render(session)
+                let help =
+                    "keys: f fold · u unfold · h half-open · r rotate · b background · g foreground · s step clock +30 s · q quit"
+                print("\u{1B}[H\u{1B}[2J" + lines.joined(separator: "\n") + "\n" + help, terminator: "")
+                fflush(nil)
+            }
+        }
+        let keys = InputReader(loop: loop, rawMode: true) { bytes in
+            for b in bytes { handleKey(b, session: session, loop: loop) }
+        }
+        let signals = try? SignalWatcher(loop: loop, signals: [SIGINT, SIGTERM]) { _ in
+            session.close()
+            loop.stop()
+        }
+        if let durationMs {
+            loop.schedule(after: UInt64(max(0, durationMs))) {
+                session.close()
+                loop.stop()
+            }
+        }
+        loop.run()
+        redraw?.cancel()
+        keys?.close()
+        signals?.close()
+        if tty { print("") }
+        session.close()
+        loop.close()
+        if let failure { throw failure }
+        if exitWhen == "delivered" && !allTerminal(session) { exitCode = ExitCode.timedOut.rawValue }
+        return exitCode
+    }
+
+    static func allTerminal(_ s: ClientSession) -> Bool {
+        let acts = s.board.activities
+        return !acts.isEmpty && acts.allSatisfy { $0.content.status.isTerminal }
+    }
+
+    static func handleKey(_ b: UInt8, session: ClientSession, loop: EventLoop) {
+        var p = session.options.posture
+        switch b {
+        case UInt8(ascii: "f"): p.foldState = "folded"
+        case UInt8(ascii: "u"): p.foldState = "flat"
+        case UInt8(ascii: "h"): p.foldState = "half-opened"
+        case UInt8(ascii: "r"): p.orientation = p.orientation == "portrait" ? "landscape" : "portrait"
+        case UInt8(ascii: "b"):
+            session.change(appState: "background")
+            return
+        case UInt8(ascii: "g"):
+            session.change(appState: "foreground")
+            return
+        case UInt8(ascii: "s"):
+            session.stepClock(byMilliseconds: 30_000)
+            return
+        case UInt8(ascii: "q"), 3:
+            session.close()
+            loop.stop()
+            return
+        default: return
+        }
+        session.change(posture: p)
+    }
+}
+
+/// One readable line per applied update, for logs and non-terminal output.
+enum LogLine {
+    static func update(_ u: AppliedUpdate) -> String {
+        let remaining = formatCountdown(remainingMilliseconds: u.remainingMs)
+        var s = "\(u.session): \(u.type) \(u.topic)#\(u.seq) \(u.status) · \(remaining) left"
+        if u.stale { s += " · stale" }
+        if !u.applied { s += " · not applied (\(u.reason ?? "?"))" }
+        if let d = u.delivery { s += " · \(d)" }
+        return s
+    }
+}

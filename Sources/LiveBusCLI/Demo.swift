@@ -1,0 +1,176 @@
+import Foundation
+import LiveBusClient
+import LiveBusDaemon
+import LiveBusLoop
+import LiveBusWire
+
+/// `livebus demo`: starts a private daemon playing `demo-120s`, attaches three phones, shows them live, and exits 0
+/// once every phone shows the order delivered.
+enum DemoCommand {
+    static func run(_ argv: [String], json: Bool) throws(CLIError) -> Int32 {
+        let a = try Arguments(argv, command: "demo", options: ["time-scale", "seed", "scenario"], flags: ["json"])
+        let scale = try a.double("time-scale", default: 10, in: 0.1...1000)
+        let seed = try a.uint("seed", default: 1)
+        let scenario = a.value("scenario") ?? "demo-120s"
+        var dirTemplate = Array("/tmp/livebus-demo-XXXXXX".utf8CString)
+        guard let dirPtr = mkdtemp(&dirTemplate) else {
+            throw CLIError("internal", "cannot create a temporary directory under /tmp", exit: .usage)
+        }
+        let dir = String(cString: dirPtr)
+        let socket = dir + "/bus.sock"
+        let logPath = dir + "/livebusd.log"
+        let daemon = try DaemonProcess.start(
+            arguments: ["--socket", socket, "--scenario", scenario, "--time-scale", "\(scale)", "--seed", "\(seed)"],
+            socket: socket,
+            logPath: logPath
+        )
+        defer {
+            daemon.stop()
+            unlink(logPath)
+            rmdir(dir)
+        }
+        let loop: EventLoop
+        do { loop = try EventLoop() } catch { throw CLIError("internal", "\(error)", exit: .usage) }
+        let specs: [(String, ClientOptions)] = [
+            (
+                "iPhone 16 Pro · portrait · foreground",
+                ClientOptions(socketPath: socket, name: "pro", device: "iphone-16-pro")
+            ),
+            (
+                "iPhone Duo · unfolded (flat)",
+                ClientOptions(
+                    socketPath: socket,
+                    name: "duo-flat",
+                    device: "iphone-duo",
+                    posture: PostureBody(foldState: "flat", orientation: "landscape")
+                )
+            ),
+            (
+                "iPhone Duo · half-opened · background · clock +90 s",
+                ClientOptions(
+                    socketPath: socket,
+                    name: "duo-half",
+                    device: "iphone-duo",
+                    posture: PostureBody(foldState: "half-opened", orientation: "landscape"),
+                    appState: "foreground",
+                    clockSkewMilliseconds: 90_000
+                )
+            ),
+        ]
+        let out = Output(json: json)
+        let tty = InputReader.outputIsTerminal && !json
+        let sessions = specs.map { ClientSession(loop: loop, options: $0.1, trueClock: SystemServerClock()) }
+        var finished = false
+        func allDelivered() -> Bool {
+            sessions.allSatisfy { s in
+                let acts = s.board.activities
+                return !acts.isEmpty
+                    && acts.allSatisfy { $0.content.status == .delivered || $0.content.status == .canceled }
+            }
+        }
+        func draw() {
+            var text = "LiveBus demo · scenario \(scenario) at \(scale)× · daemon log \(logPath)\n"
+            for (i, s) in sessions.enumerated() {
+                _ = i
+                text += SessionView.render(s).joined(separator: "\n") + "\n"
+            }
+            print(tty ? "\u{1B}[H\u{1B}[2J" + text : text, terminator: "")
+            fflush(nil)
+        }
+        for (i, s) in sessions.enumerated() {
+            // The third phone ordered in the foreground (an activity starts only there, Apple's rule), then left the
+            // app: from then on it is backgrounded, as in the Delivery Lab report.
+            let backgroundAfterStart = i == 2
+            s.onUpdate = { u in
+                if backgroundAfterStart && u.event == "start" && u.applied && s.options.appState == "foreground" {
+                    s.change(appState: "background")
+                }
+                if json { out.printJSON(u) } else if !tty { print(LogLine.update(u)) }
+                if !finished && allDelivered() {
+                    finished = true
+                    loop.schedule(after: 300) { loop.stop() }
+                }
+            }
+            s.onError = { msg in FileHandle.standardError.write(Data("\(s.name): \(msg)\n".utf8)) }
+            s.start()
+        }
+        let redraw = tty ? loop.schedule(after: 0, repeat: 200) { draw() } : nil
+        let timeoutMs = UInt64(120_000 / scale * 2 + 20_000)
+        let timeout = loop.schedule(after: timeoutMs) { loop.stop() }
+        let signals = try? SignalWatcher(loop: loop, signals: [SIGINT, SIGTERM]) { _ in loop.stop() }
+        loop.run()
+        redraw?.cancel()
+        timeout.cancel()
+        signals?.close()
+        if !json { draw() }
+        for s in sessions { s.close() }
+        loop.run()
+        loop.close()
+        guard finished else {
+            throw CLIError(
+                "timedOut",
+                "the demo did not reach 'delivered' on every session within \(timeoutMs / 1000) s",
+                recovery: "see the daemon log for errors",
+                exit: .timedOut
+            )
+        }
+        if !json { print("demo finished: every session shows the order delivered") }
+        return 0
+    }
+}
+
+/// A `livebusd` child process on a private socket.
+final class DaemonProcess {
+    let process: Process
+
+    init(process: Process) { self.process = process }
+
+    /// The `livebusd` binary next to the running `livebus`.
+    static func daemonBinary() -> String {
+        let exe =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        return URL(fileURLWithPath: exe).deletingLastPathComponent().appendingPathComponent("livebusd").path
+    }
+
+    /// Starts `livebusd` and waits until its socket accepts connections.
+    /// - Throws: ``CLIError`` when the binary is missing or the daemon does not come up within 10 s.
+    static func start(arguments: [String], socket: String, logPath: String) throws(CLIError) -> DaemonProcess {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: daemonBinary())
+        p.arguments = arguments
+        FileManager.default.createFile(atPath: logPath, contents: nil)
+        p.standardError = FileHandle(forWritingAtPath: logPath)
+        p.standardOutput = FileHandle.nullDevice
+        p.standardInput = FileHandle.nullDevice
+        do { try p.run() } catch {
+            throw CLIError(
+                "internal",
+                "cannot start \(daemonBinary()): \(error)",
+                recovery: "build both executables: swift build -c release",
+                exit: .daemonUnreachable
+            )
+        }
+        let d = DaemonProcess(process: p)
+        for _ in 0..<500 {
+            if SocketProbe.probe(path: socket) == .live { return d }
+            if !p.isRunning { break }
+            usleep(20_000)
+        }
+        d.stop()
+        let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        throw CLIError(
+            "daemonUnreachable",
+            "livebusd did not start on \(socket):\n\(log)",
+            exit: .daemonUnreachable
+        )
+    }
+
+    /// SIGTERM, then wait (SIGKILL after 3 s).
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        for _ in 0..<150 where process.isRunning { usleep(20_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+}

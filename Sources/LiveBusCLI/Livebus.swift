@@ -1,0 +1,384 @@
+import Foundation
+import LiveBusDaemon
+import LiveBusLayout
+import LiveBusLoop
+import LiveBusText
+import LiveBusWire
+
+/// `livebus`: the command-line client. Shape: `livebus <command> [target] [flags]`.
+public enum LivebusCommand {
+    struct Command {
+        var name: String
+        var summary: String
+        var usage: String
+        var details: String
+        var examples: [String]
+    }
+
+    static let commands: [Command] = [
+        Command(
+            name: "demo",
+            summary: "Start a private daemon, attach three phones and play demo-120s live",
+            usage: "livebus demo [--time-scale X] [--seed N] [--scenario NAME|FILE] [--json]",
+            details: """
+                Starts livebusd on a private socket, attaches an iPhone 16 Pro (portrait, foreground), an iPhone Duo
+                unfolded (flat) and an iPhone Duo half-opened in the background whose clock runs 90 s fast, and
+                plays the scenario (default demo-120s at 10×, about 12 s). Exits 0 once every phone shows the order
+                delivered, 4 if that does not happen in time.
+                """,
+            examples: [
+                "livebus demo", "livebus demo --time-scale 4",
+                "livebus demo --json | jq -c 'select(.type==\"update\")'",
+            ]
+        ),
+        Command(
+            name: "attach",
+            summary: "Attach one simulated phone to a daemon and show it live",
+            usage:
+                "livebus attach [--socket PATH] [--name NAME] [--device MODEL] [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH] [--app-state foreground|background|suspended|terminated] [--os VERSION] [--clock-skew ±DURATION] [--clock-drift ±PPM] [--duration DURATION] [--exit-when delivered] [--no-reconnect] [--json]",
+            details: """
+                Connects, handshakes, subscribes to every order and shows each Live Activity as the lock screen and
+                Dynamic Island would. On a terminal, keys change the phone live: f fold, u unfold, h half-open,
+                r rotate, b background, g foreground, s step the clock +30 s, q quit. With --json it prints one JSON
+                object per applied update (type, topic, seq, status, etaTarget in the phone's clock in ms since the
+                Unix epoch, remainingMs, stale). Durations take a sign and unit: -90s, +1h, 500ms.
+                Posture aliases: book/tabletop/half → half-opened, open/unfolded → flat, closed → folded.
+                """,
+            examples: [
+                "livebus attach --socket /tmp/bus.sock --device iphone-16-pro",
+                "livebus attach --socket /tmp/bus.sock --device iphone-duo --posture half-opened --app-state background --clock-skew +90s",
+                "livebus attach --socket /tmp/bus.sock --json --exit-when delivered",
+            ]
+        ),
+        Command(
+            name: "status",
+            summary: "Show the daemon's sessions (posture, app state, clock) and orders",
+            usage: "livebus status [--socket PATH] [--json]",
+            details: "Asks the running daemon over its admin interface (same user only).",
+            examples: ["livebus status --socket /tmp/bus.sock", "livebus status --json | jq '.data.sessions'"]
+        ),
+        Command(
+            name: "order",
+            summary: "List, create or cancel orders in the running simulator",
+            usage: "livebus order list|create|cancel [ORDER-ID] [--customer ID] [--socket PATH] [--json]",
+            details:
+                "create starts a new order (and its Live Activity on every subscribed phone); cancel may fail the way a real backend's cancel request can.",
+            examples: ["livebus order list", "livebus order create --customer c7", "livebus order cancel A1001"]
+        ),
+        Command(
+            name: "devices",
+            summary: "List the device catalog (screens, scale, safe areas, Dynamic Island, hinge)",
+            usage: "livebus devices [--json]",
+            details: "Ids are what --device takes. Every number carries its source in Protocol/DEVICES.md.",
+            examples: ["livebus devices", "livebus devices --json | jq '.data[].id'"]
+        ),
+        Command(
+            name: "layout",
+            summary: "Compute a layout offline and print it, as JSON or as an SVG picture",
+            usage:
+                "livebus layout --device MODEL [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH|full] [--screen overlay|column|fullScreen] [--tags N] [--svg FILE] [--json]",
+            details:
+                "Runs the same pure layout engine the phones run, measuring text with FreeType + HarfBuzz (NanumGothic stands in for Apple's system font).",
+            examples: [
+                "livebus layout --device iphone-duo --posture half-opened --orientation landscape --svg duo.svg",
+                "livebus layout --device ipad-air-11 --window 678x1180 --screen column --json",
+            ]
+        ),
+        Command(
+            name: "doctor",
+            summary: "Check the environment and say how to fix each problem",
+            usage: "livebus doctor [--socket PATH] [--json]",
+            details:
+                "Checks libuv, the font used for text measurement, the socket path length and permissions, and whether a daemon answers.",
+            examples: ["livebus doctor", "livebus doctor --socket /tmp/bus.sock"]
+        ),
+        Command(
+            name: "help",
+            summary: "Show help for livebus or one command",
+            usage: "livebus help [COMMAND]",
+            details: "",
+            examples: ["livebus help attach"]
+        ),
+    ]
+
+    /// The top-level help text.
+    public static var help: String {
+        var s = """
+            livebus — attach simulated phones to a LiveBus daemon, drive them, and inspect what they show
+
+            USAGE
+              livebus <command> [target] [flags]
+
+            COMMANDS
+
+            """
+        for c in commands { s += "  " + c.name.padding(toLength: 10, withPad: " ", startingAt: 0) + c.summary + "\n" }
+        s += """
+
+            GLOBAL FLAGS
+              --json       print {"ok": true, "data": …} or {"ok": false, "error": {code, message, recovery}}
+              --version    print the version
+
+            EXIT CODES
+              0 success · 1 a verdict failed · 2 usage or input error · 3 daemon unreachable · 4 timed out
+
+            Run `livebus help <command>` for flags and examples.
+            """
+        return s
+    }
+
+    /// Help for one command.
+    static func help(for c: Command) -> String {
+        var s = "livebus \(c.name) — \(c.summary)\n\nUSAGE\n  \(c.usage)\n"
+        if !c.details.isEmpty {
+            s += "\n" + c.details.split(separator: "\n").map { "  " + $0 }.joined(separator: "\n") + "\n"
+        }
+        if !c.examples.isEmpty { s += "\nEXAMPLES\n" + c.examples.map { "  " + $0 }.joined(separator: "\n") + "\n" }
+        return s
+    }
+
+    /// Runs `livebus`; returns the process exit code.
+    public static func run(_ argv: [String]) -> Int32 {
+        let json = argv.contains("--json")
+        let out = Output(json: json)
+        guard let first = argv.first else {
+            print(help)
+            return 0
+        }
+        if first == "--version" || first == "version" {
+            out.success("livebus \(liveBusVersion)", data: .object(["version": .string(liveBusVersion)]))
+            return 0
+        }
+        if first == "--help" || first == "-h" || first == "help" {
+            if argv.count > 1, let c = commands.first(where: { $0.name == argv[1] }) {
+                print(help(for: c), terminator: "")
+                return 0
+            } else if argv.count > 1 {
+                out.failure(.usage("unknown command '\(argv[1])'", recovery: "see `livebus help`"))
+                return ExitCode.usage.rawValue
+            }
+            print(help)
+            return 0
+        }
+        let rest = Array(argv.dropFirst())
+        if rest.contains("--help") || rest.contains("-h"), let c = commands.first(where: { $0.name == first }) {
+            print(help(for: c), terminator: "")
+            return 0
+        }
+        do throws(CLIError) {
+            switch first {
+            case "demo": return try DemoCommand.run(rest, json: json)
+            case "attach": return try AttachCommand.run(rest, json: json)
+            case "status": return try status(rest, out: out)
+            case "order": return try order(rest, out: out)
+            case "devices": return try devices(rest, out: out)
+            case "layout": return try layout(rest, out: out)
+            case "doctor": return try doctor(rest, out: out)
+            default:
+                let close = commands.first { $0.name.hasPrefix(String(first.prefix(2))) }
+                throw CLIError.usage(
+                    "unknown command '\(first)'",
+                    recovery: close.map { "did you mean `livebus \($0.name)`? see `livebus help`" }
+                        ?? "see `livebus help`"
+                )
+            }
+        } catch {
+            out.failure(error)
+            return error.exit.rawValue
+        }
+    }
+
+    static func resultData(_ r: ResultBody) throws(CLIError) -> JSONValue {
+        guard r.ok else {
+            let e = r.error
+            let exit: ExitCode = e?.code == "unknownOrder" || e?.code == "invalidArguments" ? .usage : .verdictFailed
+            throw CLIError(e?.code ?? "failed", e?.message ?? "the daemon refused", recovery: e?.recovery, exit: exit)
+        }
+        return r.data ?? .null
+    }
+
+    static func status(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
+        let a = try Arguments(argv, command: "status", options: ["socket"], flags: ["json"])
+        let socket = a.value("socket") ?? defaultSocketPath()
+        let data = try resultData(AdminClient.request(socket: socket, command: "status"))
+        out.success(StatusText.render(data), data: data)
+        return 0
+    }
+
+    static func order(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
+        let a = try Arguments(argv, command: "order", options: ["socket", "customer", "id"], flags: ["json"])
+        let socket = a.value("socket") ?? defaultSocketPath()
+        guard let verb = a.positionals.first else {
+            throw .usage("livebus order needs list, create or cancel", recovery: "livebus order list")
+        }
+        switch verb {
+        case "list":
+            let data = try resultData(AdminClient.request(socket: socket, command: "order.list"))
+            out.success(StatusText.orders(data), data: data)
+        case "create":
+            var args: [String: JSONValue] = [:]
+            if let c = a.value("customer") { args["customer"] = .string(c) }
+            if let id = a.value("id") ?? a.positionals.dropFirst().first { args["id"] = .string(id) }
+            let data = try resultData(AdminClient.request(socket: socket, command: "order.create", args: args))
+            out.success(
+                "created order \(data["order"]?.stringValue ?? "?") on \(data["topic"]?.stringValue ?? "?")",
+                data: data
+            )
+        case "cancel":
+            guard let id = a.positionals.dropFirst().first else {
+                throw .usage("livebus order cancel needs an order id", recovery: "livebus order cancel A1001")
+            }
+            let data = try resultData(
+                AdminClient.request(socket: socket, command: "order.cancel", args: ["order": .string(id)])
+            )
+            out.success("canceled order \(id)", data: data)
+        default:
+            throw .usage("unknown order action '\(verb)'; use list, create or cancel")
+        }
+        return 0
+    }
+
+    static func catalog() throws(CLIError) -> DeviceCatalog {
+        do { return try DeviceCatalog.bundled() } catch {
+            throw CLIError("catalogUnreadable", error.message, recovery: "rebuild the package", exit: .usage)
+        }
+    }
+
+    static func devices(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
+        _ = try Arguments(argv, command: "devices", options: [], flags: ["json"])
+        let c = try catalog()
+        var text = ""
+        for d in c.devices {
+            let screens = d.screens.map { s in
+                "\(s.name) \(fmt(s.portrait.width))×\(fmt(s.portrait.height)) \(d.unit) @\(fmt(s.scale))x [\(s.usedWhen.map(\.rawValue).joined(separator: "/"))]"
+            }
+            let extra =
+                d.screens.compactMap {
+                    $0.hinge.map { h in
+                        "\(h.kind.rawValue) (\(h.axisInPortrait.rawValue)): \(fmt(h.flatWidth)) \(d.unit) flat, \(fmt(h.halfOpenedWidth)) \(d.unit) half-opened"
+                    }
+                }.first ?? ""
+            let island = d.screens.contains { $0.dynamicIsland != nil } ? " · Dynamic Island" : ""
+            text += "\(d.id.padding(toLength: 18, withPad: " ", startingAt: 0)) \(d.name)\(island)\n"
+            for s in screens { text += "    \(s)\n" }
+            if !extra.isEmpty { text += "    \(extra)\n" }
+        }
+        let data = Daemon.jsonValueForCLI(c.devices)
+        out.success(text, data: data)
+        return 0
+    }
+
+    static func fmt(_ v: Double) -> String {
+        v.rounded() == v ? String(Int(v)) : String(format: "%.1f", v)
+    }
+
+    static func measurer() -> (any TextMeasurer, String?) {
+        do { return (try FontTextMeasurer(), nil) } catch {
+            return (ApproximateTextMeasurer(), "text measured approximately: \(error)")
+        }
+    }
+
+    static func layout(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
+        let a = try Arguments(
+            argv,
+            command: "layout",
+            options: ["device", "posture", "orientation", "window", "screen", "tags", "svg"],
+            flags: ["json"]
+        )
+        guard let device = a.value("device") else {
+            throw .usage("livebus layout needs --device MODEL", recovery: "see `livebus devices` for ids")
+        }
+        let c = try catalog()
+        let fold = try a.choice(
+            "posture",
+            ["flat", "half-opened", "folded"],
+            aliases: SessionFlags.postureAliases,
+            default: "flat"
+        )
+        let (m, warning) = measurer()
+        do {
+            let req = try OfflineLayoutRequest.parse(
+                device: device,
+                foldState: fold,
+                orientation: a.value("orientation") ?? "portrait",
+                window: a.value("window") ?? "full",
+                screen: a.value("screen") ?? "overlay",
+                tags: a.value("tags") ?? "0"
+            )
+            let (input, result) = try OfflineLayout.run(req, catalog: c, measurer: m)
+            if let svg = a.value("svg") {
+                do {
+                    try LayoutRenderer.svg(result, input: input).write(toFile: svg, atomically: true, encoding: .utf8)
+                } catch {
+                    throw CLIError("cannotWrite", "cannot write \(svg): \(error)", exit: .usage)
+                }
+            }
+            if let warning { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
+            let data = (try? WireJSON.decode(JSONValue.self, from: Array(LayoutRenderer.json(result).utf8))) ?? .null
+            var text = LayoutRenderer.text(result, width: 40) + "\n"
+            text += "arrangement: \(result.arrangement) — \(result.reason)\n"
+            let failed = result.invariants.filter { !$0.holds }
+            text += "invariants: \(result.invariants.count - failed.count)/\(result.invariants.count) hold"
+            for f in failed { text += "\n  ✗ \(f.name): \(f.detail)" }
+            if let svg = a.value("svg") { text += "\nSVG written to \(svg)" }
+            out.success(text, data: data)
+            return failed.isEmpty ? 0 : ExitCode.verdictFailed.rawValue
+        } catch {
+            guard let e = error as? LayoutError else { throw error as! CLIError }
+            throw CLIError(
+                "\(e.code)",
+                e.message,
+                recovery: "see `livebus devices` and `livebus help layout`",
+                exit: .usage
+            )
+        }
+    }
+
+    static func doctor(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
+        let a = try Arguments(argv, command: "doctor", options: ["socket"], flags: ["json"])
+        let socket = a.value("socket") ?? defaultSocketPath()
+        var checks: [(String, Bool, String)] = []
+        checks.append(("device catalog", (try? DeviceCatalog.bundled()) != nil, "rebuild the package (swift build)"))
+        let (_, fontWarning) = measurer()
+        checks.append(("font for text measurement (NanumGothic)", fontWarning == nil, "apt-get install fonts-nanum"))
+        let pathOK = socket.utf8.count <= PipeListener.maximumPathLength
+        checks.append(
+            (
+                "socket path length (\(socket.utf8.count) ≤ \(PipeListener.maximumPathLength) bytes)", pathOK,
+                "use a shorter --socket path, e.g. /tmp/bus.sock"
+            )
+        )
+        let dir = (socket as NSString).deletingLastPathComponent
+        checks.append(
+            (
+                "socket directory \(dir) is writable", access(dir, W_OK) == 0,
+                "choose a --socket in a directory you can write"
+            )
+        )
+        let probe = SocketProbe.probe(path: socket)
+        checks.append(
+            (
+                "daemon answering on \(socket)", probe == .live,
+                probe == .stale
+                    ? "a stale socket file is left: start livebusd, it removes it"
+                    : "start one: livebusd --socket \(socket)"
+            )
+        )
+        var text = ""
+        for (name, ok, fix) in checks { text += (ok ? "✓ " : "✗ ") + name + (ok ? "" : " — \(fix)") + "\n" }
+        let data: JSONValue = .array(
+            checks.map { .object(["check": .string($0.0), "ok": .bool($0.1), "fix": $0.1 ? .null : .string($0.2)]) }
+        )
+        out.success(text, data: data)
+        return checks.allSatisfy(\.1) ? 0 : ExitCode.verdictFailed.rawValue
+    }
+}
+
+extension Daemon {
+    static func jsonValueForCLI(_ v: some Encodable) -> JSONValue {
+        guard let bytes = try? WireJSON.encode(v), let j = try? WireJSON.decode(JSONValue.self, from: bytes) else {
+            return .null
+        }
+        return j
+    }
+}

@@ -1,0 +1,97 @@
+import Foundation
+import LiveBusDaemon
+import LiveBusLoop
+
+/// `livebusd`: the bus daemon's command line.
+public enum LivebusdCommand {
+    /// The help text (golden-tested).
+    public static let help = """
+        livebusd — the LiveBus daemon: one libuv loop serving client sessions on a Unix socket
+
+        USAGE
+          livebusd [--socket PATH] [--scenario NAME|FILE] [--time-scale X] [--seed N] [--log-level LEVEL]
+
+        OPTIONS
+          --socket PATH        Unix socket to listen on (mode 0600, at most 107 bytes).
+                               Default: $LIVEBUS_SOCKET, else $XDG_RUNTIME_DIR/livebus.sock, else /tmp/livebus-<uid>.sock
+          --scenario NAME|FILE demo-120s, random:K (K random orders) or a timeline file (Protocol/SCENARIOS.md).
+                               Default: none (orders only from `livebus order create`).
+          --time-scale X       Play the scenario X times faster (10 plays demo-120s in 12 s). Default 1.
+          --seed N             Seed for every random choice, so runs repeat. Default 1.
+          --data-dir DIR       Where state is kept. Default: none (in memory).
+          --log-level LEVEL    debug, info, notice, warning or error. Default info. Logs go to stderr.
+          --version            Print the version.
+          --help               Print this help.
+
+        EXAMPLES
+          livebusd --socket /tmp/bus.sock --scenario demo-120s --time-scale 10
+          livebusd --socket /tmp/bus.sock --scenario random:20 --seed 7
+          livebusd --socket /tmp/bus.sock --scenario Protocol/scenarios/timeline-stall-recover.json
+
+        SIGNALS
+          SIGINT, SIGTERM      say BYE to every session, remove the socket file, exit 0.
+
+        EXIT CODES
+          0 clean shutdown · 2 usage or invalid scenario · 3 socket already served by a live daemon or unusable
+        """
+
+    /// Runs the daemon; returns the process exit code.
+    public static func run(_ argv: [String]) -> Int32 {
+        let out = Output(json: false)
+        if argv.contains("--help") || argv.contains("-h") {
+            print(help)
+            return 0
+        }
+        if argv.contains("--version") {
+            print("livebusd \(liveBusVersion)")
+            return 0
+        }
+        do throws(CLIError) {
+            let a = try Arguments(
+                argv,
+                command: "livebusd",
+                options: ["socket", "scenario", "time-scale", "seed", "data-dir", "log-level"],
+                flags: []
+            )
+            guard a.positionals.isEmpty else {
+                throw CLIError.usage("unexpected argument '\(a.positionals[0])'", recovery: "see `livebusd --help`")
+            }
+            let level = try a.choice("log-level", ["debug", "info", "notice", "warning", "error"], default: "info")
+            let options = DaemonOptions(
+                socketPath: a.value("socket") ?? defaultSocketPath(),
+                dataDirectory: a.value("data-dir"),
+                scenario: a.value("scenario"),
+                timeScale: try a.double("time-scale", default: 1, in: 0.001...10_000),
+                seed: try a.uint("seed", default: 1)
+            )
+            let logger = Logger.standardError(
+                label: "livebusd",
+                minimumLevel: [
+                    "debug": .debug, "info": .info, "notice": .notice, "warning": .warning, "error": .error,
+                ][
+                    level
+                ]!
+            )
+            let loop: EventLoop
+            do { loop = try EventLoop() } catch { throw CLIError("internal", "\(error)", exit: .daemonUnreachable) }
+            let daemon = Daemon(options: options, loop: loop, logger: logger)
+            do {
+                try daemon.start()
+            } catch {
+                let isScenario = error.message.hasPrefix("cannot load scenario")
+                throw CLIError(
+                    isScenario ? "invalidScenario" : "socketUnavailable",
+                    error.message,
+                    exit: isScenario ? .usage : .daemonUnreachable
+                )
+            }
+            loop.run()
+            loop.close()
+            logger.log(.notice, "livebusd stopped")
+            return 0
+        } catch {
+            out.failure(error)
+            return error.exit.rawValue
+        }
+    }
+}

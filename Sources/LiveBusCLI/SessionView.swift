@@ -1,0 +1,75 @@
+import Foundation
+import LiveBusActivity
+import LiveBusClient
+import LiveBusClock
+import LiveBusLayout
+
+/// The live text view of one session: its posture, sync state, clock, and each activity as the lock screen and
+/// Dynamic Island would show it.
+enum SessionView {
+    static let width = 78
+
+    static func deviceName(_ id: String) -> String {
+        (try? DeviceCatalog.bundled().device(id).name) ?? id
+    }
+
+    static func clockText(_ ms: Int64) -> String {
+        let s = Double(ms) / 1000
+        if abs(s) >= 3600 { return String(format: "%+.2f h", s / 3600) }
+        return String(format: "%+.1f s", s)
+    }
+
+    static func timeOfDay(_ ms: Int64) -> String {
+        var t = tm()
+        var secs = time_t(ms / 1000)
+        gmtime_r(&secs, &t)
+        return String(format: "%02d:%02d:%02d", t.tm_hour, t.tm_min, t.tm_sec)
+    }
+
+    /// Lines for one session (no trailing newline), at most ``width`` columns of box drawing.
+    static func render(_ s: ClientSession, title: String? = nil) -> [String] {
+        let o = s.options
+        let now = s.now()
+        var head = "\(title ?? s.name) · \(deviceName(o.device)) · \(o.posture.foldState) \(o.posture.orientation)"
+        head += " · \(o.appState) · clock \(clockText(o.clockSkewMilliseconds))"
+        if o.clockDriftPPM != 0 { head += String(format: " %+.0f ppm", o.clockDriftPPM) }
+        var lines = ["┌─ " + head + " " + String(repeating: "─", count: max(0, width - 4 - head.count)) + "┐"]
+        var sync = "sync: \(s.syncState.rawValue)"
+        if let live = s.lastLive, s.syncState != .live {
+            sync += " (last live \(timeOfDay(live.millisecondsSinceEpoch)) client time)"
+        }
+        sync += " · phone time \(timeOfDay(now.millisecondsSinceEpoch))"
+        lines.append(pad(sync))
+        let activities = s.board.activities
+        if activities.isEmpty { lines.append(pad("no Live Activity yet")) }
+        for a in activities {
+            let v = ActivityView(activity: a, at: now, language: .korean)
+            let en = ActivityView(activity: a, at: now, language: .english)
+            let seq = s.replicas["orders/\(a.orderID)"]?.sequence ?? 0
+            var first = "\(a.orderID) [\(a.state.rawValue)] \(a.content.summary.ko) · \(a.content.summary.en)"
+            if let c = v.countdown { first += " · \(c)" }
+            first += " · seq \(seq)"
+            lines.append(pad(first))
+            if !v.compactLeading.isEmpty {
+                lines.append(
+                    pad(
+                        "  Dynamic Island: ⟦\(v.compactLeading.joined(separator: " ")) │ \(v.compactTrailing ?? "")⟧  minimal: \(v.minimal ?? "-")"
+                    )
+                )
+            }
+            for l in v.lockScreen.dropFirst() { lines.append(pad("  " + l)) }
+            if en.showsStaleLines || en.showsLastEstimateLine {
+                lines.append(pad("  " + en.lockScreen.suffix(en.showsStaleLines ? 3 : 1).joined(separator: " · ")))
+            }
+        }
+        lines.append("└" + String(repeating: "─", count: width - 2) + "┘")
+        return lines
+    }
+
+    static func pad(_ text: String) -> String {
+        // Hangul is two columns wide in a terminal.
+        let cols = text.unicodeScalars.reduce(0) { $0 + (($1.value >= 0x1100 && $1.value <= 0xD7A3) ? 2 : 1) }
+        let fill = max(0, width - 4 - cols)
+        return "│ " + text + String(repeating: " ", count: fill) + " │"
+    }
+}

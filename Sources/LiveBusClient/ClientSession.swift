@@ -1,0 +1,485 @@
+import Foundation
+import LiveBusActivity
+import LiveBusClock
+import LiveBusLoop
+import LiveBusSimulator
+import LiveBusWire
+
+/// The sync state a client shows: connecting, catching up, live, disconnected.
+public enum SyncState: String, Sendable, Codable {
+    case connecting
+    case catchingUp
+    case live
+    case disconnected
+    case closed
+}
+
+/// One update the client applied (or refused), as written to the JSON-lines log.
+public struct AppliedUpdate: Sendable, Codable, Equatable {
+    /// `update` for events, `stale`/`fresh`/`ended`/`dismissed` for activity transitions.
+    public var type: String
+    /// The session's name.
+    public var session: String
+    /// The topic, e.g. `orders/A1001`.
+    public var topic: String
+    /// The order id.
+    public var order: String
+    /// The topic sequence number.
+    public var seq: UInt64
+    /// `start`, `update` or `end`.
+    public var event: String
+    /// Status identifier, e.g. `cooking`.
+    public var status: String
+    /// Countdown target in the client's clock, ms since the Unix epoch.
+    public var etaTarget: Int64
+    /// Target − client now, ms, never negative.
+    public var remainingMs: Int64
+    /// Whether the activity is stale after this update.
+    public var stale: Bool
+    /// Whether the activity rules applied it.
+    public var applied: Bool
+    /// Why not, when not applied (Apple's rule code).
+    public var reason: String?
+    /// The client's clock when applied, ms since the Unix epoch.
+    public var clientTime: Int64
+    /// Uncertainty of the converted instants, ms.
+    public var uncertaintyMs: Int
+    /// `replay`, `snapshot` or nil for live events.
+    public var delivery: String?
+}
+
+/// What the client holds for one topic.
+public struct TopicReplica: Sendable {
+    /// Last sequence applied.
+    public var sequence: UInt64 = 0
+    /// The latest event body (server instants plus this client's converted ones).
+    public var body: EventBody?
+    /// Events that arrived ahead of a gap, waiting for the missing ones (sequence → frame).
+    var pending: [UInt64: (Frame, EventBody)] = [:]
+    /// When a RESEND was last asked for (loop milliseconds), to avoid asking again at once.
+    var resendAskedAt: UInt64?
+}
+
+/// A simulated phone on the bus: connects, handshakes, answers clock probes on its own (skewed) clock, keeps a
+/// replica per topic, applies each (topic, sequence) once and in order, runs the Live Activity rules and the stale
+/// timer, and reconnects with its resume token.
+///
+/// Loop-bound: create and use it on the loop's thread.
+public final class ClientSession {
+    /// The options it was made with (posture and app state follow changes).
+    public private(set) var options: ClientOptions
+    let loop: EventLoop
+    private let trueClock: any ServerClock
+    /// This phone's clock over true time.
+    public private(set) var clock: SimulatedClientClock
+    private var connection: Connection?
+    private var decoder = FrameDecoder()
+    /// The sync state.
+    public private(set) var syncState = SyncState.connecting {
+        didSet { if oldValue != syncState { onSyncState?(syncState) } }
+    }
+    /// When the session was last live, client clock.
+    public private(set) var lastLive: ClientInstant?
+    /// The session id and name from WELCOME.
+    public private(set) var sessionID: String?
+    /// The session's name (given or assigned).
+    public private(set) var name: String
+    private var resumeToken: String?
+    /// Replicas by topic.
+    public private(set) var replicas: [String: TopicReplica] = [:]
+    /// The Live Activities of this phone.
+    public private(set) var board: ActivityBoard
+    private var staleTimer: LoopTimer?
+    private var reconnectTimer: LoopTimer?
+    private var reconnectAttempt = 0
+    private var userClosed = false
+    private var catchingUpTopics: Set<String> = []
+    private var rng = ClockSimulationRandom(seed: 0x5EED)
+    /// Duplicates ignored, gaps repaired, snapshots applied.
+    public private(set) var counters = (duplicates: 0, gapsRepaired: 0, snapshots: 0, reconnects: 0)
+
+    /// Each applied (or refused) event and each activity transition.
+    public var onUpdate: ((AppliedUpdate) -> Void)?
+    /// Sync state changes.
+    public var onSyncState: ((SyncState) -> Void)?
+    /// ERROR frames and connection failures, as text for people.
+    public var onError: ((String) -> Void)?
+    /// Called after WELCOME.
+    public var onWelcome: ((WelcomeBody) -> Void)?
+
+    /// Creates a session; nothing happens until ``start()``.
+    /// - Parameters:
+    ///   - loop: The loop it runs on.
+    ///   - options: Device, posture, app state, clock skew and drift, topics.
+    ///   - trueClock: The host's wall clock, taken as true time; the phone's clock is derived from it.
+    public init(loop: EventLoop, options: ClientOptions, trueClock: any ServerClock) {
+        self.loop = loop
+        self.options = options
+        self.trueClock = trueClock
+        self.name = options.name ?? "?"
+        clock = SimulatedClientClock(
+            skewMilliseconds: options.clockSkewMilliseconds,
+            driftPPM: options.clockDriftPPM,
+            epoch: trueClock.now()
+        )
+        board = ActivityBoard(
+            profile: DeviceProfile(authorization: .authorized, appInForeground: options.appState == "foreground")
+        )
+    }
+
+    /// This phone's clock now.
+    public func now() -> ClientInstant {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        let trueMs = trueClock.now().millisecondsSinceEpoch
+        // Sub-millisecond true time keeps the simulated clock's rounding honest.
+        let frac = Double(ts.tv_nsec % 1_000_000) / 1_000_000
+        return clock.read(trueMilliseconds: Double(trueMs) + frac)
+    }
+
+    /// Connects (and later reconnects) to the daemon.
+    public func start() {
+        userClosed = false
+        connect()
+    }
+
+    /// Says BYE and closes; no reconnect.
+    public func close(reason: String = "client exit") {
+        userClosed = true
+        reconnectTimer?.cancel()
+        staleTimer?.cancel()
+        if let c = connection {
+            send(.bye, body: ByeBody(reason: reason))
+            c.closeAfterFlush()
+        }
+        connection = nil
+        syncState = .closed
+    }
+
+    private func connect() {
+        syncState = .connecting
+        Connection.connect(loop: loop, path: options.socketPath) { [weak self] result in
+            guard let self, !self.userClosed else {
+                if case .success(let c) = result { c.close() }
+                return
+            }
+            switch result {
+            case .failure(let e):
+                self.onError?("cannot connect to \(self.options.socketPath): \(e)")
+                self.scheduleReconnect()
+            case .success(let c):
+                self.connected(c)
+            }
+        }
+    }
+
+    private func connected(_ c: Connection) {
+        connection = c
+        decoder = FrameDecoder()
+        c.onRead = { [unowned self] bytes in self.received(bytes) }
+        c.onClose = { [weak self] error in self?.disconnected(error) }
+        do { try c.startReading() } catch {
+            disconnected(error)
+            return
+        }
+        let resume = resumeToken.map { ResumeBody(token: $0, topics: replicas.mapValues(\.sequence)) }
+        send(
+            .hello,
+            body: HelloBody(
+                client: options.clientName,
+                role: .session,
+                name: options.name,
+                device: options.device,
+                posture: options.posture,
+                appState: options.appState,
+                os: options.os,
+                clientTime: now().millisecondsSinceEpoch,
+                resume: resume
+            )
+        )
+    }
+
+    private func disconnected(_ error: LoopError?) {
+        connection = nil
+        guard !userClosed else { return }
+        if let error { onError?("connection lost: \(error)") }
+        syncState = .disconnected
+        scheduleReconnect()
+    }
+
+    private func scheduleReconnect() {
+        guard options.reconnect, !userClosed else {
+            syncState = .disconnected
+            return
+        }
+        // Exponential backoff with full jitter, capped (AWS Architecture Blog, "Exponential Backoff And Jitter").
+        let cap: Double = 5000
+        let base: Double = 100
+        let ceiling = min(cap, base * pow(2, Double(reconnectAttempt)))
+        let delay = UInt64(Double.random(in: ceiling / 2...ceiling, using: &rng))
+        reconnectAttempt += 1
+        reconnectTimer?.cancel()
+        reconnectTimer = loop.schedule(after: delay) { [weak self] in
+            guard let self else { return }
+            self.counters.reconnects += 1
+            self.connect()
+        }
+    }
+
+    func send(_ type: FrameType, sequence: UInt64 = 0, topic: String = "", body: some Encodable) {
+        guard let c = connection, let bytes = try? WireJSON.encode(body) else { return }
+        c.write { buf in
+            try? Frame.encode(
+                type: type,
+                flags: [],
+                sequence: sequence,
+                topic: Array(topic.utf8),
+                bodyParts: [bytes],
+                into: &buf
+            )
+        }
+    }
+
+    private func received(_ bytes: UnsafeRawBufferPointer) {
+        decoder.append(bytes)
+        while connection != nil {
+            let f: Frame?
+            do { f = try decoder.next() } catch {
+                onError?("bad frame from daemon: \(error)")
+                connection?.close()
+                return
+            }
+            guard let f else { return }
+            handle(f)
+        }
+    }
+
+    private func handle(_ f: Frame) {
+        switch f.type {
+        case .welcome:
+            guard let w = try? WireJSON.decode(WelcomeBody.self, from: f.body) else { return }
+            sessionID = w.session
+            name = w.name
+            let wasResumed = resumeToken != nil && w.resumed
+            resumeToken = w.resumeToken
+            reconnectAttempt = 0
+            onWelcome?(w)
+            if wasResumed {
+                syncState = .catchingUp
+                catchingUpTopics = Set(replicas.keys)
+                if catchingUpTopics.isEmpty { becomeLive() }
+            } else {
+                syncState = .catchingUp
+                send(.subscribe, body: SubscribeBody(patterns: options.patterns))
+                // Existing topics answer with UPTODATE; with none yet, we are live once the daemon answered a probe.
+            }
+        case .ping:
+            guard let p = try? WireJSON.decode(PingBody.self, from: f.body) else { return }
+            let t2 = now().millisecondsSinceEpoch
+            send(.pong, body: PongBody(t1: p.t1, t2: t2, t3: now().millisecondsSinceEpoch))
+            if syncState == .catchingUp && catchingUpTopics.isEmpty { becomeLive() }
+        case .event:
+            guard let body = try? WireJSON.decode(EventBody.self, from: f.body) else {
+                onError?("undecodable EVENT on \(f.topic) seq \(f.sequence)")
+                return
+            }
+            receiveEvent(f, body)
+        case .upToDate:
+            catchingUpTopics.remove(f.topic)
+            if let u = try? WireJSON.decode(UpToDateBody.self, from: f.body),
+                (replicas[f.topic]?.sequence ?? 0) < u.sequence
+            {
+                requestResend(topic: f.topic, force: true)
+                return
+            }
+            if catchingUpTopics.isEmpty { becomeLive() }
+        case .error:
+            if let e = try? WireJSON.decode(ErrorBody.self, from: f.body) {
+                onError?("daemon error \(e.name) (\(e.code)): \(e.message)")
+                if e.name == WireError.Code.resumeRejected.name {
+                    resumeToken = nil
+                    replicas.removeAll()
+                }
+            }
+        case .bye:
+            if let b = try? WireJSON.decode(ByeBody.self, from: f.body) { onError?("daemon said bye: \(b.reason)") }
+        default:
+            break
+        }
+    }
+
+    private func becomeLive() {
+        syncState = .live
+        lastLive = now()
+    }
+
+    private func receiveEvent(_ f: Frame, _ body: EventBody) {
+        var r = replicas[f.topic, default: TopicReplica()]
+        defer { replicas[f.topic] = r }
+        if f.sequence <= r.sequence {
+            counters.duplicates += 1
+            return
+        }
+        let isJump = f.flags.contains(.snapshot)
+        if f.sequence > r.sequence + 1 && !isJump {
+            // A gap: hold this one, ask for what is missing.
+            r.pending[f.sequence] = (f, body)
+            replicas[f.topic] = r
+            requestResend(topic: f.topic, force: false)
+            r = replicas[f.topic]!
+            return
+        }
+        if isJump { counters.snapshots += 1 }
+        apply(f, body, replica: &r)
+        // Drain anything held that is now in order.
+        while let next = r.pending.removeValue(forKey: r.sequence + 1) {
+            counters.gapsRepaired += 1
+            apply(next.0, next.1, replica: &r)
+        }
+        r.pending = r.pending.filter { $0.key > r.sequence }
+        if syncState == .live { lastLive = now() }
+    }
+
+    private func requestResend(topic: String, force: Bool) {
+        guard var r = replicas[topic] else { return }
+        let t = loop.nowMilliseconds
+        if !force, let asked = r.resendAskedAt, t - asked < 500 { return }
+        r.resendAskedAt = t
+        replicas[topic] = r
+        send(.resend, topic: topic, body: ResendBody(fromSequence: r.sequence + 1))
+    }
+
+    private func apply(_ f: Frame, _ body: EventBody, replica r: inout TopicReplica) {
+        r.sequence = f.sequence
+        r.body = body
+        let orderID = f.topic.split(separator: "/").last.map(String.init) ?? f.topic
+        let nowC = now()
+        let c = body.client
+        let status = OrderStatus(rawValue: body.contentState.status) ?? .created
+        let summary = body.contentState.summary
+        let content = ContentState(
+            status: status,
+            etaTarget: ServerInstant(millisecondsSinceEpoch: body.contentState.etaTarget),
+            progress: body.contentState.progress,
+            riderPosition: body.contentState.riderPosition.map {
+                Coordinate(latitude: $0.latitude, longitude: $0.longitude)
+            },
+            lastConfirmed: ServerInstant(millisecondsSinceEpoch: body.contentState.lastConfirmed),
+            summary: CustomerSummary(
+                ko: summary.ko,
+                en: summary.en,
+                detailKo: summary.detailKo ?? CustomerSummary(status: status).detailKo,
+                detailEn: summary.detailEn ?? CustomerSummary(status: status).detailEn
+            )
+        )
+        let update = ActivityUpdate(
+            orderID: orderID,
+            event: ActivityEventKind(rawValue: body.event) ?? .update,
+            timestamp: ServerInstant(millisecondsSinceEpoch: body.timestamp),
+            timestampInClientClock: ClientInstant(millisecondsSinceEpoch: c?.timestamp ?? body.timestamp),
+            content: content,
+            etaTarget: ClientInstant(millisecondsSinceEpoch: c?.etaTarget ?? body.contentState.etaTarget),
+            staleDate: (c?.staleDate ?? body.staleDate).map { ClientInstant(millisecondsSinceEpoch: $0) },
+            dismissalDate: (c?.dismissalDate ?? body.dismissalDate).map { ClientInstant(millisecondsSinceEpoch: $0) },
+            relevanceScore: body.relevanceScore,
+            lastConfirmed: ClientInstant(millisecondsSinceEpoch: c?.lastConfirmed ?? body.contentState.lastConfirmed)
+        )
+        let verdict: Verdict
+        if update.event == .start && board.activity(orderID) == nil {
+            let origin: StartOrigin =
+                f.flags.contains(.replay) && resumeToken != nil && counters.reconnects > 0 ? .resume : .orderCreation
+            verdict = board.orderCreated(update, origin: origin, at: nowC)
+        } else {
+            verdict = board.apply(update, at: nowC)
+        }
+        let activity = board.activity(orderID)
+        let delivery: String? = f.flags.contains(.snapshot) ? "snapshot" : f.flags.contains(.replay) ? "replay" : nil
+        onUpdate?(
+            AppliedUpdate(
+                type: "update",
+                session: name,
+                topic: f.topic,
+                order: orderID,
+                seq: f.sequence,
+                event: body.event,
+                status: body.contentState.status,
+                etaTarget: update.etaTarget.millisecondsSinceEpoch,
+                remainingMs: max(0, nowC.milliseconds(to: update.etaTarget)),
+                stale: activity?.state == .stale,
+                applied: verdict.applied,
+                reason: verdict.reason?.code,
+                clientTime: nowC.millisecondsSinceEpoch,
+                uncertaintyMs: c?.uncertaintyMs ?? 0,
+                delivery: delivery
+            )
+        )
+        send(.ack, sequence: f.sequence, topic: f.topic, body: EmptyBody())
+        armStaleTimer()
+    }
+
+    /// Runs the activity rules' timers (stale date, dismissal, system limits) at the board's next deadline.
+    private func armStaleTimer() {
+        staleTimer?.cancel()
+        staleTimer = nil
+        guard let deadline = board.nextDeadline else { return }
+        let remaining = Double(now().milliseconds(to: deadline))
+        // The phone's clock runs (1 + drift) as fast as true time: convert to a real delay.
+        let realDelay = max(0, remaining / (1 + clock.driftPPM / 1_000_000))
+        staleTimer = loop.schedule(after: UInt64(realDelay.rounded(.up))) { [weak self] in self?.tick() }
+    }
+
+    /// Applies the board's due transitions now.
+    public func tick() {
+        let nowC = now()
+        for t in board.tick(at: nowC) { report(t, at: nowC) }
+        armStaleTimer()
+    }
+
+    private func report(_ t: ActivityTransition, at nowC: ClientInstant) {
+        guard let a = board.activity(t.orderID) else { return }
+        let topic = "orders/\(t.orderID)"
+        onUpdate?(
+            AppliedUpdate(
+                type: t.kind.rawValue,
+                session: name,
+                topic: topic,
+                order: t.orderID,
+                seq: replicas[topic]?.sequence ?? 0,
+                event: "transition",
+                status: a.content.status.rawValue,
+                etaTarget: a.etaTarget.millisecondsSinceEpoch,
+                remainingMs: max(0, nowC.milliseconds(to: a.etaTarget)),
+                stale: a.state == .stale,
+                applied: true,
+                reason: nil,
+                clientTime: nowC.millisecondsSinceEpoch,
+                uncertaintyMs: replicas[topic]?.body?.client?.uncertaintyMs ?? 0,
+                delivery: nil
+            )
+        )
+    }
+
+    /// Changes posture and/or app state, tells the daemon at once.
+    public func change(posture: PostureBody? = nil, appState: String? = nil) {
+        if let posture { options.posture = posture }
+        if let appState {
+            options.appState = appState
+            var p = board.profile
+            p.appInForeground = appState == "foreground"
+            board.profile = p
+        }
+        send(.posture, body: PostureChangeBody(posture: posture, appState: appState))
+    }
+
+    /// Steps this phone's clock by `milliseconds` (a clock fault).
+    public func stepClock(byMilliseconds ms: Int64) {
+        clock.step(byMilliseconds: ms)
+        armStaleTimer()
+    }
+}
+
+/// An empty JSON object body (`{}`).
+public struct EmptyBody: Codable, Sendable {
+    /// Creates it.
+    public init() {}
+}

@@ -1,0 +1,225 @@
+import Foundation
+import LiveBusClock
+import LiveBusSimulator
+import LiveBusWire
+
+/// What `livebus status` shows about one session.
+struct SessionStatus: Codable {
+    struct ClockStatus: Codable {
+        var offsetMs: Double
+        var driftPPM: Double
+        var errorBoundMs: Double
+        var roundTripMs: Double?
+        var samples: Int
+    }
+    var id: String
+    var name: String
+    var role: String
+    var client: String
+    var device: String?
+    var posture: PostureBody?
+    var appState: String
+    var os: String?
+    var subscriptions: [String]
+    var lastSent: [String: UInt64]
+    var eventsSent: Int
+    var coalesced: Int
+    var outstandingBytes: Int
+    var clock: ClockStatus?
+    var connectedAt: Int64
+}
+
+/// What `livebus order list` shows about one order.
+struct OrderStatusView: Codable {
+    var id: String
+    var customer: String
+    var status: String
+    var summary: SummaryBody
+    var etaTarget: Int64
+    var progress: Double
+    var lastConfirmed: Int64
+    var topic: String
+    var sequence: UInt64?
+}
+
+extension Daemon {
+    static func jsonValue(_ v: some Encodable) -> JSONValue {
+        guard let bytes = try? WireJSON.encode(v), let j = try? WireJSON.decode(JSONValue.self, from: bytes) else {
+            return .null
+        }
+        return j
+    }
+
+    func reply(_ s: Session, id: UInt64, _ r: ResultBody) {
+        send(s, .result, sequence: id, body: r)
+    }
+
+    func replyError(_ s: Session, id: UInt64, code: String, _ message: String, recovery: String? = nil) {
+        reply(
+            s,
+            id: id,
+            ResultBody(ok: false, error: ResultErrorBody(code: code, message: message, recovery: recovery))
+        )
+    }
+
+    /// Runs a COMMAND and answers with RESULT (same request id). Commands never close the connection.
+    func command(_ c: CommandBody, id: UInt64, from s: Session) {
+        guard s.role == .admin else {
+            replyError(
+                s,
+                id: id,
+                code: "notPermitted",
+                "COMMAND needs the admin role in HELLO",
+                recovery: "connect with role \"admin\" as the daemon's own user"
+            )
+            return
+        }
+        switch c.command {
+        case "status":
+            reply(s, id: id, ResultBody(ok: true, data: statusData()))
+        case "order.list":
+            reply(s, id: id, ResultBody(ok: true, data: Daemon.jsonValue(orderViews())))
+        case "order.create":
+            orderCreate(c.args, id: id, from: s)
+        case "order.cancel":
+            orderCancel(c.args, id: id, from: s)
+        default:
+            replyError(
+                s,
+                id: id,
+                code: "unknownCommand",
+                "unknown command '\(c.command)'",
+                recovery: "known commands: status, order.list, order.create, order.cancel"
+            )
+        }
+    }
+
+    func statusData() -> JSONValue {
+        let now = clock.now()
+        let list = sessions.values.filter { $0.phase == .established }.sorted {
+            $0.connectedAt < $1.connectedAt || ($0.connectedAt == $1.connectedAt && $0.id < $1.id)
+        }
+        let views = list.map { s in
+            SessionStatus(
+                id: s.id,
+                name: s.name,
+                role: s.role.rawValue,
+                client: s.client,
+                device: s.device,
+                posture: s.posture,
+                appState: s.appState,
+                os: s.os,
+                subscriptions: s.patterns,
+                lastSent: s.lastSent,
+                eventsSent: s.eventsSent,
+                coalesced: s.coalescedCount,
+                outstandingBytes: s.connection.outstandingBytes,
+                clock: s.clock.estimate.map { e in
+                    SessionStatus.ClockStatus(
+                        offsetMs: (s.clock.offsetMilliseconds(at: now) ?? e.offsetMilliseconds),
+                        driftPPM: e.driftPPM,
+                        errorBoundMs: s.clock.errorBoundMilliseconds(at: now) ?? e.errorBoundMilliseconds,
+                        roundTripMs: s.lastProbeRoundTripMilliseconds,
+                        samples: e.sampleCount
+                    )
+                },
+                connectedAt: s.connectedAt.millisecondsSinceEpoch
+            )
+        }
+        var data: [String: JSONValue] = [
+            "serverTime": .number(Double(now.millisecondsSinceEpoch)),
+            "uptimeMs": .number(Double(startedAt.milliseconds(to: now))),
+            "socket": .string(options.socketPath),
+            "timeScale": .number(options.timeScale),
+            "seed": .number(Double(options.seed)),
+            "sessions": Daemon.jsonValue(views),
+            "orders": Daemon.jsonValue(orderViews()),
+        ]
+        data["scenario"] = options.scenario.map { .string($0) } ?? .null
+        data["scenarioFinished"] = .bool(simulator?.isFinished ?? true)
+        return .object(data)
+    }
+
+    func orderViews() -> [OrderStatusView] {
+        (simulator?.orders() ?? []).map { o in
+            let c = o.contentState
+            return OrderStatusView(
+                id: o.id,
+                customer: o.customerID,
+                status: o.status.rawValue,
+                summary: SummaryBody(ko: c.summary.ko, en: c.summary.en),
+                etaTarget: c.etaTarget.millisecondsSinceEpoch,
+                progress: c.progress,
+                lastConfirmed: c.lastConfirmed.millisecondsSinceEpoch,
+                topic: "orders/\(o.id)",
+                sequence: store.latest(topic: "orders/\(o.id)")?.sequence
+            )
+        }
+    }
+
+    private func ensureSimulator() {
+        if simulator == nil {
+            simulator = DeliverySimulator(
+                scenario: Scenario.random(orders: 0, seed: options.seed),
+                start: clock.now(),
+                timeScale: options.timeScale,
+                seed: options.seed
+            )
+        }
+    }
+
+    private func orderCreate(_ args: [String: JSONValue], id: UInt64, from s: Session) {
+        ensureSimulator()
+        var request = OrderRequest(customerID: args["customer"]?.stringValue ?? "c1")
+        request.id = args["id"]?.stringValue
+        do {
+            let events = try simulator!.createOrder(request, at: clock.now())
+            for e in events { publish(e) }
+            rearmSimulator()
+            let orderID = events.first?.orderID ?? request.id ?? "?"
+            reply(
+                s,
+                id: id,
+                ResultBody(ok: true, data: .object(["order": .string(orderID), "topic": .string("orders/\(orderID)")]))
+            )
+        } catch {
+            replyError(s, id: id, code: "rejected", "\(error)", recovery: "choose another order id or fix the request")
+        }
+    }
+
+    private func orderCancel(_ args: [String: JSONValue], id: UInt64, from s: Session) {
+        guard let orderID = args["order"]?.stringValue, simulator != nil else {
+            replyError(
+                s,
+                id: id,
+                code: "invalidArguments",
+                "order.cancel needs an 'order' id",
+                recovery: "livebus order cancel ORDER-ID"
+            )
+            return
+        }
+        let (outcome, events) = simulator!.cancelOrder(id: orderID, at: clock.now())
+        for e in events { publish(e) }
+        rearmSimulator()
+        switch outcome {
+        case .canceled:
+            reply(
+                s,
+                id: id,
+                ResultBody(ok: true, data: .object(["order": .string(orderID), "outcome": .string("canceled")]))
+            )
+        case .failed(let reason):
+            replyError(
+                s,
+                id: id,
+                code: "cancelFailed",
+                "cancel request for \(orderID) failed: \(reason)",
+                recovery: "the order continues; retry later"
+            )
+        case .alreadyTerminal:
+            replyError(s, id: id, code: "alreadyTerminal", "order \(orderID) is already delivered or canceled")
+        case .unknownOrder:
+            replyError(s, id: id, code: "unknownOrder", "no order \(orderID)", recovery: "see `livebus order list`")
+        }
+    }
+}

@@ -1,0 +1,634 @@
+import Foundation
+import LiveBusClock
+import LiveBusLoop
+import LiveBusSimulator
+import LiveBusWire
+
+/// An error that stops the daemon from starting.
+public struct DaemonError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong and what to do.
+    public var message: String
+    /// Creates an error.
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// The bus daemon: one libuv loop serving many sessions on a Unix socket, fed by the delivery simulator.
+///
+/// Loop-bound: create, start and use it on the loop's thread.
+public final class Daemon {
+    let options: DaemonOptions
+    let loop: EventLoop
+    let logger: Logger
+    let clock: any ServerClock
+    private var listener: PipeListener?
+    private var signals: SignalWatcher?
+    var sessions: [String: Session] = [:]
+    /// Resume token → session id of a disconnected session whose record is kept for resume.
+    var resumable: [String: Session] = [:]
+    var store: any TopicStore
+    private var nextSessionNumber = 1
+    var simulator: DeliverySimulator?
+    private var simulatorTimer: LoopTimer?
+    private var scenarioFinishedLogged = false
+    let startedAt: ServerInstant
+    private(set) var isShuttingDown = false
+    /// Called once the daemon has stopped accepting and closed every session.
+    public var onShutdown: (() -> Void)?
+
+    /// Creates a daemon; nothing happens until ``start()``.
+    public init(options: DaemonOptions, loop: EventLoop, logger: Logger, clock: any ServerClock = SystemServerClock()) {
+        self.options = options
+        self.loop = loop
+        self.logger = logger
+        self.clock = clock
+        self.store = MemoryTopicStore(logCapacity: options.replayLogCapacity)
+        self.startedAt = clock.now()
+    }
+
+    /// Binds the socket, installs SIGINT/SIGTERM handling and starts the scenario.
+    ///
+    /// - Throws: ``DaemonError`` when another live daemon owns the socket path, the path is too long, or the
+    ///   scenario cannot be loaded. A stale socket file (nothing listening) is removed first.
+    public func start(handleSignals: Bool = true) throws(DaemonError) {
+        let path = options.socketPath
+        if let e = PipeListener.checkPath(path) { throw DaemonError(e.message) }
+        switch SocketProbe.probe(path: path) {
+        case .live:
+            throw DaemonError(
+                "another livebusd is already serving \(path); stop it first or choose another --socket path"
+            )
+        case .stale:
+            logger.log(.notice, "removing stale socket file", [("socket", path)])
+            unlink(path)
+        case .notSocket:
+            throw DaemonError("\(path) exists and is not a socket; remove it or choose another --socket path")
+        case .absent:
+            break
+        }
+        if let scenario = options.scenario {
+            do {
+                simulator = DeliverySimulator(
+                    scenario: try Daemon.loadScenario(scenario, seed: options.seed),
+                    start: clock.now(),
+                    timeScale: options.timeScale,
+                    seed: options.seed
+                )
+            } catch {
+                throw DaemonError("cannot load scenario '\(scenario)': \(error)")
+            }
+        }
+        do {
+            let l = try PipeListener(loop: loop, path: path)
+            l.onConnection = { [unowned self] c in self.accept(c) }
+            listener = l
+        } catch {
+            throw DaemonError("cannot listen on \(path): \(error)")
+        }
+        if handleSignals {
+            signals = try? SignalWatcher(loop: loop, signals: [SIGINT, SIGTERM]) { [unowned self] sig in
+                self.logger.log(
+                    .notice,
+                    "signal received, shutting down",
+                    [("signal", sig == SIGINT ? "SIGINT" : "SIGTERM")]
+                )
+                self.shutdown(reason: "daemon shutting down")
+            }
+        }
+        logger.log(
+            .notice,
+            "livebusd listening",
+            [
+                ("socket", path), ("scenario", options.scenario ?? "none"), ("time_scale", "\(options.timeScale)"),
+                ("seed", "\(options.seed)"),
+            ]
+        )
+        armSimulator()
+    }
+
+    /// Loads a scenario by name: `demo-120s`, `random:K` (K orders) or a timeline file path.
+    /// - Throws: ``ScenarioError`` naming the file, line and field.
+    public static func loadScenario(_ spec: String, seed: UInt64) throws -> Scenario {
+        if spec.hasPrefix("random") {
+            let parts = spec.split(separator: ":")
+            let k = parts.count > 1 ? Int(parts[1]) ?? 0 : 5
+            guard k > 0 else { throw DaemonError("random scenario needs a positive order count: random:K") }
+            return Scenario.random(orders: k, seed: seed)
+        }
+        if spec.hasSuffix(".json") || spec.contains("/") {
+            return try Scenario.load(contentsOf: spec)
+        }
+        return try Scenario.builtIn(named: spec)
+    }
+
+    /// Says BYE to every session, closes the listener (removing the socket file) and stops the loop.
+    public func shutdown(reason: String) {
+        guard !isShuttingDown else { return }
+        isShuttingDown = true
+        simulatorTimer?.cancel()
+        listener?.close()
+        listener = nil
+        signals?.close()
+        signals = nil
+        for s in sessions.values {
+            send(s, .bye, body: ByeBody(reason: reason))
+            closeSession(s, reason: "shutdown", flush: true)
+        }
+        onShutdown?()
+        // Let BYE frames flush, then stop.
+        loop.schedule(after: 50) { [loop] in loop.stop() }
+    }
+
+    // MARK: - Simulator
+
+    func rearmSimulator() { armSimulator() }
+
+    private func armSimulator() {
+        simulatorTimer?.cancel()
+        simulatorTimer = nil
+        guard let sim = simulator, !isShuttingDown else { return }
+        guard let deadline = sim.nextDeadline else {
+            if sim.isFinished && !scenarioFinishedLogged {
+                scenarioFinishedLogged = true
+                logger.log(.notice, "scenario finished", [("orders", "\(sim.orders().count)")])
+            }
+            return
+        }
+        let delay = max(0, clock.now().milliseconds(to: deadline))
+        simulatorTimer = loop.schedule(after: UInt64(delay)) { [unowned self] in self.simulatorTick() }
+    }
+
+    private func simulatorTick() {
+        guard simulator != nil else { return }
+        let events = simulator!.advance(to: clock.now())
+        for e in events { publish(e) }
+        armSimulator()
+    }
+
+    /// Publishes a simulator event on its topic and fans it out.
+    func publish(_ e: OrderEvent) {
+        do {
+            let stored = try store.append(topic: e.topic, body: Daemon.body(of: e))
+            logger.info(
+                "event",
+                [
+                    ("topic", stored.topic), ("seq", "\(stored.sequence)"), ("event", stored.body.event),
+                    ("status", stored.body.contentState.status),
+                ]
+            )
+            fanOut(stored)
+        } catch {
+            logger.log(.error, "cannot store event", [("topic", e.topic), ("error", "\(error)")])
+        }
+    }
+
+    /// The wire body of a simulator event (server-clock instants).
+    static func body(of e: OrderEvent) -> EventBody {
+        let c = e.contentState
+        return EventBody(
+            event: e.event.rawValue,
+            timestamp: e.timestamp.millisecondsSinceEpoch,
+            contentState: ContentStateBody(
+                status: c.status.rawValue,
+                summary: SummaryBody(
+                    ko: c.summary.ko,
+                    en: c.summary.en,
+                    detailKo: c.summary.detailKo,
+                    detailEn: c.summary.detailEn
+                ),
+                etaTarget: c.etaTarget.millisecondsSinceEpoch,
+                progress: c.progress,
+                riderPosition: c.riderPosition.map { PositionBody(latitude: $0.latitude, longitude: $0.longitude) },
+                lastConfirmed: c.lastConfirmed.millisecondsSinceEpoch
+            ),
+            staleDate: e.staleDate?.millisecondsSinceEpoch,
+            relevanceScore: e.relevanceScore,
+            dismissalDate: e.dismissalDate?.millisecondsSinceEpoch,
+            priority: e.priority
+        )
+    }
+
+    func fanOut(_ e: StoredEvent) {
+        for s in sessions.values where s.phase == .established && s.role == .session && s.isSubscribed(to: e.topic) {
+            deliver(e, to: s)
+        }
+    }
+
+    // MARK: - Connections
+
+    private func accept(_ c: Connection) {
+        if isShuttingDown {
+            c.close()
+            return
+        }
+        let id = "s\(nextSessionNumber)"
+        nextSessionNumber += 1
+        let s = Session(id: id, connection: c, now: clock.now())
+        s.peerUID = c.peerCredentials?.uid
+        sessions[id] = s
+        c.onRead = { [unowned self, unowned s] bytes in self.received(bytes, from: s) }
+        c.onClose = { [unowned self, unowned s] error in self.connectionClosed(s, error: error) }
+        c.onDrain = { [unowned self, unowned s] in self.drained(s) }
+        do {
+            try c.startReading()
+        } catch {
+            closeSession(s, reason: "read failed: \(error)", flush: false)
+        }
+    }
+
+    private func connectionClosed(_ s: Session, error: LoopError?) {
+        guard s.phase != .closed else { return }
+        let reason = error.map { "connection error: \($0)" } ?? "peer closed the connection"
+        closeSession(s, reason: reason, flush: false)
+    }
+
+    func closeSession(_ s: Session, reason: String, flush: Bool) {
+        guard s.phase != .closed else { return }
+        let wasEstablished = s.phase == .established
+        s.phase = .closed
+        s.probeTimer?.cancel()
+        s.probeTimer = nil
+        sessions[s.id] = nil
+        if flush { s.connection.closeAfterFlush() } else { s.connection.close() }
+        if wasEstablished && s.role == .session {
+            resumable[s.resumeToken] = s
+            if resumable.count > 10_000, let k = resumable.keys.first { resumable[k] = nil }
+        }
+        logger.info("session closed", [("session.id", s.id), ("session.name", s.name), ("reason", reason)])
+    }
+
+    private func received(_ bytes: UnsafeRawBufferPointer, from s: Session) {
+        s.decoder.append(bytes)
+        while s.phase != .closed {
+            let frame: Frame?
+            do {
+                frame = try s.decoder.next()
+            } catch {
+                fail(s, error)
+                return
+            }
+            guard let frame else { return }
+            do {
+                try handle(frame, from: s)
+            } catch {
+                fail(s, error)
+                return
+            }
+        }
+    }
+
+    /// Sends a fatal ERROR and closes the session; every other session is untouched.
+    func fail(_ s: Session, _ e: WireError) {
+        logger.warning(
+            "protocol error",
+            [("session.id", s.id), ("code", e.code.name), ("message", e.message)]
+        )
+        send(s, .error, body: ErrorBody(e, fatal: true))
+        closeSession(s, reason: "protocol error \(e.code.name)", flush: true)
+    }
+
+    func send(_ s: Session, _ type: FrameType, sequence: UInt64 = 0, topic: String = "", body: some Encodable) {
+        do {
+            let bytes = try WireJSON.encode(body)
+            try s.connection.write { buf throws(WireError) in
+                try Frame.encode(
+                    type: type,
+                    flags: [],
+                    sequence: sequence,
+                    topic: Array(topic.utf8),
+                    bodyParts: [bytes],
+                    into: &buf
+                )
+            }
+        } catch {
+            logger.log(.error, "cannot encode frame", [("type", "\(type)"), ("error", "\(error)")])
+        }
+    }
+
+    private func handle(_ f: Frame, from s: Session) throws(WireError) {
+        if s.phase == .awaitingHello {
+            guard f.type == .hello else {
+                throw WireError(.handshakeRequired, "the first frame must be HELLO, got \(f.type)")
+            }
+            try hello(WireJSON.decode(HelloBody.self, from: f.body), session: s)
+            return
+        }
+        switch f.type {
+        case .hello:
+            throw WireError(.duplicateHello, "HELLO was already received on this connection")
+        case .subscribe:
+            let b = try WireJSON.decode(SubscribeBody.self, from: f.body)
+            try subscribe(s, patterns: b.patterns)
+        case .unsubscribe:
+            let b = try WireJSON.decode(SubscribeBody.self, from: f.body)
+            s.patterns.removeAll { b.patterns.contains($0) }
+        case .ping:
+            let b = try WireJSON.decode(PingBody.self, from: f.body)
+            let now = clock.now().millisecondsSinceEpoch
+            send(s, .pong, body: PongBody(t1: b.t1, t2: now, t3: clock.now().millisecondsSinceEpoch))
+        case .pong:
+            let b = try WireJSON.decode(PongBody.self, from: f.body)
+            probeAnswered(s, b)
+        case .ack:
+            if !f.topic.isEmpty { s.lastAcked[f.topic] = max(s.lastAcked[f.topic] ?? 0, f.sequence) }
+        case .posture:
+            let b = try WireJSON.decode(PostureChangeBody.self, from: f.body)
+            try postureChanged(s, b)
+        case .resend:
+            let b = try WireJSON.decode(ResendBody.self, from: f.body)
+            try Topic.validate(f.topic)
+            catchUp(s, topic: f.topic, after: b.fromSequence == 0 ? 0 : b.fromSequence - 1, force: true)
+        case .command:
+            let b = try WireJSON.decode(CommandBody.self, from: f.body)
+            command(b, id: f.sequence, from: s)
+        case .publish:
+            let b = try WireJSON.decode(EventBody.self, from: f.body)
+            try publishFromClient(s, topic: f.topic, id: f.sequence, body: b)
+        case .bye:
+            closeSession(s, reason: "client said bye", flush: true)
+        case .welcome, .event, .error, .upToDate, .result:
+            throw WireError(.malformedFrame, "\(f.type) is sent by the daemon, not to it")
+        }
+    }
+
+    private func hello(_ h: HelloBody, session s: Session) throws(WireError) {
+        guard h.versions.contains(1) else {
+            throw WireError(
+                .unsupportedVersion,
+                "client speaks versions \(h.versions); this daemon speaks [1]. Upgrade the client or the daemon"
+            )
+        }
+        if h.role == .admin, let uid = s.peerUID, uid != getuid() {
+            throw WireError(.notPermitted, "the admin role is only for the daemon's own user (uid \(getuid()))")
+        }
+        if let name = h.name {
+            guard !name.isEmpty, name.utf8.count <= 64, !name.contains(" ") else {
+                throw WireError(.invalidBody, "HELLO body: field 'name' must be 1–64 characters without spaces")
+            }
+            if sessions.values.contains(where: { $0 !== s && $0.name == name && $0.phase == .established }) {
+                throw WireError(.rejected, "a live session is already named '\(name)'; choose another --name")
+            }
+        }
+        if let state = h.appState, !Daemon.appStates.contains(state) {
+            throw WireError(
+                .invalidBody,
+                "HELLO body: field 'appState' is '\(state)'; expected one of \(Daemon.appStates.joined(separator: ", "))"
+            )
+        }
+        if let p = h.posture { try Daemon.validate(posture: p, device: h.device) }
+        let now = clock.now()
+        s.role = h.role
+        s.client = h.client
+        s.device = h.device
+        s.posture = h.posture
+        s.appState = h.appState ?? "foreground"
+        s.os = h.os
+        s.handshakeOffsetMilliseconds = Double(h.clientTime - now.millisecondsSinceEpoch)
+        var resumed = false
+        if let r = h.resume {
+            guard let old = resumable.removeValue(forKey: r.token) else {
+                throw WireError(.resumeRejected, "resume token is unknown or expired; attach as a new session")
+            }
+            resumed = true
+            s.name = old.name
+            s.patterns = old.patterns
+            s.resumeToken = old.resumeToken
+            s.clock = old.clock
+            // The client's own record wins: it knows what it applied.
+            s.lastSent = r.topics
+        } else {
+            s.resumeToken = Daemon.makeToken()
+            if let name = h.name { s.name = name }
+        }
+        if let name = h.name { s.name = name }
+        s.phase = .established
+        send(
+            s,
+            .welcome,
+            body: WelcomeBody(
+                version: 1,
+                session: s.id,
+                name: s.name,
+                resumeToken: s.resumeToken,
+                serverTime: now.millisecondsSinceEpoch,
+                resumed: resumed,
+                maxFrameSize: options.maximumFrameSize
+            )
+        )
+        logger.info(
+            resumed ? "session resumed" : "session attached",
+            [
+                ("session.id", s.id), ("session.name", s.name), ("role", s.role.rawValue),
+                ("device", s.device ?? "-"), ("fold_state", s.posture?.foldState ?? "-"), ("app_state", s.appState),
+                ("client", s.client),
+            ]
+        )
+        if s.role == .session {
+            startProbing(s)
+            if resumed {
+                for topic in store.topics where s.isSubscribed(to: topic) {
+                    catchUp(s, topic: topic, after: s.lastSent[topic] ?? 0, force: true)
+                }
+            }
+        }
+    }
+
+    static let appStates = ["foreground", "background", "suspended", "terminated"]
+    static let foldStates = ["flat", "half-opened", "folded"]
+    static let orientations = ["portrait", "landscape"]
+
+    static func validate(posture p: PostureBody, device: String?) throws(WireError) {
+        guard foldStates.contains(p.foldState) else {
+            throw WireError(
+                .invalidPosture,
+                "fold state '\(p.foldState)' is not one of \(foldStates.joined(separator: ", "))"
+            )
+        }
+        guard orientations.contains(p.orientation) else {
+            throw WireError(.invalidPosture, "orientation '\(p.orientation)' is not portrait or landscape")
+        }
+        for (name, v) in [("windowWidth", p.windowWidth), ("windowHeight", p.windowHeight)] {
+            if let v, !(v > 0 && v < 10_000) {
+                throw WireError(.invalidPosture, "\(name) \(v) pt is not a window size")
+            }
+        }
+        try PostureCatalog.check(posture: p, device: device)
+    }
+
+    static func makeToken() -> String {
+        var g = SystemRandomNumberGenerator()
+        return (0..<4).map { _ in String(format: "%08x", UInt32.random(in: .min ... .max, using: &g)) }.joined()
+    }
+
+    private func subscribe(_ s: Session, patterns: [String]) throws(WireError) {
+        guard !patterns.isEmpty else { throw WireError(.invalidBody, "SUBSCRIBE body: field 'patterns' is empty") }
+        for p in patterns { try Topic.validatePattern(p) }
+        for p in patterns where !s.patterns.contains(p) { s.patterns.append(p) }
+        for topic in store.topics where patterns.contains(where: { Topic.matches(pattern: $0, topic: topic) }) {
+            catchUp(s, topic: topic, after: s.lastSent[topic] ?? 0, force: false)
+        }
+    }
+
+    /// Sends `topic`'s events after `after`: replayed from the log, or one snapshot of the latest state when the
+    /// log no longer covers the gap; then UPTODATE.
+    func catchUp(_ s: Session, topic: String, after: UInt64, force: Bool) {
+        guard let latest = store.latest(topic: topic) else { return }
+        if force { s.lastSent[topic] = min(s.lastSent[topic] ?? 0, after) }
+        if latest.sequence > after {
+            if let events = store.events(topic: topic, from: after + 1) {
+                for e in events { deliver(e, to: s, flags: .replay) }
+            } else {
+                deliver(latest, to: s, flags: .snapshot)
+            }
+        }
+        send(s, .upToDate, topic: topic, body: UpToDateBody(sequence: latest.sequence))
+    }
+
+    /// Writes one event to one session, converting its instants into the session's clock.
+    func deliver(_ e: StoredEvent, to s: Session, flags: FrameFlags = []) {
+        guard s.phase == .established else { return }
+        if e.sequence <= (s.lastSent[e.topic] ?? 0) { return }
+        let outstanding = s.connection.outstandingBytes
+        if outstanding > options.slowConsumerLimitBytes {
+            let err = WireError(
+                .slowConsumer,
+                "\(outstanding) bytes queued to this session (limit \(options.slowConsumerLimitBytes)); resume with your token"
+            )
+            fail(s, err)
+            return
+        }
+        if outstanding > options.coalesceThresholdBytes && !e.isTerminal && flags.isEmpty {
+            if s.held[e.topic] != nil { s.coalescedCount += 1 }
+            s.held[e.topic] = e
+            return
+        }
+        if let held = s.held[e.topic], held.sequence < e.sequence { s.held[e.topic] = nil }
+        var f = flags
+        if e.isTerminal { f.insert(.terminal) }
+        // A jump over coalesced events is a snapshot: the client must not treat it as a gap.
+        if e.sequence > (s.lastSent[e.topic] ?? 0) + 1 && !f.contains(.replay) { f.insert(.snapshot) }
+        write(e, to: s, flags: f)
+    }
+
+    private func write(_ e: StoredEvent, to s: Session, flags: FrameFlags) {
+        let now = clock.now()
+        let b = e.body
+        let (ts, unc) = s.toClient(ServerInstant(millisecondsSinceEpoch: b.timestamp), now: now)
+        let eta = s.toClient(ServerInstant(millisecondsSinceEpoch: b.contentState.etaTarget), now: now).0
+        let stale = b.staleDate.map { s.toClient(ServerInstant(millisecondsSinceEpoch: $0), now: now).0 }
+        let dismissal = b.dismissalDate.map { s.toClient(ServerInstant(millisecondsSinceEpoch: $0), now: now).0 }
+        let confirmed = s.toClient(ServerInstant(millisecondsSinceEpoch: b.contentState.lastConfirmed), now: now).0
+        let suffix = EventBody.sessionSuffix(
+            ClientInstantsBody(
+                timestamp: ts,
+                etaTarget: eta,
+                staleDate: stale,
+                dismissalDate: dismissal,
+                lastConfirmed: confirmed,
+                uncertaintyMs: unc
+            )
+        )
+        do {
+            try s.connection.write { buf throws(WireError) in
+                try Frame.encode(
+                    type: .event,
+                    flags: flags,
+                    sequence: e.sequence,
+                    topic: Array(e.topic.utf8),
+                    bodyParts: [e.sharedPrefix, suffix],
+                    into: &buf
+                )
+            }
+            s.lastSent[e.topic] = e.sequence
+            s.eventsSent += 1
+        } catch {
+            logger.log(.error, "cannot encode event", [("topic", e.topic), ("error", "\(error)")])
+        }
+    }
+
+    private func drained(_ s: Session) {
+        guard !s.held.isEmpty else { return }
+        let held = s.held.values.sorted { $0.topic < $1.topic }
+        s.held.removeAll()
+        for e in held { deliver(e, to: s) }
+    }
+
+    private func postureChanged(_ s: Session, _ b: PostureChangeBody) throws(WireError) {
+        if let p = b.posture {
+            try Daemon.validate(posture: p, device: s.device)
+            s.posture = p
+        }
+        if let a = b.appState {
+            guard Daemon.appStates.contains(a) else {
+                throw WireError(
+                    .invalidBody,
+                    "POSTURE body: field 'appState' is '\(a)'; expected one of \(Daemon.appStates)"
+                )
+            }
+            s.appState = a
+        }
+        logger.info(
+            "posture changed",
+            [
+                ("session.id", s.id), ("fold_state", s.posture?.foldState ?? "-"),
+                ("orientation", s.posture?.orientation ?? "-"), ("app_state", s.appState),
+            ]
+        )
+    }
+
+    private func publishFromClient(_ s: Session, topic: String, id: UInt64, body: EventBody) throws(WireError) {
+        guard s.role == .publisher || s.role == .admin else {
+            throw WireError(.notPermitted, "PUBLISH needs the publisher or admin role in HELLO")
+        }
+        try Topic.validate(topic)
+        do {
+            let stored = try store.append(topic: topic, body: body)
+            send(s, .ack, sequence: id, topic: topic, body: AckBody(sequence: stored.sequence))
+            fanOut(stored)
+        } catch {
+            throw WireError(.internalError, "cannot store the event: \(error)")
+        }
+    }
+
+    // MARK: - Clock probes
+
+    private func startProbing(_ s: Session) {
+        sendProbe(s)
+    }
+
+    private func sendProbe(_ s: Session) {
+        guard s.phase == .established else { return }
+        s.probesSent += 1
+        let t1 = clock.now().millisecondsSinceEpoch
+        s.outstandingProbe = t1
+        send(s, .ping, body: PingBody(t1: t1))
+        // Re-armed when the PONG arrives; this timer only covers a lost PONG.
+        armProbe(s, after: s.clock.configuration.maximumRoundTripMilliseconds)
+    }
+
+    private func armProbe(_ s: Session, after delay: Int64) {
+        s.probeTimer?.cancel()
+        s.probeTimer = loop.schedule(after: UInt64(max(10, delay))) { [unowned self, weak s] in
+            guard let s else { return }
+            self.sendProbe(s)
+        }
+    }
+
+    private func probeAnswered(_ s: Session, _ b: PongBody) {
+        guard s.outstandingProbe == b.t1 else { return }  // a late answer to a probe already given up on
+        s.outstandingProbe = nil
+        let sample = ProbeSample(
+            serverSend: ServerInstant(millisecondsSinceEpoch: b.t1),
+            clientReceive: ClientInstant(millisecondsSinceEpoch: b.t2),
+            clientSend: ClientInstant(millisecondsSinceEpoch: b.t3),
+            serverReceive: clock.now()
+        )
+        s.lastProbeRoundTripMilliseconds = Double(sample.roundTripMilliseconds)
+        for ev in s.clock.add(sample) {
+            if case .stepDetected = ev {
+                logger.log(.notice, "client clock step detected", [("session.id", s.id), ("event", "\(ev)")])
+            }
+        }
+        armProbe(s, after: s.clock.nextProbeDelayMilliseconds(isBackground: s.appState != "foreground"))
+    }
+}

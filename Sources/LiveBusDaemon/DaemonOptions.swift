@@ -1,0 +1,46 @@
+import Foundation
+
+/// How `livebusd` runs. Every field has a command-line flag of the same name.
+public struct DaemonOptions: Sendable {
+    /// Unix socket path (at most 107 bytes).
+    public var socketPath: String
+    /// Where the daemon keeps its state.
+    public var dataDirectory: String?
+    /// `demo-120s`, `random:K` or a timeline file path; `nil` plays nothing.
+    public var scenario: String?
+    /// Scenario speed-up: 10 plays a 120 s scenario in 12 s.
+    public var timeScale: Double
+    /// Seed of every random choice.
+    public var seed: UInt64
+    /// Largest frame accepted, bytes.
+    public var maximumFrameSize: Int
+    /// Outstanding bytes to one session above which non-terminal events are coalesced (newest wins).
+    public var coalesceThresholdBytes: Int
+    /// Outstanding bytes to one session above which it is disconnected as a slow consumer.
+    public var slowConsumerLimitBytes: Int
+    /// Events kept per topic for replay.
+    public var replayLogCapacity: Int
+
+    /// Creates options with the documented defaults.
+    public init(
+        socketPath: String,
+        dataDirectory: String? = nil,
+        scenario: String? = nil,
+        timeScale: Double = 1,
+        seed: UInt64 = 1,
+        maximumFrameSize: Int = 65536,
+        coalesceThresholdBytes: Int = 256 * 1024,
+        slowConsumerLimitBytes: Int = 4 * 1024 * 1024,
+        replayLogCapacity: Int = 1024
+    ) {
+        self.socketPath = socketPath
+        self.dataDirectory = dataDirectory
+        self.scenario = scenario
+        self.timeScale = timeScale
+        self.seed = seed
+        self.maximumFrameSize = maximumFrameSize
+        self.coalesceThresholdBytes = coalesceThresholdBytes
+        self.slowConsumerLimitBytes = slowConsumerLimitBytes
+        self.replayLogCapacity = replayLogCapacity
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+
+/// A small structured logger in swift-log's shape: a constant message plus dotted metadata keys.
+///
+/// Components receive a `Logger`; they never make their own. Tests pass a capturing handler.
+/// Source: swift-log `Docs.docc/BestPractices/002-StructuredLogging.md`, `003-AcceptingLoggers.md`.
+public struct Logger: Sendable {
+    /// Severity, lowest first.
+    public enum Level: Int, Sendable, Comparable, CustomStringConvertible {
+        case debug, info, notice, warning, error
+        public static func < (a: Self, b: Self) -> Bool { a.rawValue < b.rawValue }
+        public var description: String {
+            switch self {
+            case .debug: "debug"
+            case .info: "info"
+            case .notice: "notice"
+            case .warning: "warning"
+            case .error: "error"
+            }
+        }
+    }
+
+    /// Where records go: level, message, metadata (already flattened to strings).
+    public typealias Handler = @Sendable (Level, String, [(String, String)]) -> Void
+
+    /// The lowest level emitted.
+    public var minimumLevel: Level
+    private let handler: Handler
+
+    /// Creates a logger writing through `handler`.
+    public init(minimumLevel: Level = .info, handler: @escaping Handler) {
+        self.minimumLevel = minimumLevel
+        self.handler = handler
+    }
+
+    /// A logger that writes one line per record to standard error: `time level message key=value …`.
+    public static func standardError(label: String, minimumLevel: Level = .info) -> Logger {
+        Logger(minimumLevel: minimumLevel) { level, message, metadata in
+            var line = "\(timestamp()) \(label) \(level) \(message)"
+            for (k, v) in metadata { line += " \(k)=\(v.contains(" ") ? "\"\(v)\"" : v)" }
+            line += "\n"
+            FileHandle.standardError.write(Data(line.utf8))
+        }
+    }
+
+    /// A logger that drops everything.
+    public static let none = Logger(minimumLevel: .error) { _, _, _ in }
+
+    /// Emits a record when `level` ≥ ``minimumLevel``.
+    public func log(_ level: Level, _ message: @autoclosure () -> String, _ metadata: [(String, String)] = []) {
+        guard level >= minimumLevel else { return }
+        handler(level, message(), metadata)
+    }
+
+    /// Emits an info record.
+    public func info(_ message: @autoclosure () -> String, _ metadata: [(String, String)] = []) {
+        log(.info, message(), metadata)
+    }
+
+    /// Emits a warning record.
+    public func warning(_ message: @autoclosure () -> String, _ metadata: [(String, String)] = []) {
+        log(.warning, message(), metadata)
+    }
+
+    /// Emits a debug record.
+    public func debug(_ message: @autoclosure () -> String, _ metadata: [(String, String)] = []) {
+        log(.debug, message(), metadata)
+    }
+
+    private static func timestamp() -> String {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        var t = tm()
+        var secs = ts.tv_sec
+        gmtime_r(&secs, &t)
+        return String(
+            format: "%02d:%02d:%02d.%03d",
+            t.tm_hour,
+            t.tm_min,
+            t.tm_sec,
+            Int(ts.tv_nsec / 1_000_000)
+        )
+    }
+}

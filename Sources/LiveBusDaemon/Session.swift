@@ -1,0 +1,64 @@
+import LiveBusClock
+import LiveBusLoop
+import LiveBusWire
+
+/// One client connection as the daemon sees it: handshake state, identity, posture, subscriptions, clock.
+///
+/// Loop-bound: used only on the daemon's loop thread.
+final class Session {
+    enum Phase: String {
+        case awaitingHello, established, closed
+    }
+
+    let id: String
+    let connection: Connection
+    var decoder = FrameDecoder()
+    var phase = Phase.awaitingHello
+    var role = ClientRole.session
+    var name: String
+    var client = ""
+    var device: String?
+    var posture: PostureBody?
+    var appState = "foreground"
+    var os: String?
+    var resumeToken = ""
+    var patterns: [String] = []
+    /// Topic → highest sequence written to this session.
+    var lastSent: [String: UInt64] = [:]
+    /// Topic → highest sequence the client acknowledged.
+    var lastAcked: [String: UInt64] = [:]
+    var clock = ClockSync()
+    /// Offset (client − server, ms) seen in HELLO; used until the first probe converges.
+    var handshakeOffsetMilliseconds: Double = 0
+    var probeTimer: LoopTimer?
+    var probesSent = 0
+    /// `t1` of the PING awaiting its PONG.
+    var outstandingProbe: Int64?
+    var lastProbeRoundTripMilliseconds: Double?
+    var eventsSent = 0
+    var connectedAt: ServerInstant
+    var peerUID: UInt32?
+    /// Topic → newest event held back while the connection is congested (coalesced: newest wins).
+    var held: [String: StoredEvent] = [:]
+    var coalescedCount = 0
+
+    init(id: String, connection: Connection, now: ServerInstant) {
+        self.id = id
+        self.connection = connection
+        self.name = id
+        self.connectedAt = now
+    }
+
+    func isSubscribed(to topic: String) -> Bool {
+        patterns.contains { Topic.matches(pattern: $0, topic: topic) }
+    }
+
+    /// Converts a server instant into this session's clock.
+    func toClient(_ s: ServerInstant, now: ServerInstant) -> (Int64, Int) {
+        if let c = clock.toClient(s, now: now) {
+            return (c.client.millisecondsSinceEpoch, c.uncertaintyMilliseconds)
+        }
+        let off = handshakeOffsetMilliseconds.rounded()
+        return (s.millisecondsSinceEpoch + Int64(off), 1000)
+    }
+}

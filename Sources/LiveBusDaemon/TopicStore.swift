@@ -1,0 +1,87 @@
+import LiveBusWire
+
+/// One stored event of a topic: its sequence and body, plus the shared encoded prefix written to every subscriber.
+public struct StoredEvent: Sendable {
+    /// The topic, e.g. `orders/A1001`.
+    public var topic: String
+    /// The topic's sequence number, 1-based, never reused.
+    public var sequence: UInt64
+    /// The event, server-clock instants.
+    public var body: EventBody
+    /// `body` encoded once without its closing brace (``EventBody/sharedPrefix()``).
+    public var sharedPrefix: [UInt8]
+
+    /// `true` for end events and delivered/canceled statuses: never dropped or coalesced away.
+    public var isTerminal: Bool {
+        body.event == "end" || body.contentState.status == "delivered" || body.contentState.status == "canceled"
+    }
+
+    /// Creates a stored event, encoding the shared prefix.
+    /// - Throws: ``WireError`` `invalidBody` if the body cannot be encoded.
+    public init(topic: String, sequence: UInt64, body: EventBody) throws(WireError) {
+        self.topic = topic
+        self.sequence = sequence
+        self.body = body
+        self.sharedPrefix = try body.sharedPrefix()
+    }
+}
+
+/// What the daemon keeps per topic: retained latest state, sequence counter and a bounded replay log.
+///
+/// Kept behind this small interface so that a NATS JetStream-backed store can sit beside the SQLite one
+/// (../shared/DESIGN.md "Beyond one machine").
+public protocol TopicStore {
+    /// Appends an event to `topic`, assigning the next sequence number. Durable when this returns.
+    /// - Throws: ``StoreError`` when the event cannot be stored.
+    mutating func append(topic: String, body: EventBody) throws -> StoredEvent
+    /// The retained latest event of `topic`.
+    func latest(topic: String) -> StoredEvent?
+    /// Events of `topic` with sequence ≥ `from`, or `nil` when the log no longer holds `from`.
+    func events(topic: String, from: UInt64) -> [StoredEvent]?
+    /// Every topic with at least one event.
+    var topics: [String] { get }
+}
+
+/// An error of the store.
+public struct StoreError: Error, Sendable, CustomStringConvertible {
+    /// What failed and what to do.
+    public var message: String
+    /// Creates an error.
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// The in-memory topic store: a ring of the last `logCapacity` events per topic.
+public struct MemoryTopicStore: TopicStore {
+    private struct TopicLog {
+        var next: UInt64 = 1
+        var log: [StoredEvent] = []
+    }
+    private var logs: [String: TopicLog] = [:]
+    /// Events kept per topic for replay.
+    public let logCapacity: Int
+
+    /// Creates a store keeping `logCapacity` events per topic.
+    public init(logCapacity: Int = 1024) { self.logCapacity = logCapacity }
+
+    public mutating func append(topic: String, body: EventBody) throws -> StoredEvent {
+        var t = logs[topic, default: TopicLog()]
+        let e = try StoredEvent(topic: topic, sequence: t.next, body: body)
+        t.next += 1
+        t.log.append(e)
+        if t.log.count > logCapacity { t.log.removeFirst(t.log.count - logCapacity) }
+        logs[topic] = t
+        return e
+    }
+
+    public func latest(topic: String) -> StoredEvent? { logs[topic]?.log.last }
+
+    public func events(topic: String, from: UInt64) -> [StoredEvent]? {
+        guard let t = logs[topic] else { return from <= 1 ? [] : nil }
+        if from >= t.next { return [] }
+        guard let first = t.log.first, first.sequence <= from else { return nil }
+        return Array(t.log[Int(from - first.sequence)...])
+    }
+
+    public var topics: [String] { logs.keys.sorted() }
+}

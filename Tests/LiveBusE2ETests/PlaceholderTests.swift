@@ -1,4 +1,0 @@
-import Testing
-@testable import LiveBusDaemon
-
-@Test func placeholder() {}
