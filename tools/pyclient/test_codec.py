@@ -1,0 +1,155 @@
+"""Frame codec tests against every golden vector in Protocol/vectors/frames.json."""
+
+import json
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import livebus_client as lb  # noqa: E402
+
+VECTORS_PATH = os.path.join(HERE, "..", "..", "Protocol", "vectors", "frames.json")
+with open(VECTORS_PATH, encoding="utf-8") as handle:
+    VECTORS = json.load(handle)
+ERRORS_PATH = os.path.join(HERE, "..", "..", "Protocol", "errors.json")
+
+
+class VectorTests(unittest.TestCase):
+    def test_there_are_vectors(self):
+        self.assertGreater(len(VECTORS["frames"]), 10)
+        self.assertGreater(len(VECTORS["malformed"]), 5)
+
+    def test_type_table_matches_vectors(self):
+        for vector in VECTORS["frames"]:
+            self.assertEqual(lb.FRAME_TYPES[vector["type"]], vector["typeByte"], vector["name"])
+
+    def test_error_codes_match_errors_json(self):
+        with open(ERRORS_PATH, encoding="utf-8") as handle:
+            errors = json.load(handle)["errors"]
+        self.assertEqual({e["name"]: e["code"] for e in errors}, lb.ERROR_CODES)
+
+    def test_encode_every_vector(self):
+        for vector in VECTORS["frames"]:
+            with self.subTest(vector=vector["name"]):
+                encoded = lb.encode_frame(vector["type"], vector["body"].encode("utf-8"), vector["topic"],
+                                          vector["sequence"], vector["flags"])
+                self.assertEqual(encoded.hex(), vector["hex"])
+
+    def test_encode_from_json_objects(self):
+        """Bodies built as objects and encoded canonically (sorted keys, no spaces) give the vector's bytes.
+        EVENT bodies are the sorted shared part with the per-session `client` member appended last."""
+        for vector in VECTORS["frames"]:
+            with self.subTest(vector=vector["name"]):
+                body = json.loads(vector["body"]) if vector["body"] else None
+                if vector["type"] == "EVENT":
+                    client = body.pop("client")
+                    shared = lb.json_body(body)
+                    raw = shared[:-1] + b',"client":' + lb.json_body(client) + b"}"
+                    encoded = lb.encode_frame(vector["type"], raw, vector["topic"], vector["sequence"],
+                                              vector["flags"])
+                else:
+                    encoded = lb.encode_frame(vector["type"], body, vector["topic"], vector["sequence"],
+                                              vector["flags"])
+                self.assertEqual(encoded.hex(), vector["hex"])
+
+    def test_decode_every_vector(self):
+        for vector in VECTORS["frames"]:
+            with self.subTest(vector=vector["name"]):
+                frame = lb.decode_frame(bytes.fromhex(vector["hex"]))
+                self.assertEqual(frame.type, vector["typeByte"])
+                self.assertEqual(frame.type_name, vector["type"])
+                self.assertEqual(frame.flags, vector["flags"])
+                self.assertEqual(frame.sequence, vector["sequence"])
+                self.assertEqual(frame.topic, vector["topic"])
+                self.assertEqual(frame.body.decode("utf-8"), vector["body"])
+                expected = json.loads(vector["body"]) if vector["body"] else {}
+                self.assertEqual(frame.json(), expected)
+
+    def test_all_vectors_as_one_stream(self):
+        stream = b"".join(bytes.fromhex(v["hex"]) for v in VECTORS["frames"])
+        frames = lb.FrameDecoder().feed(stream)
+        self.assertEqual([f.encode().hex() for f in frames], [v["hex"] for v in VECTORS["frames"]])
+
+    def test_decoder_split_at_every_index(self):
+        for vector in VECTORS["frames"]:
+            data = bytes.fromhex(vector["hex"])
+            for cut in range(len(data) + 1):
+                decoder = lb.FrameDecoder()
+                frames = decoder.feed(data[:cut]) + decoder.feed(data[cut:])
+                self.assertEqual(len(frames), 1, (vector["name"], cut))
+                self.assertEqual(frames[0].encode(), data, (vector["name"], cut))
+                self.assertEqual(decoder.buffered, 0)
+
+    def test_decoder_byte_by_byte_over_two_frames(self):
+        data = bytes.fromhex(VECTORS["frames"][7]["hex"]) + bytes.fromhex(VECTORS["frames"][11]["hex"])
+        decoder = lb.FrameDecoder()
+        frames = []
+        for index in range(len(data)):
+            frames += decoder.feed(data[index:index + 1])
+        self.assertEqual(b"".join(f.encode() for f in frames), data)
+
+    def test_decoder_two_cuts_over_a_stream(self):
+        data = b"".join(bytes.fromhex(v["hex"]) for v in VECTORS["frames"][:6])
+        step = 7
+        for first in range(0, len(data), step):
+            for second in range(first, len(data), step * 5):
+                decoder = lb.FrameDecoder()
+                frames = decoder.feed(data[:first]) + decoder.feed(data[first:second]) + decoder.feed(data[second:])
+                self.assertEqual(b"".join(f.encode() for f in frames), data)
+
+
+class MalformedTests(unittest.TestCase):
+    def test_every_malformed_vector(self):
+        for vector in VECTORS["malformed"]:
+            with self.subTest(vector=vector["name"]):
+                with self.assertRaises(lb.WireError) as caught:
+                    lb.FrameDecoder().feed(bytes.fromhex(vector["hex"]))
+                self.assertEqual(caught.exception.name, vector["error"])
+                self.assertEqual(caught.exception.code, vector["code"])
+
+    def test_malformed_fed_byte_by_byte(self):
+        """The error comes as soon as the bytes that show it are in (frameTooLarge after 4 bytes)."""
+        for vector in VECTORS["malformed"]:
+            with self.subTest(vector=vector["name"]):
+                data = bytes.fromhex(vector["hex"])
+                decoder = lb.FrameDecoder()
+                with self.assertRaises(lb.WireError) as caught:
+                    for index in range(len(data)):
+                        decoder.feed(data[index:index + 1])
+                        if vector["error"] == "frameTooLarge":
+                            self.assertLess(index, 4)
+                self.assertEqual(caught.exception.name, vector["error"])
+
+    def test_frame_too_large_before_the_body(self):
+        with self.assertRaises(lb.WireError) as caught:
+            lb.FrameDecoder().feed(bytes.fromhex("0001116c"))
+        self.assertEqual(caught.exception.name, "frameTooLarge")
+
+    def test_largest_frame_accepted_one_more_refused(self):
+        body = b"x" * (lb.MAX_FRAME_SIZE - lb.HEADER_SIZE)
+        data = lb.encode_frame("PING", body)
+        self.assertEqual(len(data), lb.MAX_FRAME_SIZE)
+        self.assertEqual(lb.decode_frame(data).body, body)
+        with self.assertRaises(lb.WireError) as caught:
+            lb.encode_frame("PING", body + b"x")
+        self.assertEqual(caught.exception.name, "frameTooLarge")
+
+    def test_corrupting_any_byte_after_the_length_is_detected(self):
+        data = bytearray(bytes.fromhex(VECTORS["frames"][7]["hex"]))
+        for index in range(4, len(data)):
+            corrupted = bytearray(data)
+            corrupted[index] ^= 0x20
+            with self.assertRaises(lb.WireError, msg=index):
+                lb.decode_frame(bytes(corrupted))
+
+    def test_non_object_body_is_invalid_body(self):
+        frame = lb.decode_frame(lb.encode_frame("PING", b"[1]"))
+        with self.assertRaises(lb.WireError) as caught:
+            frame.json()
+        self.assertEqual(caught.exception.name, "invalidBody")
+
+
+if __name__ == "__main__":
+    unittest.main()
