@@ -221,3 +221,852 @@ class FrameDecoder:
             del self._buffer[:length + 4]
             frames.append(_decode_whole(whole))
         return frames
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The simulated phone clock (CLOCKSYNC.md §1: the client clock may be off and drift)
+
+
+class SimClock:
+    """The phone's wall clock: the host's clock plus `skew_ms`, running `drift_ppm` fast (negative: slow) from
+    the moment it is made, and steppable. Reads truncate to whole ms (CLOCKSYNC.md §1)."""
+
+    def __init__(self, skew_ms=0, drift_ppm=0.0, source=time.time):
+        self._source = source
+        self._origin = source()
+        self.skew_ms = float(skew_ms)
+        self.drift_ppm = float(drift_ppm)
+
+    def now_ms(self):
+        real = self._source()
+        elapsed_ms = (real - self._origin) * 1000.0
+        return int(real * 1000.0 + self.skew_ms + elapsed_ms * self.drift_ppm / 1e6)
+
+    def step(self, delta_ms):
+        self.skew_ms += delta_ms
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Per-topic sync and Live Activity content rules (PROTOCOL.md §5.2)
+
+
+class TopicState:
+    __slots__ = ("last", "held", "resend_from", "last_timestamp", "ended", "record", "shared", "stale_date",
+                 "stale_reported", "uptodate")
+
+    def __init__(self, last=0):
+        self.last = last              # last sequence applied (sequence rule)
+        self.held = {}                # sequence -> (flags, body): events ahead of a gap
+        self.resend_from = None       # the RESEND outstanding for this topic, if any
+        self.last_timestamp = None    # server `timestamp` of the last applied content (Apple's rule)
+        self.ended = False            # an `end` was applied: nothing after it
+        self.record = None            # the last log record written for an applied update
+        self.shared = None            # the last applied body without `client` (to spot re-conversions)
+        self.stale_date = None        # client-clock stale date of the shown content
+        self.stale_reported = False
+        self.uptodate = None          # sequence of the last UPTODATE on this topic
+
+
+def _order_of(topic):
+    return topic.split("/", 1)[1] if topic.startswith("orders/") and "/" in topic else topic
+
+
+class OrderBook:
+    """What one phone shows: the sequence rules and Apple's content rules, without any I/O.
+
+    `on_event` returns (records, resends): the log records to write (one per event the sequence rules
+    apply, with `applied` false and a `reason` when the content rules refuse it) and RESEND requests
+    [(topic, fromSequence)] to send."""
+
+    def __init__(self, session="", now_ms=None):
+        self.session = session
+        self.topics = {}
+        self.now_ms = now_ms or (lambda: int(time.time() * 1000))
+
+    def topic(self, topic):
+        state = self.topics.get(topic)
+        if state is None:
+            state = self.topics[topic] = TopicState()
+        return state
+
+    def last_sequences(self):
+        return {topic: state.last for topic, state in self.topics.items() if state.last > 0}
+
+    # -- events
+
+    def on_event(self, topic, sequence, flags, body):
+        state = self.topic(topic)
+        records, resends = [], []
+        if flags & FLAG_SNAPSHOT:
+            if sequence <= state.last:
+                self._maybe_refresh(state, sequence, body)
+                return records, resends
+            # the latest state as of `sequence`: supersedes everything in between
+            state.held = {s: v for s, v in state.held.items() if s > sequence}
+            if state.resend_from is not None and state.resend_from <= sequence:
+                state.resend_from = None
+            records.append(self._apply(topic, state, sequence, flags, body))
+        elif sequence <= state.last:
+            self._maybe_refresh(state, sequence, body)
+            return records, resends
+        elif sequence == state.last + 1:
+            records.append(self._apply(topic, state, sequence, flags, body))
+        else:
+            state.held[sequence] = (flags, body)
+            if state.resend_from != state.last + 1:
+                state.resend_from = state.last + 1
+                resends.append((topic, state.last + 1))
+            return records, resends
+        # drain held events now in order
+        while state.last + 1 in state.held:
+            next_flags, next_body = state.held.pop(state.last + 1)
+            records.append(self._apply(topic, state, state.last + 1, next_flags, next_body))
+        if state.held:
+            lowest = min(state.held)
+            if lowest > state.last + 1 and state.resend_from != state.last + 1:
+                state.resend_from = state.last + 1
+                resends.append((topic, state.last + 1))
+        elif state.resend_from is not None and state.resend_from <= state.last:
+            state.resend_from = None
+        return records, resends
+
+    def on_uptodate(self, topic, sequence):
+        """UPTODATE {"sequence": latest}: returns RESEND requests if we are still behind with nothing held."""
+        state = self.topic(topic)
+        state.uptodate = sequence
+        if sequence > state.last and not state.held:
+            state.resend_from = state.last + 1
+            return [(topic, state.last + 1)]
+        return []
+
+    def pending(self):
+        """True while some topic waits for a gap to be filled."""
+        return any(state.held or state.resend_from is not None for state in self.topics.values())
+
+    def _maybe_refresh(self, state, sequence, body):
+        """A duplicate of the last applied sequence with the same content is a re-conversion (CLOCKSYNC.md §5):
+        take its fresh `client` instants silently; any other duplicate is ignored."""
+        if sequence != state.last or state.record is None or not isinstance(body, dict):
+            return
+        shared = {k: v for k, v in body.items() if k != "client"}
+        client = body.get("client")
+        if shared != state.shared or not isinstance(client, dict):
+            return
+        record = state.record
+        if isinstance(client.get("etaTarget"), int):
+            record["etaTarget"] = client["etaTarget"]
+        if isinstance(client.get("uncertaintyMs"), int):
+            record["uncertaintyMs"] = client["uncertaintyMs"]
+        stale = client.get("staleDate")
+        state.stale_date = stale if isinstance(stale, int) else None
+        state.stale_reported = False
+
+    def _apply(self, topic, state, sequence, flags, body):
+        """Apply `sequence` (the sequence rules accept it) and make its log record."""
+        state.last = sequence
+        if state.resend_from is not None and state.resend_from <= sequence and not state.held:
+            state.resend_from = None
+        client = body.get("client") if isinstance(body.get("client"), dict) else {}
+        content = body.get("contentState") if isinstance(body.get("contentState"), dict) else {}
+        event = body.get("event")
+        timestamp = body.get("timestamp")
+        now = self.now_ms()
+        reason = None
+        if state.ended:
+            reason = "afterEnd"
+        elif event != "end" and state.last_timestamp is not None and isinstance(timestamp, int) \
+                and timestamp < state.last_timestamp:
+            reason = "olderTimestamp"
+        applied = reason is None
+        eta = client.get("etaTarget")
+        stale_date = client.get("staleDate")
+        if applied:
+            if isinstance(timestamp, int):
+                state.last_timestamp = timestamp if state.last_timestamp is None else max(timestamp,
+                                                                                         state.last_timestamp)
+            if event == "end":
+                state.ended = True
+            state.shared = {k: v for k, v in body.items() if k != "client"}
+            state.stale_date = stale_date if isinstance(stale_date, int) and event != "end" else None
+            state.stale_reported = False
+        delivery = "snapshot" if flags & FLAG_SNAPSHOT else "replay" if flags & FLAG_REPLAY else None
+        record = {
+            "type": "update",
+            "session": self.session,
+            "topic": topic,
+            "order": _order_of(topic),
+            "seq": sequence,
+            "event": event,
+            "status": content.get("status"),
+            "etaTarget": eta,
+            "remainingMs": max(0, eta - now) if isinstance(eta, int) else None,
+            "stale": bool(applied and isinstance(stale_date, int) and now >= stale_date),
+            "applied": applied,
+            "reason": reason,
+            "clientTime": now,
+            "uncertaintyMs": client.get("uncertaintyMs"),
+            "delivery": delivery,
+        }
+        if applied:
+            state.record = record
+            if record["stale"]:
+                state.stale_reported = True
+        return record
+
+    # -- stale timer
+
+    def next_stale_deadline(self):
+        """The earliest client-clock stale date still to report, or None."""
+        dates = [s.stale_date for s in self.topics.values()
+                 if s.stale_date is not None and not s.stale_reported and not s.ended]
+        return min(dates) if dates else None
+
+    def due_stale(self):
+        """Records {"type": "stale"} for every shown order whose stale date has passed (client clock)."""
+        now = self.now_ms()
+        records = []
+        for topic, state in sorted(self.topics.items()):
+            if state.ended or state.stale_reported or state.stale_date is None or state.record is None:
+                continue
+            if now >= state.stale_date:
+                state.stale_reported = True
+                record = dict(state.record)
+                eta = record.get("etaTarget")
+                record.update({"type": "stale", "stale": True, "clientTime": now,
+                               "remainingMs": max(0, eta - now) if isinstance(eta, int) else None})
+                records.append(record)
+        return records
+
+    def all_ended(self):
+        return bool(self.topics) and all(state.ended for state in self.topics.values())
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Durations, postures and scripts (CLI words)
+
+FOLD_STATES = ("flat", "half-opened", "folded")
+ORIENTATIONS = ("portrait", "landscape")
+APP_STATES = ("foreground", "background", "suspended", "terminated")
+FOLD_ALIASES = {"book": "half-opened", "tabletop": "half-opened", "half": "half-opened", "open": "flat",
+                "unfolded": "flat", "closed": "folded"}
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+
+
+def parse_duration_ms(text, default_unit="ms"):
+    """'90s', '-1.5m', '+1h30m', '250ms' or a bare number in `default_unit` ('ms' or 's') → int ms."""
+    text = str(text).strip()
+    sign = 1
+    if text[:1] in "+-":
+        sign = -1 if text[0] == "-" else 1
+        text = text[1:]
+    if re.fullmatch(r"\d+(?:\.\d+)?", text):
+        value = float(text) * (1000.0 if default_unit == "s" else 1.0)
+        return int(round(sign * value))
+    position, total = 0, 0.0
+    scale = {"h": 3600000.0, "m": 60000.0, "s": 1000.0, "ms": 1.0}
+    while position < len(text):
+        match = _DURATION_PART.match(text, position)
+        if not match:
+            raise ValueError("not a duration: %r (use e.g. 90s, 500ms, 1m30s, +1h)" % text)
+        total += float(match.group(1)) * scale[match.group(2)]
+        position = match.end()
+    if not text:
+        raise ValueError("empty duration")
+    return int(round(sign * total))
+
+
+def normalize_fold(word):
+    word = FOLD_ALIASES.get(word, word)
+    if word not in FOLD_STATES:
+        raise ValueError("unknown posture %r (flat, half-opened, folded)" % word)
+    return word
+
+
+def parse_posture_script(text):
+    """'2s:half-opened,4s:flat,6s:background,8s:landscape' → [(at_ms, kind, value)] sorted by time.
+    kind is 'foldState', 'orientation' or 'appState' (the word says which)."""
+    steps = []
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        if ":" not in item:
+            raise ValueError("posture script item %r is not TIME:STATE" % item)
+        at, word = item.split(":", 1)
+        at_ms = parse_duration_ms(at, default_unit="s")
+        if at_ms < 0:
+            raise ValueError("posture script time %r is negative" % at)
+        word = word.strip()
+        if word in ORIENTATIONS:
+            steps.append((at_ms, "orientation", word))
+        elif word in APP_STATES:
+            steps.append((at_ms, "appState", word))
+        else:
+            steps.append((at_ms, "foldState", normalize_fold(word)))
+    return sorted(steps, key=lambda step: step[0])
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The session client (a simulated phone)
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_USAGE = 2
+EXIT_UNREACHABLE = 3
+
+# fatal errors that retrying cannot fix: the phone as described is refused
+_INPUT_ERRORS = {"unknownDevice", "invalidPosture", "invalidBody", "invalidTopic", "notPermitted",
+                 "unsupportedVersion", "duplicateHello", "handshakeRequired"}
+
+
+class SessionClient:
+    """One simulated phone attached to livebusd. `run()` blocks until the client ends and returns an exit code
+    (0 normal end, 2 refused as described, 3 daemon unreachable). Thread-safe controls for tests and scripts:
+    `set_posture`, `drop_connection`, `step_clock`, `stop`."""
+
+    def __init__(self, socket_path, name=None, device="iphone-16-pro", fold_state="flat", orientation="portrait",
+                 app_state="foreground", window=None, os_version=None, clock=None, out=None, err=None,
+                 reconnect=True, exit_when_delivered=False, duration_ms=None, posture_script=(),
+                 send_acks=False, verbose=False, unreachable_after_ms=30000):
+        self.socket_path = socket_path
+        self.name = name
+        self.device = device
+        self.posture = {"foldState": normalize_fold(fold_state), "orientation": orientation}
+        if window:
+            self.posture["windowWidth"], self.posture["windowHeight"] = window
+        self.app_state = app_state
+        self.os_version = os_version
+        self.clock = clock or SimClock()
+        self.out = out if out is not None else sys.stdout
+        self.err = err if err is not None else sys.stderr
+        self.reconnect = reconnect
+        self.exit_when_delivered = exit_when_delivered
+        self.duration_ms = duration_ms
+        self.posture_script = list(posture_script)
+        self.send_acks = send_acks
+        self.verbose = verbose
+        self.unreachable_after_ms = unreachable_after_ms
+
+        self.book = OrderBook(name or "", self.clock.now_ms)
+        self.records = []              # every record written, for tests
+        self.sync_state = "connecting"
+        self.last_live_ms = None       # client clock, when last live
+        self.session_id = None
+        self.resume_token = None
+        self.connections = 0           # WELCOMEs received
+        self.resumed_count = 0         # WELCOMEs with resumed: true
+        self.frames_in = {}            # frame type name -> count
+        self.resends_sent = []
+
+        self._lock = threading.Lock()
+        self._requests = []
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._stopping = False
+        self._sock = None
+
+    # -- thread-safe controls
+
+    def _request(self, action):
+        with self._lock:
+            self._requests.append(action)
+        try:
+            self._wake_w.send(b"x")
+        except OSError:
+            pass
+
+    def set_posture(self, fold_state=None, orientation=None, app_state=None, window=None):
+        self._request(("posture", fold_state, orientation, app_state, window))
+
+    def drop_connection(self):
+        """Close the socket abruptly (a lost connection); the client reconnects and resumes."""
+        self._request(("drop",))
+
+    def step_clock(self, delta_ms):
+        self._request(("step", delta_ms))
+
+    def stop(self):
+        self._request(("stop",))
+
+    # -- output
+
+    def _log(self, text):
+        if self.verbose:
+            self.err.write("livebus-py: %s\n" % text)
+            self.err.flush()
+
+    def _warn(self, text):
+        self.err.write("livebus-py: %s\n" % text)
+        self.err.flush()
+
+    def _emit(self, record):
+        self.records.append(record)
+        self.out.write(json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n")
+        self.out.flush()
+
+    def _set_sync(self, state):
+        if state != self.sync_state:
+            if self.sync_state == "live" and state != "live":
+                self.last_live_ms = self.clock.now_ms()
+            self.sync_state = state
+            if state == "disconnected" and self.last_live_ms is not None:
+                self._log("sync: disconnected (last live at %d, client clock)" % self.last_live_ms)
+            else:
+                self._log("sync: %s" % state)
+
+    # -- sending
+
+    def _send(self, type_name, body=None, topic="", sequence=0):
+        data = encode_frame(type_name, body if body is not None else b"", topic, sequence)
+        self._sock.sendall(data)
+
+    def _hello(self):
+        body = {"versions": [PROTOCOL_VERSION], "client": CLIENT_NAME, "role": "session",
+                "device": self.device, "posture": dict(self.posture), "appState": self.app_state}
+        if self.name:
+            body["name"] = self.name
+        if self.os_version:
+            body["os"] = self.os_version
+        if self.resume_token:
+            body["resume"] = {"token": self.resume_token, "topics": self.book.last_sequences()}
+        body["clientTime"] = self.clock.now_ms()  # as late as possible
+        self._send("HELLO", body)
+
+    # -- the run loop
+
+    def run(self):
+        start = time.monotonic()
+        self._start = start
+        self._deadline = start + self.duration_ms / 1000.0 if self.duration_ms is not None else None
+        self._script = list(self.posture_script)
+        attempt = 0
+        unreachable_since = None
+        ever_connected = False
+        try:
+            while True:
+                if self._stopping or self._past_deadline():
+                    return EXIT_OK
+                self._set_sync("connecting" if not ever_connected else "disconnected")
+                sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                try:
+                    sock.connect(self.socket_path)
+                except OSError as error:
+                    sock.close()
+                    if not ever_connected and not self.reconnect:
+                        self._warn("cannot reach the daemon at %s: %s" % (self.socket_path, error.strerror))
+                        return EXIT_UNREACHABLE
+                    now = time.monotonic()
+                    unreachable_since = unreachable_since or now
+                    if not ever_connected or (now - unreachable_since) * 1000 >= self.unreachable_after_ms:
+                        if not ever_connected and (now - unreachable_since) * 1000 < min(
+                                1000, self.unreachable_after_ms):
+                            pass  # a daemon just starting: a few quick tries
+                        else:
+                            self._warn("cannot reach the daemon at %s: %s" % (self.socket_path, error.strerror))
+                            return EXIT_UNREACHABLE
+                    attempt += 1
+                    self._backoff(attempt)
+                    continue
+                unreachable_since = None
+                self._sock = sock
+                outcome = self._serve()
+                self._sock = None
+                try:
+                    sock.close()
+                except OSError:
+                    pass
+                if outcome[0] == "welcomed":
+                    ever_connected = True
+                    attempt = 0
+                    outcome = outcome[1]
+                if outcome[0] == "exit":
+                    return outcome[1]
+                ever_connected = ever_connected or outcome[0] != "refused-first"
+                if not self.reconnect:
+                    self._set_sync("disconnected")
+                    return EXIT_OK if ever_connected else EXIT_UNREACHABLE
+                if outcome[0] == "rejected-resume":
+                    continue  # attach again at once as a new session
+                attempt += 1
+                self._backoff(attempt)
+        finally:
+            self._set_sync("disconnected")
+            for end in (self._wake_r, self._wake_w):
+                try:
+                    end.close()
+                except OSError:
+                    pass
+
+    def _past_deadline(self):
+        return self._deadline is not None and time.monotonic() >= self._deadline
+
+    def _backoff(self, attempt):
+        """Exponential backoff with full jitter: 100 ms doubling, capped at 5 s (PROTOCOL.md §5.3)."""
+        cap = min(5000.0, 100.0 * (2 ** min(attempt - 1, 16)))
+        delay = random.uniform(0, cap) / 1000.0
+        self._log("reconnecting in %d ms" % (delay * 1000))
+        until = time.monotonic() + delay
+        while not self._stopping:
+            now = time.monotonic()
+            if now >= until or self._past_deadline():
+                return
+            self._handle_requests(connected=False)
+            self._run_timers(connected=False)
+            ready, _, _ = select.select([self._wake_r], [], [], min(until - now, self._timer_timeout()))
+            if ready:
+                self._drain_wake()
+
+    def _drain_wake(self):
+        try:
+            while self._wake_r.recv(512):
+                pass
+        except (BlockingIOError, OSError):
+            pass
+
+    def _timer_timeout(self):
+        timeout = 0.25
+        now = time.monotonic()
+        if self._deadline is not None:
+            timeout = min(timeout, max(0.0, self._deadline - now))
+        if self._script:
+            timeout = min(timeout, max(0.0, self._start + self._script[0][0] / 1000.0 - now))
+        stale = self.book.next_stale_deadline()
+        if stale is not None:
+            timeout = min(timeout, max(0.0, (stale - self.clock.now_ms()) / 1000.0 + 0.001))
+        return timeout
+
+    def _run_timers(self, connected):
+        for record in self.book.due_stale():
+            self._emit(record)
+        changed = False
+        while self._script and time.monotonic() >= self._start + self._script[0][0] / 1000.0:
+            _, kind, value = self._script.pop(0)
+            if kind == "appState":
+                self.app_state = value
+            else:
+                self.posture[kind] = value
+            changed = True
+        if changed:
+            self._log("posture: %s, %s" % (json.dumps(self.posture, sort_keys=True), self.app_state))
+            if connected:
+                self._send("POSTURE", {"posture": dict(self.posture), "appState": self.app_state})
+
+    def _handle_requests(self, connected):
+        """Returns 'drop' or 'stop' when the connection must end."""
+        with self._lock:
+            requests, self._requests = self._requests, []
+        verdict = None
+        for request in requests:
+            if request[0] == "posture":
+                _, fold_state, orientation, app_state, window = request
+                if fold_state:
+                    self.posture["foldState"] = normalize_fold(fold_state)
+                if orientation:
+                    self.posture["orientation"] = orientation
+                if window:
+                    self.posture["windowWidth"], self.posture["windowHeight"] = window
+                if app_state:
+                    self.app_state = app_state
+                self._log("posture: %s, %s" % (json.dumps(self.posture, sort_keys=True), self.app_state))
+                if connected:
+                    self._send("POSTURE", {"posture": dict(self.posture), "appState": self.app_state})
+            elif request[0] == "step":
+                self.clock.step(request[1])
+            elif request[0] == "drop":
+                verdict = verdict or "drop"
+            elif request[0] == "stop":
+                self._stopping = True
+                verdict = "stop"
+        return verdict
+
+    def _serve(self):
+        """One connection: HELLO … until it closes. Returns ('welcomed', inner) once a WELCOME came, else inner;
+        inner is ('lost',), ('exit', code), ('rejected-resume',) or ('refused-first',)."""
+        decoder = FrameDecoder()
+        welcomed = False
+        self._catchup = None
+        try:
+            self._hello()
+        except OSError as error:
+            self._log("connection lost while saying HELLO: %s" % error)
+            return ("lost",)
+
+        def result(inner):
+            return ("welcomed", inner) if welcomed else inner
+
+        while True:
+            try:
+                verdict = self._handle_requests(connected=True)
+                if verdict == "drop":
+                    self._log("dropping the connection (asked to)")
+                    self._sock.shutdown(socket.SHUT_RDWR)
+                    return result(("lost",))
+                if verdict == "stop" or self._past_deadline():
+                    self._bye("client exit")
+                    return result(("exit", EXIT_OK))
+                self._run_timers(connected=True)
+                if welcomed and self._check_live() and self.exit_when_delivered and self.book.all_ended():
+                    self._bye("client exit")
+                    return result(("exit", EXIT_OK))
+                ready, _, _ = select.select([self._sock, self._wake_r], [], [], self._timer_timeout())
+                if self._wake_r in ready:
+                    self._drain_wake()
+                if self._sock not in ready:
+                    continue
+                data = self._sock.recv(65536)
+                if not data:
+                    self._log("the daemon closed the connection")
+                    return result(("lost",))
+                try:
+                    frames = decoder.feed(data)
+                except WireError as error:
+                    # a corrupted frame is repaired like a lost one: drop the connection and resume (§5.4)
+                    self._warn("bad frame from the daemon (%s); reconnecting" % error)
+                    return result(("lost",))
+                for frame in frames:
+                    received = self.clock.now_ms()
+                    self.frames_in[frame.type_name] = self.frames_in.get(frame.type_name, 0) + 1
+                    if frame.type == FRAME_TYPES["PING"]:
+                        self._pong(frame, received)
+                        continue
+                    outcome = self._on_frame(frame)
+                    if outcome == "welcome":
+                        welcomed = True
+                    elif outcome is not None:
+                        return result(outcome)
+            except (ConnectionError, BrokenPipeError, OSError) as error:
+                self._log("connection lost: %s" % error)
+                return result(("lost",))
+
+    def _pong(self, frame, t2):
+        try:
+            t1 = frame.json().get("t1")
+        except WireError:
+            return
+        body = {"t1": t1, "t2": t2}
+        body["t3"] = self.clock.now_ms()
+        self._send("PONG", body)
+
+    def _bye(self, reason):
+        try:
+            self._send("BYE", {"reason": reason})
+        except OSError:
+            pass
+
+    def _on_frame(self, frame):
+        name = frame.type_name
+        try:
+            body = frame.json()
+        except WireError as error:
+            self._warn("ignoring %s: %s" % (name, error))
+            return None
+        if name == "WELCOME":
+            self.session_id = body.get("session")
+            self.resume_token = body.get("resumeToken") or self.resume_token
+            self.book.session = body.get("name") or self.name or self.session_id or ""
+            self.connections += 1
+            resumed = bool(body.get("resumed"))
+            self.resumed_count += int(resumed)
+            self._log("welcome: session %s (%s)%s" % (self.session_id, self.book.session,
+                                                        ", resumed" if resumed else ""))
+            self._catchup = {"since": time.monotonic(), "expect": set(), "seen": set(), "uptodate": set()}
+            if resumed:
+                self._catchup["expect"] = set(self.book.last_sequences())
+            else:
+                self._send("SUBSCRIBE", {"patterns": ["orders/>"]})
+            self._set_sync("catchingUp")
+            return "welcome"
+        if name == "EVENT":
+            if self._catchup is not None and self.sync_state == "catchingUp":
+                self._catchup["seen"].add(frame.topic)
+            records, resends = self.book.on_event(frame.topic, frame.sequence, frame.flags, body)
+            for record in records:
+                self._emit(record)
+                if self.send_acks and record:
+                    self._send("ACK", b"", frame.topic, record["seq"])
+            for topic, from_sequence in resends:
+                self._resend(topic, from_sequence)
+            return None
+        if name == "UPTODATE":
+            sequence = body.get("sequence")
+            if isinstance(sequence, int):
+                if self._catchup is not None:
+                    self._catchup["uptodate"].add(frame.topic)
+                for topic, from_sequence in self.book.on_uptodate(frame.topic, sequence):
+                    self._resend(topic, from_sequence)
+            return None
+        if name == "ERROR":
+            error_name = body.get("name")
+            fatal = bool(body.get("fatal"))
+            self._warn("daemon error %s (%s): %s" % (error_name, body.get("code"), body.get("message")))
+            if error_name == "resumeRejected":
+                self.resume_token = None
+                return ("rejected-resume",)
+            if fatal and error_name in _INPUT_ERRORS and self.sync_state == "connecting":
+                return ("exit", EXIT_USAGE)
+            if fatal and error_name in _INPUT_ERRORS and self._catchup is None:
+                return ("exit", EXIT_USAGE)
+            return None
+        if name == "BYE":
+            self._log("daemon said bye: %s" % body.get("reason"))
+            return ("lost",)
+        return None  # ACK, RESULT, … are not for a session
+
+    def _resend(self, topic, from_sequence):
+        self.resends_sent.append((topic, from_sequence))
+        self._log("RESEND %s from %d" % (topic, from_sequence))
+        self._send("RESEND", {"fromSequence": from_sequence}, topic)
+
+    def _check_live(self):
+        """catchingUp → live once every topic we expect or saw has had its UPTODATE and no gap is open;
+        with no topic at all, after 300 ms of quiet. Returns True when live."""
+        if self.sync_state == "live":
+            if self.book.pending():
+                self._set_sync("catchingUp")
+                return False
+            return True
+        if self.sync_state != "catchingUp" or self._catchup is None:
+            return False
+        catchup = self._catchup
+        waiting = (catchup["expect"] | catchup["seen"]) - catchup["uptodate"]
+        if waiting or self.book.pending():
+            return False
+        if not catchup["uptodate"] and time.monotonic() - catchup["since"] < 0.3:
+            return False
+        self._set_sync("live")
+        self.last_live_ms = self.clock.now_ms()
+        return True
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Command line
+
+USAGE_EPILOG = """\
+output: one JSON object per line on stdout for each update the sequence rules apply:
+  {"type": "update", "session", "topic", "order", "seq", "event", "status", "etaTarget", "remainingMs",
+   "stale", "applied", "reason", "clientTime", "uncertaintyMs", "delivery"}
+and {"type": "stale", ...same fields} when an order's stale date passes on the phone's clock.
+etaTarget and clientTime are ms since the Unix epoch on the phone's (skewed, drifting) clock.
+
+signals: SIGINT/SIGTERM say BYE and exit 0; SIGUSR1 drops the connection (the client resumes).
+
+exit codes: 0 normal end · 2 usage error or the daemon refused the phone as described · 3 daemon unreachable
+
+examples:
+  livebus_client.py attach --socket /tmp/bus.sock --clock-skew 90000 --exit-when delivered
+  livebus_client.py attach --socket /tmp/bus.sock --device iphone-duo --posture half-opened \\
+      --posture-script 2s:flat,4s:folded,6s:background --duration 10s
+"""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):
+        self.print_usage(sys.stderr)
+        sys.stderr.write("%s: error: %s\n" % (self.prog, message))
+        sys.exit(EXIT_USAGE)
+
+
+def _default_socket():
+    if os.environ.get("LIVEBUS_SOCKET"):
+        return os.environ["LIVEBUS_SOCKET"]
+    if os.environ.get("XDG_RUNTIME_DIR"):
+        return os.path.join(os.environ["XDG_RUNTIME_DIR"], "livebus.sock")
+    return "/tmp/livebus-%d.sock" % os.getuid()
+
+
+def _window(text):
+    match = re.fullmatch(r"(\d+(?:\.\d+)?)x(\d+(?:\.\d+)?)", text)
+    if not match:
+        raise argparse.ArgumentTypeError("window must be WxH in points, e.g. 402x874")
+    width, height = (float(v) for v in match.groups())
+    return (int(width) if width.is_integer() else width, int(height) if height.is_integer() else height)
+
+
+def _duration_arg(unit):
+    def parse(text):
+        try:
+            return parse_duration_ms(text, default_unit=unit)
+        except ValueError as error:
+            raise argparse.ArgumentTypeError(str(error))
+    return parse
+
+
+def _fold_arg(text):
+    try:
+        return normalize_fold(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error))
+
+
+def _script_arg(text):
+    try:
+        return parse_posture_script(text)
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error))
+
+
+def build_parser():
+    parser = _Parser(prog="livebus_client.py",
+                     description="livebus-py: an independent LiveBus client (wire protocol v1), standard library "
+                                 "only.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    attach = commands.add_parser(
+        "attach", help="attach one simulated phone and log what it shows",
+        description="Attach one simulated phone to livebusd: HELLO, SUBSCRIBE orders/>, answer every PING, apply "
+                    "events in order, resume after a lost connection, say BYE on exit.",
+        epilog=USAGE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    attach.add_argument("--socket", default=None, metavar="PATH",
+                        help="the daemon's Unix socket (default $LIVEBUS_SOCKET, else $XDG_RUNTIME_DIR/livebus.sock, "
+                             "else /tmp/livebus-<uid>.sock)")
+    attach.add_argument("--name", default=None, metavar="N", help="session name (1-64 characters, no spaces)")
+    attach.add_argument("--device", default="iphone-16-pro", metavar="ID",
+                        help="device id from the catalog (default iphone-16-pro)")
+    attach.add_argument("--posture", default="flat", type=_fold_arg, metavar="flat|half-opened|folded",
+                        help="fold state (aliases: book, tabletop, half, open, unfolded, closed)")
+    attach.add_argument("--orientation", default="portrait", choices=ORIENTATIONS)
+    attach.add_argument("--window", default=None, type=_window, metavar="WxH", help="window size in points")
+    attach.add_argument("--app-state", default="foreground", choices=APP_STATES)
+    attach.add_argument("--os", default=None, metavar="VERSION", help="OS version, e.g. 27.1")
+    attach.add_argument("--clock-skew", default=0, type=_duration_arg("ms"), metavar="MS",
+                        help="the phone's clock offset: ms (90000) or with a unit (+90s, -1h)")
+    attach.add_argument("--clock-drift", default=0.0, type=float, metavar="PPM",
+                        help="the phone's clock rate error in ppm (positive runs fast)")
+    attach.add_argument("--posture-script", default=[], type=_script_arg, metavar="SCRIPT",
+                        help="timed changes after attaching, e.g. 2s:half-opened,4s:flat,6s:background,8s:landscape")
+    attach.add_argument("--exit-when", default=None, choices=("delivered",),
+                        help="delivered: exit 0 once every order seen has ended and the client is live")
+    attach.add_argument("--duration", default=None, type=_duration_arg("s"), metavar="S",
+                        help="exit 0 after this long: seconds (30) or with a unit (500ms, 2m)")
+    attach.add_argument("--no-reconnect", action="store_true", help="end instead of reconnecting")
+    attach.add_argument("--ack", action="store_true", help="send ACK {} for every applied event")
+    attach.add_argument("--verbose", "-v", action="store_true", help="sync state and connection notes on stderr")
+    return parser
+
+
+def main(argv=None):
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command != "attach":
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    socket_path = args.socket or _default_socket()
+    if len(socket_path.encode()) > 107:
+        sys.stderr.write("livebus-py: socket path longer than 107 bytes: %s\n" % socket_path)
+        return EXIT_USAGE
+    if args.name is not None and (not 1 <= len(args.name) <= 64 or re.search(r"\s", args.name)):
+        sys.stderr.write("livebus-py: --name must be 1-64 characters without spaces\n")
+        return EXIT_USAGE
+    client = SessionClient(socket_path, name=args.name, device=args.device, fold_state=args.posture,
+                           orientation=args.orientation, app_state=args.app_state, window=args.window,
+                           os_version=args.os, clock=SimClock(args.clock_skew, args.clock_drift),
+                           reconnect=not args.no_reconnect, exit_when_delivered=args.exit_when == "delivered",
+                           duration_ms=args.duration, posture_script=args.posture_script, send_acks=args.ack,
+                           verbose=args.verbose)
+    signal.signal(signal.SIGINT, lambda *_: client.stop())
+    signal.signal(signal.SIGTERM, lambda *_: client.stop())
+    signal.signal(signal.SIGUSR1, lambda *_: client.drop_connection())
+    try:
+        return client.run()
+    except BrokenPipeError:  # stdout closed by the reader
+        return EXIT_OK
+
+
+if __name__ == "__main__":
+    sys.exit(main())
