@@ -31,6 +31,8 @@ let package = Package(
         .target(name: "LiveBusSimulator", dependencies: ["LiveBusClock"]),
         .target(name: "LiveBusScheduler", dependencies: ["LiveBusClock"]),
         .target(name: "LiveBusActivity", dependencies: ["LiveBusClock", "LiveBusSimulator"]),
+        // End-to-end scenario files and the invariant checker over clients' JSON-lines logs (pure).
+        .target(name: "LiveBusScenario"),
         .target(name: "LiveBusLayout", resources: [.copy("Resources/devices.json")]),
 
         // Real text measurement (FreeType + HarfBuzz with a Hangul-covering Debian font) for the layout engine.
@@ -58,7 +60,7 @@ let package = Package(
             name: "LiveBusCLI",
             dependencies: [
                 "LiveBusDaemon", "LiveBusClient", "LiveBusLayout", "LiveBusText", "LiveBusActivity", "LiveBusWire",
-                "LiveBusLoop",
+                "LiveBusLoop", "LiveBusScenario",
             ]
         ),
 
@@ -72,6 +74,7 @@ let package = Package(
         .testTarget(name: "LiveBusSimulatorTests", dependencies: ["LiveBusSimulator"]),
         .testTarget(name: "LiveBusSchedulerTests", dependencies: ["LiveBusScheduler"]),
         .testTarget(name: "LiveBusActivityTests", dependencies: ["LiveBusActivity"]),
+        .testTarget(name: "LiveBusScenarioTests", dependencies: ["LiveBusScenario"]),
         .testTarget(name: "LiveBusLayoutTests", dependencies: ["LiveBusLayout"]),
         .testTarget(name: "LiveBusTextTests", dependencies: ["LiveBusText", "LiveBusLayout"]),
         .testTarget(name: "LiveBusLoopTests", dependencies: ["LiveBusLoop"]),
