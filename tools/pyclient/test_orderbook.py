@@ -1,0 +1,222 @@
+"""Sequence rules (PROTOCOL.md §5.2), Apple's Live Activity content rules, stale timer, clock and CLI words."""
+
+import os
+import sys
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import livebus_client as lb  # noqa: E402
+
+TOPIC = "orders/A1001"
+
+
+class FakeNow:
+    def __init__(self, now=1_000_000):
+        self.now = now
+
+    def __call__(self):
+        return self.now
+
+
+def event(seq, status="cooking", kind="update", timestamp=None, eta=2_000_000, stale=None, offset=90_000):
+    timestamp = timestamp if timestamp is not None else 500_000 + seq * 1000
+    body = {"event": kind, "timestamp": timestamp, "priority": 10, "relevanceScore": 50,
+            "contentState": {"status": status, "etaTarget": eta, "progress": 0.5, "lastConfirmed": timestamp,
+                             "summary": {"en": status, "ko": status}},
+            "client": {"timestamp": timestamp + offset, "etaTarget": eta + offset, "lastConfirmed": timestamp + offset,
+                       "staleDate": stale + offset if stale is not None else None, "dismissalDate": None,
+                       "uncertaintyMs": 3}}
+    if stale is not None:
+        body["staleDate"] = stale
+    return body
+
+
+class SequenceRuleTests(unittest.TestCase):
+    def setUp(self):
+        self.now = FakeNow()
+        self.book = lb.OrderBook("pro", self.now)
+
+    def feed(self, seq, flags=0, **kwargs):
+        return self.book.on_event(TOPIC, seq, flags, event(seq, **kwargs))
+
+    def test_in_order_events_apply(self):
+        for seq in (1, 2, 3):
+            records, resends = self.feed(seq)
+            self.assertEqual([r["seq"] for r in records], [seq])
+            self.assertEqual(resends, [])
+        self.assertEqual(self.book.last_sequences(), {TOPIC: 3})
+
+    def test_duplicates_are_ignored(self):
+        self.feed(1)
+        self.feed(2)
+        self.assertEqual(self.feed(2), ([], []))
+        self.assertEqual(self.feed(1), ([], []))
+
+    def test_gap_holds_and_asks_for_resend_once(self):
+        self.feed(1)
+        records, resends = self.feed(3)
+        self.assertEqual(records, [])
+        self.assertEqual(resends, [(TOPIC, 2)])
+        records, resends = self.feed(4)
+        self.assertEqual((records, resends), ([], []))  # same gap: no second RESEND
+        self.assertTrue(self.book.pending())
+        records, resends = self.feed(2, flags=lb.FLAG_REPLAY)
+        self.assertEqual([r["seq"] for r in records], [2, 3, 4])
+        self.assertEqual(records[0]["delivery"], "replay")
+        self.assertIsNone(records[1]["delivery"])
+        self.assertFalse(self.book.pending())
+        # the replayed copies of 3 and 4 that follow the RESEND are duplicates
+        self.assertEqual(self.feed(3, flags=lb.FLAG_REPLAY), ([], []))
+
+    def test_second_gap_after_partial_fill_asks_again(self):
+        self.feed(1)
+        self.feed(3)
+        self.feed(6)
+        records, resends = self.feed(2)
+        self.assertEqual([r["seq"] for r in records], [2, 3])
+        self.assertEqual(resends, [(TOPIC, 4)])
+
+    def test_snapshot_jumps_and_supersedes_held(self):
+        self.feed(1)
+        self.feed(5)
+        records, resends = self.feed(4, flags=lb.FLAG_SNAPSHOT, status="pickedUp")
+        self.assertEqual([(r["seq"], r["delivery"]) for r in records], [(4, "snapshot"), (5, None)])
+        self.assertEqual(resends, [])
+        self.assertFalse(self.book.pending())
+        self.assertEqual(self.book.last_sequences(), {TOPIC: 5})
+
+    def test_first_event_may_be_a_snapshot(self):
+        records, _ = self.feed(9, flags=lb.FLAG_SNAPSHOT | lb.FLAG_REPLAY)
+        self.assertEqual(records[0]["seq"], 9)
+        self.assertEqual(records[0]["delivery"], "snapshot")
+
+    def test_old_snapshot_is_a_duplicate(self):
+        self.feed(1)
+        self.feed(2)
+        self.assertEqual(self.feed(2, flags=lb.FLAG_SNAPSHOT), ([], []))
+
+    def test_uptodate_ahead_asks_for_resend(self):
+        self.feed(1)
+        self.assertEqual(self.book.on_uptodate(TOPIC, 3), [(TOPIC, 2)])
+        self.assertEqual(self.book.on_uptodate(TOPIC, 1), [])
+
+    def test_topics_are_independent(self):
+        self.book.on_event("orders/B", 1, 0, event(1))
+        records, resends = self.feed(1)
+        self.assertEqual(len(records), 1)
+        self.assertEqual(self.book.last_sequences(), {TOPIC: 1, "orders/B": 1})
+
+
+class ContentRuleTests(unittest.TestCase):
+    def setUp(self):
+        self.now = FakeNow()
+        self.book = lb.OrderBook("pro", self.now)
+
+    def feed(self, seq, **kwargs):
+        records, _ = self.book.on_event(TOPIC, seq, 0, event(seq, **kwargs))
+        return records[0]
+
+    def test_older_timestamp_is_not_applied(self):
+        self.feed(1, timestamp=10_000, status="cooking")
+        record = self.feed(2, timestamp=9_000, status="created")
+        self.assertFalse(record["applied"])
+        self.assertEqual(record["reason"], "olderTimestamp")
+        record = self.feed(3, timestamp=10_000, status="awaitingPickup")  # equal is not older
+        self.assertTrue(record["applied"])
+
+    def test_end_applies_even_when_older_and_nothing_after(self):
+        self.feed(1, timestamp=10_000)
+        record = self.feed(2, timestamp=5_000, kind="end", status="delivered")
+        self.assertTrue(record["applied"])
+        self.assertIsNone(record["reason"])
+        record = self.feed(3, timestamp=20_000)
+        self.assertFalse(record["applied"])
+        self.assertEqual(record["reason"], "afterEnd")
+        self.assertTrue(self.book.all_ended())
+
+    def test_record_fields(self):
+        self.now.now = 2_000_000 + 90_000 - 1500
+        record = self.feed(1, status="created", kind="start", stale=1_000_000)
+        self.assertEqual(set(record), {"type", "session", "topic", "order", "seq", "event", "status", "etaTarget",
+                                       "remainingMs", "stale", "applied", "reason", "clientTime", "uncertaintyMs",
+                                       "delivery"})
+        self.assertEqual(record["type"], "update")
+        self.assertEqual(record["session"], "pro")
+        self.assertEqual(record["order"], "A1001")
+        self.assertEqual(record["etaTarget"], 2_090_000)
+        self.assertEqual(record["remainingMs"], 1500)
+        self.assertTrue(record["stale"])  # client now ≥ client.staleDate (1_090_000)
+        self.assertEqual(record["clientTime"], self.now.now)
+        self.assertEqual(record["uncertaintyMs"], 3)
+        self.now.now = 3_000_000
+        self.assertEqual(self.feed(2)["remainingMs"], 0)
+
+    def test_stale_timer_once_per_update(self):
+        self.now.now = 1_000_000
+        self.feed(1, stale=1_000_000)  # client stale date 1_090_000
+        self.assertEqual(self.book.next_stale_deadline(), 1_090_000)
+        self.now.now = 1_089_999
+        self.assertEqual(self.book.due_stale(), [])
+        self.now.now = 1_090_000
+        records = self.book.due_stale()
+        self.assertEqual([(r["type"], r["stale"], r["seq"]) for r in records], [("stale", True, 1)])
+        self.assertEqual(self.book.due_stale(), [])
+        self.assertIsNone(self.book.next_stale_deadline())
+        self.feed(2, stale=1_100_000)  # a fresher update clears it
+        self.assertEqual(self.book.next_stale_deadline(), 1_190_000)
+
+    def test_reconversion_of_the_same_sequence_refreshes_client_instants(self):
+        self.feed(1, eta=2_000_000, offset=90_000)
+        body = event(1, eta=2_000_000, offset=90_007)
+        self.assertEqual(self.book.on_event(TOPIC, 1, 0, body), ([], []))
+        self.assertEqual(self.book.topics[TOPIC].record["etaTarget"], 2_090_007)
+
+
+class WordsAndClockTests(unittest.TestCase):
+    def test_durations(self):
+        self.assertEqual(lb.parse_duration_ms("90s"), 90_000)
+        self.assertEqual(lb.parse_duration_ms("+90s"), 90_000)
+        self.assertEqual(lb.parse_duration_ms("-1h"), -3_600_000)
+        self.assertEqual(lb.parse_duration_ms("1m30s"), 90_000)
+        self.assertEqual(lb.parse_duration_ms("250ms"), 250)
+        self.assertEqual(lb.parse_duration_ms("90000"), 90_000)
+        self.assertEqual(lb.parse_duration_ms("2", default_unit="s"), 2000)
+        with self.assertRaises(ValueError):
+            lb.parse_duration_ms("soon")
+
+    def test_posture_script(self):
+        self.assertEqual(lb.parse_posture_script("4s:flat,2s:half-opened,6s:background,7s:landscape,8:closed"), [
+            (2000, "foldState", "half-opened"), (4000, "foldState", "flat"), (6000, "appState", "background"),
+            (7000, "orientation", "landscape"), (8000, "foldState", "folded")])
+        with self.assertRaises(ValueError):
+            lb.parse_posture_script("2s:sideways")
+
+    def test_sim_clock_skew_drift_step(self):
+        real = [1000.0]
+        clock = lb.SimClock(skew_ms=90_000, drift_ppm=200, source=lambda: real[0])
+        self.assertEqual(clock.now_ms(), 1_000_000 + 90_000)
+        real[0] += 120.0  # 120 s later, 200 ppm fast: +24 ms
+        self.assertEqual(clock.now_ms(), 1_120_000 + 90_000 + 24)
+        clock.step(30_000)
+        self.assertEqual(clock.now_ms(), 1_120_000 + 120_000 + 24)
+
+    def test_cli_usage_errors_exit_2(self):
+        for argv in (["attach", "--bogus"], ["attach", "--posture", "sideways"], ["attach", "--duration", "x"], []):
+            with self.subTest(argv=argv):
+                with open(os.devnull, "w") as devnull:
+                    saved = sys.stderr
+                    sys.stderr = devnull
+                    try:
+                        try:
+                            code = lb.main(argv)
+                        except SystemExit as exit_:
+                            code = exit_.code
+                    finally:
+                        sys.stderr = saved
+                self.assertEqual(code, 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
