@@ -1,0 +1,253 @@
+"""The session client against a scripted fake daemon (no build needed): handshake, PING/PONG on the phone's
+clock, gap repair with RESEND, a corrupted frame repaired by resuming, resumeRejected, POSTURE, BYE."""
+
+import io
+import os
+import socket
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import livebus_client as lb  # noqa: E402
+from test_orderbook import event  # noqa: E402
+
+TOPIC = "orders/A1001"
+
+
+class Peer:
+    """The daemon's side of one accepted connection."""
+
+    def __init__(self, conn):
+        self.conn = conn
+        self.conn.settimeout(5)
+        self.decoder = lb.FrameDecoder()
+        self.pending = []
+
+    def read(self):
+        while not self.pending:
+            data = self.conn.recv(65536)
+            if not data:
+                raise EOFError("client closed")
+            self.pending += self.decoder.feed(data)
+        return self.pending.pop(0)
+
+    def expect(self, type_name):
+        frame = self.read()
+        if frame.type_name != type_name:
+            raise AssertionError("expected %s, got %r" % (type_name, frame))
+        return frame
+
+    def send(self, type_name, body=b"", topic="", sequence=0, flags=0):
+        self.conn.sendall(lb.encode_frame(type_name, body, topic, sequence, flags))
+
+    def welcome(self, token, resumed=False, session="s1", name="pro"):
+        self.send("WELCOME", {"version": 1, "session": session, "name": name, "resumeToken": token,
+                              "serverTime": int(time.time() * 1000), "resumed": resumed, "maxFrameSize": 65536})
+
+    def event(self, seq, flags=0, **kwargs):
+        self.send("EVENT", event(seq, **kwargs), TOPIC, seq, flags)
+
+
+class FakeDaemon:
+    def __init__(self, script):
+        self.dir = tempfile.TemporaryDirectory()
+        self.path = os.path.join(self.dir.name, "bus.sock")
+        self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.server.bind(self.path)
+        self.server.listen(4)
+        self.server.settimeout(10)
+        self.script = script
+        self.failure = None
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def _run(self):
+        try:
+            self.script(self.accept)
+        except BaseException as error:  # reported by the test
+            self.failure = error
+
+    def accept(self):
+        conn, _ = self.server.accept()
+        return Peer(conn)
+
+    def close(self):
+        self.thread.join(10)
+        self.server.close()
+        self.dir.cleanup()
+        if self.failure:
+            raise self.failure
+
+
+class FakeDaemonTests(unittest.TestCase):
+    def run_client(self, daemon, **kwargs):
+        out = io.StringIO()
+        client = lb.SessionClient(daemon.path, out=out, err=io.StringIO(), **kwargs)
+        result = {}
+        thread = threading.Thread(target=lambda: result.setdefault("code", client.run()), daemon=True)
+        thread.start()
+        return client, thread, result, out
+
+    def test_handshake_pong_gap_corruption_resume_bye(self):
+        seen = {}
+
+        def script(accept):
+            peer = accept()
+            hello = peer.expect("HELLO").json()
+            seen["hello"] = hello
+            seen["hello_host"] = int(time.time() * 1000)
+            peer.welcome("tok1")
+            seen["subscribe"] = peer.expect("SUBSCRIBE").json()
+            peer.send("PING", {"t1": 123})
+            seen["pong"] = peer.expect("PONG").json()
+            seen["pong_host"] = int(time.time() * 1000)
+            peer.event(1, flags=lb.FLAG_REPLAY, kind="start", status="created")
+            peer.event(3, status="awaitingPickup")
+            resend = peer.expect("RESEND")
+            seen["resend"] = (resend.topic, resend.json())
+            peer.event(2, flags=lb.FLAG_REPLAY, status="cooking")
+            peer.event(3, flags=lb.FLAG_REPLAY, status="awaitingPickup")
+            peer.send("UPTODATE", {"sequence": 3}, TOPIC)
+            # a corrupted frame: the client drops the connection and resumes
+            bad = bytearray(lb.encode_frame("EVENT", event(4, status="pickedUp"), TOPIC, 4))
+            bad[-2] ^= 0x01
+            peer.conn.sendall(bytes(bad))
+            try:
+                while True:
+                    peer.read()
+            except (EOFError, ConnectionError):
+                pass
+            peer = accept()
+            seen["hello2"] = peer.expect("HELLO").json()
+            peer.welcome("tok1", resumed=True, session="s2")
+            peer.event(4, flags=lb.FLAG_REPLAY, status="pickedUp")
+            peer.event(5, flags=lb.FLAG_TERMINAL, kind="end", status="delivered")
+            peer.send("UPTODATE", {"sequence": 5}, TOPIC)
+            seen["bye"] = peer.expect("BYE").json()
+
+        daemon = FakeDaemon(script)
+        client, thread, result, out = self.run_client(daemon, clock=lb.SimClock(90_000), exit_when_delivered=True,
+                                                      name="pro", device="iphone-duo", fold_state="half-opened")
+        thread.join(15)
+        daemon.close()
+        self.assertEqual(result.get("code"), 0)
+        hello = seen["hello"]
+        self.assertEqual(hello["role"], "session")
+        self.assertEqual(hello["versions"], [1])
+        self.assertEqual(hello["device"], "iphone-duo")
+        self.assertEqual(hello["name"], "pro")
+        self.assertEqual(hello["posture"], {"foldState": "half-opened", "orientation": "portrait"})
+        self.assertEqual(hello["appState"], "foreground")
+        self.assertNotIn("resume", hello)
+        self.assertLess(abs(hello["clientTime"] - 90_000 - seen["hello_host"]), 2000)
+        self.assertEqual(seen["subscribe"], {"patterns": ["orders/>"]})
+        pong = seen["pong"]
+        self.assertEqual(pong["t1"], 123)
+        self.assertLessEqual(pong["t2"], pong["t3"])
+        self.assertLess(abs(pong["t3"] - 90_000 - seen["pong_host"]), 2000)
+        self.assertEqual(seen["resend"], (TOPIC, {"fromSequence": 2}))
+        self.assertEqual(seen["hello2"]["resume"], {"token": "tok1", "topics": {TOPIC: 3}})
+        self.assertEqual(seen["bye"], {"reason": "client exit"})
+        self.assertEqual([(r["seq"], r["status"]) for r in client.records],
+                         [(1, "created"), (2, "cooking"), (3, "awaitingPickup"), (4, "pickedUp"), (5, "delivered")])
+        self.assertEqual([r["delivery"] for r in client.records], ["replay", "replay", None, "replay", None])  # 3 held from the live copy
+        self.assertEqual(client.records[0]["etaTarget"], 2_090_000)
+        self.assertEqual(len(out.getvalue().splitlines()), 5)
+        self.assertEqual(client.resumed_count, 1)
+
+    def test_resume_rejected_attaches_as_new_session(self):
+        seen = {}
+
+        def script(accept):
+            peer = accept()
+            peer.expect("HELLO")
+            peer.welcome("tok1")
+            peer.expect("SUBSCRIBE")
+            peer.event(1, kind="start", status="created")
+            peer.send("UPTODATE", {"sequence": 1}, TOPIC)
+            peer.conn.close()
+            peer = accept()
+            seen["hello2"] = peer.expect("HELLO").json()
+            peer.send("ERROR", {"code": 14, "name": "resumeRejected", "message": "unknown token", "fatal": True})
+            peer.conn.close()
+            peer = accept()
+            seen["hello3"] = peer.expect("HELLO").json()
+            peer.welcome("tok2", session="s9")
+            seen["subscribe"] = peer.expect("SUBSCRIBE").json()
+            peer.event(1, flags=lb.FLAG_REPLAY, kind="start", status="created")  # a duplicate: not logged
+            peer.event(2, flags=lb.FLAG_TERMINAL, kind="end", status="canceled")
+            peer.send("UPTODATE", {"sequence": 2}, TOPIC)
+            peer.expect("BYE")
+
+        daemon = FakeDaemon(script)
+        client, thread, result, _ = self.run_client(daemon, exit_when_delivered=True)
+        thread.join(15)
+        daemon.close()
+        self.assertEqual(result.get("code"), 0)
+        self.assertEqual(seen["hello2"]["resume"]["token"], "tok1")
+        self.assertNotIn("resume", seen["hello3"])
+        self.assertEqual(seen["subscribe"], {"patterns": ["orders/>"]})
+        self.assertEqual([(r["seq"], r["status"]) for r in client.records], [(1, "created"), (2, "canceled")])
+
+    def test_posture_changes_and_stop(self):
+        seen = {"postures": []}
+        ready = threading.Event()
+
+        def script(accept):
+            peer = accept()
+            peer.expect("HELLO")
+            peer.welcome("tok1")
+            peer.expect("SUBSCRIBE")
+            ready.set()
+            while True:
+                frame = peer.read()
+                if frame.type_name == "BYE":
+                    break
+                seen["postures"].append(frame.json())
+
+        daemon = FakeDaemon(script)
+        client, thread, result, _ = self.run_client(
+            daemon, device="galaxy-z-fold6", fold_state="folded",
+            posture_script=lb.parse_posture_script("0.2s:half-opened"))
+        ready.wait(5)
+        time.sleep(0.5)
+        client.set_posture(fold_state="flat", orientation="landscape")
+        client.set_posture(app_state="background")
+        time.sleep(0.3)
+        client.stop()
+        thread.join(10)
+        daemon.close()
+        self.assertEqual(result.get("code"), 0)
+        self.assertEqual(seen["postures"], [
+            {"posture": {"foldState": "half-opened", "orientation": "portrait"}, "appState": "foreground"},
+            {"posture": {"foldState": "flat", "orientation": "landscape"}, "appState": "foreground"},
+            {"posture": {"foldState": "flat", "orientation": "landscape"}, "appState": "background"},
+        ])
+
+    def test_refused_device_exits_2(self):
+        def script(accept):
+            peer = accept()
+            peer.expect("HELLO")
+            peer.send("ERROR", {"code": 13, "name": "unknownDevice", "message": "unknown device id 'x'",
+                                "fatal": True})
+            peer.conn.close()
+
+        daemon = FakeDaemon(script)
+        client, thread, result, _ = self.run_client(daemon, device="x")
+        thread.join(10)
+        daemon.close()
+        self.assertEqual(result.get("code"), 2)
+
+    def test_unreachable_exits_3(self):
+        with tempfile.TemporaryDirectory() as directory:
+            client = lb.SessionClient(os.path.join(directory, "none.sock"), out=io.StringIO(), err=io.StringIO())
+            self.assertEqual(client.run(), 3)
+
+
+if __name__ == "__main__":
+    unittest.main()
