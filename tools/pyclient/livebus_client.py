@@ -204,22 +204,32 @@ class FrameDecoder:
     def __init__(self, max_frame_size=MAX_FRAME_SIZE):
         self.max_frame_size = max_frame_size
         self._buffer = bytearray()
+        self.error = None
 
     @property
     def buffered(self):
         return len(self._buffer)
 
     def feed(self, data):
+        """Returns the whole frames now in. A bad frame raises WireError; whole frames decoded before it in the
+        same call are returned first and the error is raised by the next call (`error` holds it meanwhile)."""
+        if self.error is not None:
+            raise self.error
         self._buffer += data
         frames = []
-        while len(self._buffer) >= 4:
-            (length,) = struct.unpack_from(">I", self._buffer, 0)
-            _check_length(length, self.max_frame_size)  # before waiting for the rest
-            if len(self._buffer) < length + 4:
-                break
-            whole = bytes(self._buffer[:length + 4])
-            del self._buffer[:length + 4]
-            frames.append(_decode_whole(whole))
+        try:
+            while len(self._buffer) >= 4:
+                (length,) = struct.unpack_from(">I", self._buffer, 0)
+                _check_length(length, self.max_frame_size)  # before waiting for the rest
+                if len(self._buffer) < length + 4:
+                    break
+                whole = bytes(self._buffer[:length + 4])
+                del self._buffer[:length + 4]
+                frames.append(_decode_whole(whole))
+        except WireError as error:
+            self.error = error
+            if not frames:
+                raise
         return frames
 
 
@@ -816,10 +826,8 @@ class SessionClient:
                     return result(("lost",))
                 try:
                     frames = decoder.feed(data)
-                except WireError as error:
-                    # a corrupted frame is repaired like a lost one: drop the connection and resume (§5.4)
-                    self._warn("bad frame from the daemon (%s); reconnecting" % error)
-                    return result(("lost",))
+                except WireError:
+                    frames = []
                 for frame in frames:
                     received = self.clock.now_ms()
                     self.frames_in[frame.type_name] = self.frames_in.get(frame.type_name, 0) + 1
@@ -831,6 +839,10 @@ class SessionClient:
                         welcomed = True
                     elif outcome is not None:
                         return result(outcome)
+                if decoder.error is not None:
+                    # a corrupted frame is repaired like a lost one: drop the connection and resume (§5.4)
+                    self._warn("bad frame from the daemon (%s); reconnecting" % decoder.error)
+                    return result(("lost",))
             except (ConnectionError, BrokenPipeError, OSError) as error:
                 self._log("connection lost: %s" % error)
                 return result(("lost",))
@@ -867,6 +879,8 @@ class SessionClient:
             self._log("welcome: session %s (%s)%s" % (self.session_id, self.book.session,
                                                         ", resumed" if resumed else ""))
             self._catchup = {"since": time.monotonic(), "expect": set(), "seen": set(), "uptodate": set()}
+            for state in self.book.topics.values():
+                state.resend_from = None  # the catch-up replays from our last sequences; UPTODATE re-checks
             if resumed:
                 self._catchup["expect"] = set(self.book.last_sequences())
             else:
@@ -933,6 +947,40 @@ class SessionClient:
         self._set_sync("live")
         self.last_live_ms = self.clock.now_ms()
         return True
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Admin commands (PROTOCOL.md §8), for tests and scripts
+
+
+def admin_command(socket_path, command, args=None, timeout=5.0):
+    """Run one admin COMMAND (e.g. "status") and return the RESULT body ({"ok": …, "data"|"error": …})."""
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    sock.settimeout(timeout)
+    try:
+        sock.connect(socket_path)
+        sock.sendall(encode_frame("HELLO", {"versions": [PROTOCOL_VERSION], "client": CLIENT_NAME, "role": "admin",
+                                            "clientTime": int(time.time() * 1000)}))
+        sock.sendall(encode_frame("COMMAND", {"command": command, "args": args or {}}, sequence=1))
+        decoder = FrameDecoder()
+        while True:
+            data = sock.recv(65536)
+            if not data:
+                raise ConnectionError("the daemon closed the connection before RESULT")
+            for frame in decoder.feed(data):
+                if frame.type == FRAME_TYPES["PING"]:
+                    now = int(time.time() * 1000)
+                    sock.sendall(encode_frame("PONG", {"t1": frame.json().get("t1"), "t2": now, "t3": now}))
+                elif frame.type == FRAME_TYPES["ERROR"]:
+                    raise WireError(frame.json().get("name", "internalError"), frame.json().get("message", ""))
+                elif frame.type == FRAME_TYPES["RESULT"] and frame.sequence == 1:
+                    try:
+                        sock.sendall(encode_frame("BYE", {"reason": "client exit"}))
+                    except OSError:
+                        pass
+                    return frame.json()
+    finally:
+        sock.close()
 
 
 # ---------------------------------------------------------------------------------------------------------------

@@ -122,6 +122,16 @@ class MalformedTests(unittest.TestCase):
                             self.assertLess(index, 4)
                 self.assertEqual(caught.exception.name, vector["error"])
 
+    def test_whole_frames_before_a_bad_one_come_first(self):
+        good = bytes.fromhex(VECTORS["frames"][11]["hex"])
+        bad = bytes.fromhex(VECTORS["malformed"][4]["hex"])  # bad-crc
+        decoder = lb.FrameDecoder()
+        frames = decoder.feed(good + good + bad + good)
+        self.assertEqual(len(frames), 2)
+        self.assertEqual(decoder.error.name, "checksumMismatch")
+        with self.assertRaises(lb.WireError):
+            decoder.feed(b"")
+
     def test_frame_too_large_before_the_body(self):
         with self.assertRaises(lb.WireError) as caught:
             lb.FrameDecoder().feed(bytes.fromhex("0001116c"))

@@ -1,0 +1,197 @@
+"""End to end against the real daemon (built by `swift build --product livebusd`; nothing is built here).
+
+Skipped with a clear message when /work/main/.build/debug/livebusd (or $LIVEBUSD) is absent."""
+
+import io
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import livebus_client as lb  # noqa: E402
+
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+DAEMON = os.environ.get("LIVEBUSD") or os.path.join(ROOT, ".build", "debug", "livebusd")
+SWIFT_CLI = os.path.join(os.path.dirname(DAEMON), "livebus")
+CLIENT = os.path.join(HERE, "livebus_client.py")
+STATUSES = ["created", "cooking", "awaitingPickup", "pickedUp", "delivering", "delivered"]
+SKEW_MS = 90_000
+
+HAVE_DAEMON = os.access(DAEMON, os.X_OK)
+SKIP_MESSAGE = ("no daemon binary at %s: build it with `swift build --product livebusd` (or set LIVEBUSD) to run "
+                "the end-to-end tests" % DAEMON)
+
+
+class Daemon:
+    def __init__(self, *args):
+        self.dir = tempfile.TemporaryDirectory(prefix="lbpy")
+        self.socket = os.path.join(self.dir.name, "bus.sock")
+        self.log_path = os.path.join(self.dir.name, "daemon.log")
+        self.log = open(self.log_path, "w")
+        self.process = subprocess.Popen([DAEMON, "--socket", self.socket] + list(args), stdout=self.log,
+                                        stderr=subprocess.STDOUT)
+        deadline = time.monotonic() + 10
+        while not os.path.exists(self.socket):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("livebusd did not start: %s" % self.read_log())
+            time.sleep(0.02)
+
+    def read_log(self):
+        self.log.flush()
+        with open(self.log_path) as handle:
+            return handle.read()
+
+    def stop(self):
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.log.close()
+        self.dir.cleanup()
+
+
+def parse_lines(text):
+    return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+
+@unittest.skipUnless(HAVE_DAEMON, SKIP_MESSAGE)
+class EndToEndTests(unittest.TestCase):
+    def start_daemon(self, *args):
+        daemon = Daemon(*args)
+        self.addCleanup(daemon.stop)
+        return daemon
+
+    def attach(self, daemon, *extra):
+        return subprocess.Popen([sys.executable, CLIENT, "attach", "--socket", daemon.socket, "--verbose"] +
+                                list(extra), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+    def assert_delivered_run(self, updates, before_ms, after_ms):
+        self.assertTrue(updates, "no update lines")
+        seqs = [r["seq"] for r in updates]
+        self.assertEqual(seqs, list(range(1, len(seqs) + 1)), "seqs must be 1..N without gaps or duplicates")
+        collapsed = [s for i, s in enumerate(r["status"] for r in updates)
+                     if i == 0 or s != updates[i - 1]["status"]]
+        self.assertEqual(collapsed, STATUSES)
+        self.assertTrue(all(r["applied"] and r["reason"] is None for r in updates))
+        self.assertEqual(updates[-1]["event"], "end")
+        self.assertEqual(updates[0]["event"], "start")
+        for record in updates:
+            self.assertEqual(record["type"], "update")
+            self.assertEqual(record["topic"], "orders/A1001")
+            self.assertEqual(record["order"], "A1001")
+            self.assertIn(record["delivery"], (None, "replay", "snapshot"))
+            # the phone's clock is 90 s ahead: clientTime and etaTarget are on it, not on the server clock
+            self.assertGreaterEqual(record["clientTime"], before_ms + SKEW_MS)
+            self.assertLessEqual(record["clientTime"], after_ms + SKEW_MS)
+            self.assertGreater(record["etaTarget"], before_ms + SKEW_MS - 1000)
+            self.assertLess(record["etaTarget"], after_ms + SKEW_MS + 10_000)
+            self.assertEqual(record["remainingMs"], max(0, record["etaTarget"] - record["clientTime"]))
+        # delivered when the countdown reaches zero, within the error bound and a loop turn
+        end = updates[-1]
+        self.assertLess(abs(end["etaTarget"] - end["clientTime"]), 250)
+        self.assertLess(end["uncertaintyMs"], 100)
+
+    def test_demo_delivered_with_skew(self):
+        daemon = self.start_daemon("--scenario", "demo-120s", "--time-scale", "40")
+        before = int(time.time() * 1000)
+        client = self.attach(daemon, "--clock-skew", str(SKEW_MS), "--exit-when", "delivered")
+        out, err = client.communicate(timeout=60)
+        after = int(time.time() * 1000)
+        self.assertEqual(client.returncode, 0, err)
+        records = parse_lines(out)
+        updates = [r for r in records if r["type"] == "update"]
+        self.assert_delivered_run(updates, before, after)
+        for record in records:
+            self.assertIn(record["type"], ("update", "stale"))
+        self.assertIn("client said bye", daemon.read_log())
+
+    def test_resume_after_lost_connections(self):
+        daemon = self.start_daemon("--scenario", "demo-120s", "--time-scale", "20")
+        before = int(time.time() * 1000)
+        client = self.attach(daemon, "--clock-skew", "+90s", "--clock-drift", "200", "--exit-when", "delivered")
+        # drop the connection twice while orders move (the run lasts 6 s)
+        for delay in (1.2, 1.3):
+            time.sleep(delay)
+            if client.poll() is None:
+                client.send_signal(signal.SIGUSR1)
+        out, err = client.communicate(timeout=60)
+        after = int(time.time() * 1000)
+        self.assertEqual(client.returncode, 0, err)
+        updates = [r for r in parse_lines(out) if r["type"] == "update"]
+        self.assert_delivered_run(updates, before, after)
+        self.assertEqual(err.count("dropping the connection"), 2, err)
+        self.assertEqual(err.count(", resumed"), 2, err)
+        self.assertEqual(daemon.read_log().count("session resumed"), 2)
+
+    def test_posture_and_clock_reach_the_daemon(self):
+        daemon = self.start_daemon()
+        out = io.StringIO()
+        client = lb.SessionClient(daemon.socket, name="pyduo", device="iphone-duo", fold_state="folded",
+                                  clock=lb.SimClock(SKEW_MS, 0), out=out, err=io.StringIO(),
+                                  posture_script=lb.parse_posture_script("0.3s:half-opened,0.6s:landscape"))
+        thread = threading.Thread(target=client.run, daemon=True)
+        thread.start()
+        self.addCleanup(thread.join, 10)
+        self.addCleanup(client.stop)
+        time.sleep(2.0)  # the probe burst: 8 samples 200 ms apart
+        client.set_posture(app_state="background")
+        time.sleep(0.3)
+        status = lb.admin_command(daemon.socket, "status")
+        self.assertTrue(status["ok"], status)
+        sessions = [s for s in status["data"]["sessions"] if s.get("name") == "pyduo"]
+        self.assertEqual(len(sessions), 1, status)
+        session = sessions[0]
+        self.assertEqual(session["client"], lb.CLIENT_NAME)
+        self.assertEqual(session["device"], "iphone-duo")
+        self.assertEqual(session["posture"], {"foldState": "half-opened", "orientation": "landscape"})
+        self.assertEqual(session["appState"], "background")
+        self.assertEqual(session["subscriptions"], ["orders/>"])
+        self.assertLess(abs(session["clock"]["offsetMs"] - SKEW_MS), 50, session["clock"])
+        self.assertGreaterEqual(session["clock"]["samples"], 5)
+        # an order created now is shown live with an ETA on the phone's clock
+        created = lb.admin_command(daemon.socket, "order.create", {"id": "PY1"})
+        self.assertTrue(created["ok"], created)
+        deadline = time.monotonic() + 5
+        while not client.records and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertTrue(client.records)
+        first = client.records[0]
+        self.assertEqual((first["order"], first["seq"], first["status"], first["event"]), ("PY1", 1, "created",
+                                                                                           "start"))
+        self.assertGreater(first["etaTarget"], int(time.time() * 1000) + SKEW_MS - 1000)
+        self.assertEqual(client.sync_state, "live")
+
+    @unittest.skipUnless(os.access(SWIFT_CLI, os.X_OK), "no Swift CLI at %s to mix clients" % SWIFT_CLI)
+    def test_mixed_with_the_swift_client(self):
+        daemon = self.start_daemon("--scenario", "demo-120s", "--time-scale", "40")
+        swift = subprocess.Popen([SWIFT_CLI, "attach", "--socket", daemon.socket, "--json", "--exit-when", "delivered",
+                                  "--clock-skew", "+90s", "--name", "swift"], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+        python = self.attach(daemon, "--clock-skew", "+90s", "--exit-when", "delivered", "--name", "py")
+        swift_out, swift_err = swift.communicate(timeout=60)
+        python_out, python_err = python.communicate(timeout=60)
+        self.assertEqual(swift.returncode, 0, swift_err)
+        self.assertEqual(python.returncode, 0, python_err)
+        swift_updates = [r for r in parse_lines(swift_out) if r["type"] == "update"]
+        python_updates = [r for r in parse_lines(python_out) if r["type"] == "update"]
+        self.assertEqual([(r["seq"], r["event"], r["status"]) for r in swift_updates],
+                         [(r["seq"], r["event"], r["status"]) for r in python_updates])
+        self.assertEqual({r["session"] for r in python_updates}, {"py"})
+        for a, b in zip(swift_updates, python_updates):
+            if a["uncertaintyMs"] < 100 and b["uncertaintyMs"] < 100:  # both clocks estimated by probes
+                self.assertLess(abs(a["etaTarget"] - b["etaTarget"]), 50, (a, b))
+
+
+if __name__ == "__main__":
+    unittest.main()
