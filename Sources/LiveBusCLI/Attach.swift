@@ -10,9 +10,9 @@ import LiveBusWire
 enum SessionFlags {
     static let options: Set<String> = [
         "socket", "name", "device", "posture", "orientation", "window", "app-state", "os", "clock-skew", "clock-drift",
-        "duration", "exit-when", "svg-dir",
+        "duration", "exit-when", "svg-dir", "activities",
     ]
-    static let flags: Set<String> = ["json", "no-reconnect"]
+    static let flags: Set<String> = ["json", "no-reconnect", "low-power", "frequent-updates"]
 
     static let postureAliases = [
         "book": "half-opened", "tabletop": "half-opened", "half": "half-opened", "halfopened": "half-opened",
@@ -53,7 +53,15 @@ enum SessionFlags {
             os: a.value("os"),
             clockSkewMilliseconds: skew,
             clockDriftPPM: drift,
-            reconnect: !a.flag("no-reconnect")
+            reconnect: !a.flag("no-reconnect"),
+            profile: ProfileBody(
+                lowPowerMode: a.flag("low-power") ? true : nil,
+                frequentUpdates: a.flag("frequent-updates") ? true : nil,
+                liveActivities: try a.value("activities").map { _ throws(CLIError) in
+                    let v = try a.choice("activities", ["authorized", "denied", "disabled"], default: "authorized")
+                    return v == "disabled" ? "activitiesDisabled" : v
+                }
+            )
         )
     }
 }

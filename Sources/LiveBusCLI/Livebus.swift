@@ -53,8 +53,9 @@ public enum LivebusCommand {
         Command(
             name: "status",
             summary: "Show the daemon's sessions (posture, app state, clock) and orders",
-            usage: "livebus status [--socket PATH] [--json]",
-            details: "Asks the running daemon over its admin interface (same user only).",
+            usage: "livebus status [--socket PATH] [--explain] [--json]",
+            details:
+                "Asks the running daemon over its admin interface (same user only). Per session: device, posture, app state, clock offset/drift/error bound/round trip, the refresh scheduler (next window, budget left, queued and coalesced updates); --explain adds why the last updates were delivered, delayed or coalesced.",
             examples: ["livebus status --socket /tmp/bus.sock", "livebus status --json | jq '.data.sessions'"]
         ),
         Command(
@@ -64,6 +65,77 @@ public enum LivebusCommand {
             details:
                 "create starts a new order (and its Live Activity on every subscribed phone); cancel may fail the way a real backend's cancel request can.",
             examples: ["livebus order list", "livebus order create --customer c7", "livebus order cancel A1001"]
+        ),
+        Command(
+            name: "posture",
+            summary: "Fold, unfold, half-open, rotate or resize an attached phone",
+            usage:
+                "livebus posture SESSION flat|half-opened|folded|book|tabletop|closed [--angle DEG] [--orientation portrait|landscape] [--window WxH] [--keyboard PT] [--socket PATH] [--json]",
+            details: """
+                SESSION is a name given at attach --name, a session id, all, or current (exactly one attached).
+                Aliases map to one vocabulary: book/tabletop/half → half-opened, open/unfolded → flat, closed → folded;
+                --angle 180 is flat, ≤ 30 folded, anything between half-opened. The phone lays itself out again at
+                once and reports the new posture to the daemon.
+                """,
+            examples: [
+                "livebus posture duo half-opened", "livebus posture all flat --orientation landscape",
+                "livebus posture current --angle 95",
+            ]
+        ),
+        Command(
+            name: "app-state",
+            summary: "Move an attached phone's app to the foreground, background, suspended or terminated",
+            usage: "livebus app-state SESSION foreground|background|suspended|terminated [--socket PATH] [--json]",
+            details:
+                "Background and suspended apps receive updates only as the refresh scheduler allows (push budget, refresh windows); a terminated (force-quit) app still gets Live Activity pushes.",
+            examples: ["livebus app-state duo background", "livebus app-state all foreground"]
+        ),
+        Command(
+            name: "profile",
+            summary: "Change device settings that change outcomes (Low Power Mode, frequent updates, authorization)",
+            usage:
+                "livebus profile SESSION [--low-power on|off] [--frequent-updates on|off] [--activities authorized|denied|disabled] [--socket PATH] [--json]",
+            details:
+                "A start with Live Activities disabled fails with Apple's error; Low Power Mode delays updates; frequent updates raises the push budget.",
+            examples: ["livebus profile duo --low-power on", "livebus profile pro --activities disabled"]
+        ),
+        Command(
+            name: "clock",
+            summary: "Step or change the drift of an attached phone's clock",
+            usage: "livebus clock SESSION --step ±DURATION | --drift ±PPM [--socket PATH] [--json]",
+            details:
+                "The daemon's clock probes detect the step and re-converge; countdowns stay right in the phone's clock.",
+            examples: ["livebus clock duo --step +30s", "livebus clock pro --drift -200"]
+        ),
+        Command(
+            name: "push",
+            summary: "Send an APNs Live Activity payload (the file simctl push takes) and print its verdict",
+            usage: "livebus push TARGET FILE|- --order ID [--expect applied|ignored] [--socket PATH] [--json]",
+            details: """
+                FILE is a JSON object with "aps" (timestamp, event, content-state, stale-date, dismissal-date,
+                relevance-score, alert), at most 4096 bytes; - reads standard input. Each push gets an id and a verdict:
+                applied, or not with the reason in Apple's words and the rule's source. `livebus explain ID` traces it.
+                With --expect, exits 1 when the verdict differs.
+                """,
+            examples: [
+                "livebus push all update.json --order A1001",
+                "cat end.json | livebus push duo - --order A1001 --expect applied",
+            ]
+        ),
+        Command(
+            name: "explain",
+            summary: "Trace one push through transport, activity rules and the view",
+            usage: "livebus explain PUSH-ID [--socket PATH] [--json]",
+            details: "",
+            examples: ["livebus explain p3"]
+        ),
+        Command(
+            name: "backend",
+            summary: "Stall the simulated backend (no news) for a while",
+            usage: "livebus backend stall [ORDER] --duration D [--socket PATH] [--json]",
+            details:
+                "D is scenario time (e.g. 30s); phones go stale at their stale date and recover with the next update.",
+            examples: ["livebus backend stall A1001 --duration 30s", "livebus backend stall --duration 1m"]
         ),
         Command(
             name: "devices",
@@ -174,6 +246,13 @@ public enum LivebusCommand {
             case "devices": return try devices(rest, out: out)
             case "layout": return try layout(rest, out: out)
             case "doctor": return try doctor(rest, out: out)
+            case "posture": return try ControlCommands.posture(rest, out: out)
+            case "app-state": return try ControlCommands.appState(rest, out: out)
+            case "profile": return try ControlCommands.profile(rest, out: out)
+            case "clock": return try ControlCommands.clock(rest, out: out)
+            case "push": return try ControlCommands.push(rest, out: out)
+            case "explain": return try ControlCommands.explain(rest, out: out)
+            case "backend": return try ControlCommands.backend(rest, out: out)
             default:
                 let close = commands.first { $0.name.hasPrefix(String(first.prefix(2))) }
                 throw CLIError.usage(
@@ -191,16 +270,23 @@ public enum LivebusCommand {
     static func resultData(_ r: ResultBody) throws(CLIError) -> JSONValue {
         guard r.ok else {
             let e = r.error
-            let exit: ExitCode = e?.code == "unknownOrder" || e?.code == "invalidArguments" ? .usage : .verdictFailed
+            let inputErrors: Set<String> = [
+                "unknownOrder", "invalidArguments", "invalidPosture", "unknownDevice", "unknownSession",
+                "ambiguousSession",
+                "noSession", "unknownPush", "unknownCommand", "noScenario", "rejected",
+            ]
+            let exit: ExitCode = inputErrors.contains(e?.code ?? "") ? .usage : .verdictFailed
             throw CLIError(e?.code ?? "failed", e?.message ?? "the daemon refused", recovery: e?.recovery, exit: exit)
         }
         return r.data ?? .null
     }
 
     static func status(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
-        let a = try Arguments(argv, command: "status", options: ["socket"], flags: ["json"])
+        let a = try Arguments(argv, command: "status", options: ["socket"], flags: ["json", "explain"])
         let socket = a.value("socket") ?? defaultSocketPath()
-        let data = try resultData(AdminClient.request(socket: socket, command: "status"))
+        let data = try resultData(
+            AdminClient.request(socket: socket, command: "status", args: ["explain": .bool(a.flag("explain"))])
+        )
         out.success(StatusText.render(data), data: data)
         return 0
     }

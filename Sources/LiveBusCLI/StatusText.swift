@@ -29,6 +29,26 @@ enum StatusText {
             }
             line += " · \(Int(num(x["eventsSent"]))) events"
             s += line + "\n"
+            if let sc = x["scheduler"], sc != .null {
+                let queued: Int = { if case .array(let q)? = sc["queued"] { q.count } else { 0 } }()
+                var l2 =
+                    "      scheduler: budget \(Int(num(sc["priority10BudgetLeft"])))/\(Int(num(sc["priority10Budget"]))) left"
+                l2 +=
+                    " · \(queued) queued · \(Int(num(sc["coalescedCount"]))) coalesced · \(Int(num(sc["deliveredCount"]))) delivered"
+                if let w = sc["nextRefreshWindowAtMilliseconds"]?.doubleValue {
+                    l2 += " · next refresh window in \(Int((w - num(d["serverTime"])) / 1000)) s"
+                }
+                if let open = sc["openWindow"]?.stringValue { l2 += " · window open (\(open))" }
+                s += l2 + "\n"
+            }
+            if case .array(let ex)? = x["explain"] {
+                for e in ex {
+                    var l3 =
+                        "      · \(e["topic"]?.stringValue ?? "-")#\(Int(num(e["sequence"]))) \(e["outcome"]?.stringValue ?? "?"): \(e["reason"]?.stringValue ?? "?")"
+                    if let w = e["words"]?.stringValue { l3 += " — \(w)" }
+                    s += l3 + "\n"
+                }
+            }
         }
         s += "\nORDERS\n" + orders(d["orders"] ?? .array([]))
         return s

@@ -24,6 +24,8 @@ public struct ClientOptions: Sendable {
     public var reconnect: Bool
     /// Client software name sent in HELLO.
     public var clientName: String
+    /// Device settings that change outcomes (low-power mode, frequent updates, Live Activities authorization).
+    public var profile: ProfileBody
 
     /// Creates options.
     public init(
@@ -37,7 +39,8 @@ public struct ClientOptions: Sendable {
         clockDriftPPM: Double = 0,
         patterns: [String] = ["orders/>"],
         reconnect: Bool = true,
-        clientName: String = "livebus-swift/0.1"
+        clientName: String = "livebus-swift/0.1",
+        profile: ProfileBody = ProfileBody()
     ) {
         self.socketPath = socketPath
         self.name = name
@@ -50,5 +53,6 @@ public struct ClientOptions: Sendable {
         self.patterns = patterns
         self.reconnect = reconnect
         self.clientName = clientName
+        self.profile = profile
     }
 }

@@ -106,6 +106,14 @@ public final class ClientSession {
     public var onError: ((String) -> Void)?
     /// Called after WELCOME.
     public var onWelcome: ((WelcomeBody) -> Void)?
+    /// Called after a posture, app-state or profile change requested from outside was applied.
+    public var onExternalChange: ((PostureChangeBody) -> Void)?
+    /// Called with each push verdict (`livebus push`).
+    public var onPushVerdict: ((JSONValue) -> Void)?
+    /// The device settings that change outcomes.
+    public private(set) var profile = ProfileBody()
+    /// Client − server offset seen at WELCOME, ms (until events carry a better one).
+    private var welcomeOffsetMilliseconds: Int64 = 0
 
     /// Creates a session; nothing happens until ``start()``.
     /// - Parameters:
@@ -122,8 +130,12 @@ public final class ClientSession {
             driftPPM: options.clockDriftPPM,
             epoch: trueClock.now()
         )
+        profile = options.profile
         board = ActivityBoard(
-            profile: DeviceProfile(authorization: .authorized, appInForeground: options.appState == "foreground")
+            profile: DeviceProfile(
+                authorization: ClientSession.authorization(options.profile.liveActivities),
+                appInForeground: options.appState == "foreground"
+            )
         )
     }
 
@@ -194,7 +206,8 @@ public final class ClientSession {
                 appState: options.appState,
                 os: options.os,
                 clientTime: now().millisecondsSinceEpoch,
-                resume: resume
+                resume: resume,
+                profile: profile
             )
         )
     }
@@ -260,6 +273,7 @@ public final class ClientSession {
             guard let w = try? WireJSON.decode(WelcomeBody.self, from: f.body) else { return }
             sessionID = w.session
             name = w.name
+            welcomeOffsetMilliseconds = now().millisecondsSinceEpoch - w.serverTime
             let wasResumed = resumeToken != nil && w.resumed
             resumeToken = w.resumeToken
             reconnectAttempt = 0
@@ -303,6 +317,14 @@ public final class ClientSession {
             }
         case .bye:
             if let b = try? WireJSON.decode(ByeBody.self, from: f.body) { onError?("daemon said bye: \(b.reason)") }
+        case .posture:
+            // A change requested from outside (`livebus posture`, `livebus app-state`): apply it and report back.
+            guard let b = try? WireJSON.decode(PostureChangeBody.self, from: f.body) else { return }
+            change(posture: b.posture, appState: b.appState, profile: b.profile)
+            onExternalChange?(b)
+        case .command:
+            guard let c = try? WireJSON.decode(CommandBody.self, from: f.body) else { return }
+            send(.result, sequence: f.sequence, body: runCommand(c))
         default:
             break
         }
@@ -459,16 +481,120 @@ public final class ClientSession {
         )
     }
 
-    /// Changes posture and/or app state, tells the daemon at once.
-    public func change(posture: PostureBody? = nil, appState: String? = nil) {
+    /// Changes posture, app state and/or device settings, and tells the daemon at once.
+    public func change(posture: PostureBody? = nil, appState: String? = nil, profile newProfile: ProfileBody? = nil) {
         if let posture { options.posture = posture }
+        if let p = newProfile {
+            if let v = p.lowPowerMode { profile.lowPowerMode = v }
+            if let v = p.frequentUpdates { profile.frequentUpdates = v }
+            if let v = p.liveActivities { profile.liveActivities = v }
+            var d = board.profile
+            d.authorization = ClientSession.authorization(profile.liveActivities)
+            board.profile = d
+        }
         if let appState {
             options.appState = appState
             var p = board.profile
             p.appInForeground = appState == "foreground"
             board.profile = p
         }
-        send(.posture, body: PostureChangeBody(posture: posture, appState: appState))
+        send(.posture, body: PostureChangeBody(posture: posture, appState: appState, profile: newProfile))
+    }
+
+    static func authorization(_ s: String?) -> LiveActivitiesAuthorization {
+        switch s {
+        case "denied": .denied
+        case "activitiesDisabled", "disabled": .activitiesDisabled
+        default: .authorized
+        }
+    }
+
+    /// Client − server offset in ms, from the newest event's converted timestamp, else from WELCOME.
+    var offsetMilliseconds: Int64 {
+        let newest = replicas.values.compactMap(\.body).max { $0.timestamp < $1.timestamp }
+        if let b = newest, let c = b.client { return c.timestamp - b.timestamp }
+        return welcomeOffsetMilliseconds
+    }
+
+    /// Runs a command relayed by the daemon (clock fault, push, start-intent simulation) and answers it.
+    func runCommand(_ c: CommandBody) -> ResultBody {
+        switch c.command {
+        case "session.clock":
+            if let step = c.args["stepMs"]?.int64Value { stepClock(byMilliseconds: step) }
+            if let ppm = c.args["driftPPM"]?.doubleValue {
+                clock.setDrift(ppm: ppm, at: trueClock.now())
+                options.clockDriftPPM = ppm
+                armStaleTimer()
+            }
+            return ResultBody(ok: true, data: .object(["clientTime": .number(Double(now().millisecondsSinceEpoch))]))
+        case "session.simulate":
+            let nowC = now()
+            if let ms = c.args["notReadyMs"]?.int64Value { board.simulateNotReady(forMilliseconds: ms, at: nowC) }
+            if let n = c.args["startFailures"]?.int64Value { board.simulateStartFailures(Int(n)) }
+            armStaleTimer()
+            return ResultBody(ok: true, data: .object([:]))
+        case "push":
+            guard let order = c.args["order"]?.stringValue, let payload = c.args["payload"]?.stringValue else {
+                return ResultBody(
+                    ok: false,
+                    error: ResultErrorBody(code: "invalidArguments", message: "push needs order and payload")
+                )
+            }
+            let offset = offsetMilliseconds
+            let nowC = now()
+            let verdict = board.push(
+                Array(payload.utf8),
+                orderID: order,
+                toClient: { ClientInstant(millisecondsSinceEpoch: $0.millisecondsSinceEpoch + offset) },
+                at: nowC
+            )
+            armStaleTimer()
+            var data: [String: JSONValue] = [
+                "pushID": c.args["pushID"] ?? .null,
+                "session": .string(name),
+                "order": .string(order),
+                "applied": .bool(verdict.applied),
+                "source": .string(verdict.source),
+            ]
+            if let r = verdict.reason {
+                data["reason"] = .string(r.code)
+                data["appleWords"] = r.appleWords.map { .string($0) } ?? .null
+                data["message"] = .string(r.message)
+            }
+            if let a = board.activity(order) {
+                data["state"] = .string(a.state.rawValue)
+                data["status"] = .string(a.content.status.rawValue)
+            }
+            onPushVerdict?(.object(data))
+            if let a = board.activity(order) {
+                let topic = "orders/\(order)"
+                onUpdate?(
+                    AppliedUpdate(
+                        type: "push",
+                        session: name,
+                        topic: topic,
+                        order: order,
+                        seq: replicas[topic]?.sequence ?? 0,
+                        event: "push",
+                        status: a.content.status.rawValue,
+                        etaTarget: a.etaTarget.millisecondsSinceEpoch,
+                        remainingMs: max(0, nowC.milliseconds(to: a.etaTarget)),
+                        stale: a.state == .stale,
+                        applied: verdict.applied,
+                        reason: verdict.reason?.code,
+                        clientTime: nowC.millisecondsSinceEpoch,
+                        uncertaintyMs: 0,
+                        delivery: nil
+                    )
+                )
+            }
+            return ResultBody(ok: true, data: .object(data))
+        default:
+            return ResultBody(
+                ok: false,
+                error: ResultErrorBody(code: "unknownCommand", message: "unknown command \(c.command)")
+            )
+        }
     }
 
     /// Steps this phone's clock by `milliseconds` (a clock fault).

@@ -1,5 +1,6 @@
 import Foundation
 import LiveBusClock
+import LiveBusScheduler
 import LiveBusSimulator
 import LiveBusWire
 
@@ -27,6 +28,9 @@ struct SessionStatus: Codable {
     var outstandingBytes: Int
     var clock: ClockStatus?
     var connectedAt: Int64
+    var profile: ProfileBody
+    var scheduler: SchedulerStatus?
+    var explain: [Decision]?
 }
 
 /// What `livebus order list` shows about one order.
@@ -74,9 +78,12 @@ extension Daemon {
             )
             return
         }
+        if relayCommand(c, id: id, from: s) { return }
         switch c.command {
         case "status":
-            reply(s, id: id, ResultBody(ok: true, data: statusData()))
+            reply(s, id: id, ResultBody(ok: true, data: statusData(explain: c.args["explain"]?.boolValue ?? false)))
+        case "push.explain":
+            pushExplain(c.args, id: id, from: s)
         case "order.list":
             reply(s, id: id, ResultBody(ok: true, data: Daemon.jsonValue(orderViews())))
         case "order.create":
@@ -89,14 +96,15 @@ extension Daemon {
                 id: id,
                 code: "unknownCommand",
                 "unknown command '\(c.command)'",
-                recovery: "known commands: status, order.list, order.create, order.cancel"
+                recovery:
+                    "known commands: status, order.list, order.create, order.cancel, session.posture, session.app-state, session.profile, session.clock, session.simulate, push, backend.stall"
             )
         }
     }
 
-    func statusData() -> JSONValue {
+    func statusData(explain: Bool = false) -> JSONValue {
         let now = clock.now()
-        let list = sessions.values.filter { $0.phase == .established }.sorted {
+        let list = sessions.values.filter { $0.phase == .established && $0.role != .admin }.sorted {
             $0.connectedAt < $1.connectedAt || ($0.connectedAt == $1.connectedAt && $0.id < $1.id)
         }
         let views = list.map { s in
@@ -123,7 +131,10 @@ extension Daemon {
                         samples: e.sampleCount
                     )
                 },
-                connectedAt: s.connectedAt.millisecondsSinceEpoch
+                connectedAt: s.connectedAt.millisecondsSinceEpoch,
+                profile: s.profile,
+                scheduler: s.scheduler?.status(at: now),
+                explain: explain ? s.scheduler?.explain(last: 10) : nil
             )
         }
         var data: [String: JSONValue] = [
@@ -138,6 +149,53 @@ extension Daemon {
         data["scenario"] = options.scenario.map { .string($0) } ?? .null
         data["scenarioFinished"] = .bool(simulator?.isFinished ?? true)
         return .object(data)
+    }
+
+    /// Traces one push through transport, the activity rules and the view.
+    func pushExplain(_ args: [String: JSONValue], id: UInt64, from s: Session) {
+        guard let pushID = args["pushID"]?.stringValue else {
+            replyError(s, id: id, code: "invalidArguments", "push.explain needs pushID")
+            return
+        }
+        let entries = pushLog.filter { $0["pushID"]?.stringValue == pushID }
+        guard !entries.isEmpty else {
+            replyError(
+                s,
+                id: id,
+                code: "unknownPush",
+                "no push \(pushID) in the last \(pushLog.count) pushes",
+                recovery: "push ids are printed by `livebus push`"
+            )
+            return
+        }
+        let traces: [JSONValue] = entries.map { e in
+            var steps: [JSONValue] = [
+                .object([
+                    "stage": .string("transport"),
+                    "outcome": .string(
+                        "relayed to \(e["session"]?.stringValue ?? "?") over its connection and answered"
+                    ),
+                ])
+            ]
+            let applied = e["applied"]?.boolValue ?? false
+            var rule = applied ? "applied" : "not applied: \(e["reason"]?.stringValue ?? "?")"
+            if let w = e["appleWords"]?.stringValue { rule += " — Apple: \"\(w)\"" }
+            if let m = e["message"]?.stringValue { rule += " — \(m)" }
+            if let src = e["source"]?.stringValue { rule += " (source: \(src))" }
+            steps.append(.object(["stage": .string("activity rules"), "outcome": .string(rule)]))
+            steps.append(
+                .object([
+                    "stage": .string("view"),
+                    "outcome": .string(
+                        "activity \(e["state"]?.stringValue ?? "none") showing \(e["status"]?.stringValue ?? "nothing")"
+                    ),
+                ])
+            )
+            return .object([
+                "session": e["session"] ?? .null, "order": e["order"] ?? .null, "steps": .array(steps), "verdict": e,
+            ])
+        }
+        reply(s, id: id, ResultBody(ok: true, data: .object(["pushID": .string(pushID), "traces": .array(traces)])))
     }
 
     func orderViews() -> [OrderStatusView] {

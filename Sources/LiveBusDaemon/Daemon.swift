@@ -32,6 +32,11 @@ public final class Daemon {
     private var simulatorTimer: LoopTimer?
     private var scenarioFinishedLogged = false
     let startedAt: ServerInstant
+    var relays: [UInt64: PendingRelay] = [:]
+    var nextRelayID: UInt64 = 0
+    var pushCounter = 0
+    /// Verdicts of recent pushes, newest last (`livebus explain`).
+    var pushLog: [JSONValue] = []
     private(set) var isShuttingDown = false
     /// Called once the daemon has stopped accepting and closed every session.
     public var onShutdown: (() -> Void)?
@@ -210,7 +215,7 @@ public final class Daemon {
 
     func fanOut(_ e: StoredEvent) {
         for s in sessions.values where s.phase == .established && s.role == .session && s.isSubscribed(to: e.topic) {
-            deliver(e, to: s)
+            offer(e, to: s)
         }
     }
 
@@ -248,6 +253,8 @@ public final class Daemon {
         s.phase = .closed
         s.probeTimer?.cancel()
         s.probeTimer = nil
+        s.schedulerTimer?.cancel()
+        s.schedulerTimer = nil
         sessions[s.id] = nil
         if flush { s.connection.closeAfterFlush() } else { s.connection.close() }
         if wasEstablished && s.role == .session {
@@ -346,7 +353,9 @@ public final class Daemon {
             try publishFromClient(s, topic: f.topic, id: f.sequence, body: b)
         case .bye:
             closeSession(s, reason: "client said bye", flush: true)
-        case .welcome, .event, .error, .upToDate, .result:
+        case .result:
+            relayAnswered(f, from: s)
+        case .welcome, .event, .error, .upToDate:
             throw WireError(.malformedFrame, "\(f.type) is sent by the daemon, not to it")
         }
     }
@@ -383,6 +392,7 @@ public final class Daemon {
         s.posture = h.posture
         s.appState = h.appState ?? "foreground"
         s.os = h.os
+        if let p = h.profile { s.profile = p }
         s.handshakeOffsetMilliseconds = Double(h.clientTime - now.millisecondsSinceEpoch)
         var resumed = false
         if let r = h.resume {
@@ -424,6 +434,7 @@ public final class Daemon {
             ]
         )
         if s.role == .session {
+            startScheduler(s)
             startProbing(s)
             if resumed {
                 for topic in store.topics where s.isSubscribed(to: topic) {
@@ -566,6 +577,11 @@ public final class Daemon {
                 )
             }
             s.appState = a
+            schedulerAppStateChanged(s)
+        }
+        if let p = b.profile {
+            s.profile = p
+            schedulerProfileChanged(s)
         }
         logger.info(
             "posture changed",

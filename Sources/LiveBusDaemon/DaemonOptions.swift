@@ -1,4 +1,5 @@
 import Foundation
+import LiveBusScheduler
 
 /// How `livebusd` runs. Every field has a command-line flag of the same name.
 public struct DaemonOptions: Sendable {
@@ -20,6 +21,9 @@ public struct DaemonOptions: Sendable {
     public var slowConsumerLimitBytes: Int
     /// Events kept per topic for replay.
     public var replayLogCapacity: Int
+    /// The background scheduler's rules (budgets, refresh windows). Durations are in scenario time: the daemon
+    /// divides them by ``timeScale``, so a scenario hour's budget is spent in 6 real minutes at 10×.
+    public var scheduler: SchedulerConfig
 
     /// Creates options with the documented defaults.
     public init(
@@ -31,7 +35,8 @@ public struct DaemonOptions: Sendable {
         maximumFrameSize: Int = 65536,
         coalesceThresholdBytes: Int = 256 * 1024,
         slowConsumerLimitBytes: Int = 4 * 1024 * 1024,
-        replayLogCapacity: Int = 1024
+        replayLogCapacity: Int = 1024,
+        scheduler: SchedulerConfig = .default
     ) {
         self.socketPath = socketPath
         self.dataDirectory = dataDirectory
@@ -42,5 +47,6 @@ public struct DaemonOptions: Sendable {
         self.coalesceThresholdBytes = coalesceThresholdBytes
         self.slowConsumerLimitBytes = slowConsumerLimitBytes
         self.replayLogCapacity = replayLogCapacity
+        self.scheduler = scheduler
     }
 }

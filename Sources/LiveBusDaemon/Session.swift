@@ -1,4 +1,5 @@
 import LiveBusClock
+import LiveBusScheduler
 import LiveBusLoop
 import LiveBusWire
 
@@ -41,6 +42,11 @@ final class Session {
     /// Topic → newest event held back while the connection is congested (coalesced: newest wins).
     var held: [String: StoredEvent] = [:]
     var coalescedCount = 0
+    /// Decides when an update may reach this phone (app state, push priority and budget, coalescing).
+    var scheduler: RefreshScheduler?
+    var schedulerTimer: LoopTimer?
+    /// Low-power mode, frequent updates, Live Activities authorization, as the phone declared them.
+    var profile = ProfileBody()
 
     init(id: String, connection: Connection, now: ServerInstant) {
         self.id = id

@@ -655,6 +655,40 @@ public struct DeliverySimulator: Sendable {
         return event
     }
 
+    /// Stalls the backend by hand (`livebus backend stall`): no news about `orderID` (or about any order when `nil`)
+    /// for `durationMs` of scenario time from `now`; what falls due meanwhile is released when the stall ends.
+    ///
+    /// - Parameters:
+    ///   - orderID: The order to stall, or `nil` for the whole backend.
+    ///   - durationMs: Scenario milliseconds, > 0.
+    ///   - now: The current server instant.
+    /// - Returns: The events due up to `now` (emitted before the stall begins).
+    /// - Throws: ``SimulatorError`` ``SimulatorError/Code/invalidRequest`` for an unknown or ended order or a
+    ///   non-positive duration.
+    public mutating func stall(orderID: String?, durationMs: Int64, at now: ServerInstant) throws(SimulatorError)
+        -> [OrderEvent]
+    {
+        guard durationMs > 0 else {
+            throw SimulatorError(code: .invalidRequest, message: "a stall needs a positive duration")
+        }
+        if let orderID {
+            guard let i = index[orderID], !state.orders[i].status.isTerminal else {
+                throw SimulatorError(code: .invalidRequest, message: "no ongoing order '\(orderID)' to stall")
+            }
+        }
+        let out = advance(to: now)
+        let t = max(state.clockMs, scenarioMs(at: now))
+        pushQueue(
+            QueueItem(
+                atMs: t,
+                phase: QueueItem.normal,
+                seq: takeSeq(),
+                action: .timeline(.stall(orderID: orderID, durationMs: durationMs))
+            )
+        )
+        return out
+    }
+
     // MARK: - The pending-action queue (a binary min-heap on (atMs, phase, seq))
 
     private mutating func pushQueue(_ item: QueueItem) {

@@ -99,6 +99,23 @@ public struct PostureBody: Sendable, Hashable, Codable {
     }
 }
 
+/// Device settings that change outcomes (HELLO `profile`).
+public struct ProfileBody: Sendable, Hashable, Codable {
+    /// Low Power Mode: fewer background refresh windows; priority-10 pushes may not wake the device.
+    public var lowPowerMode: Bool?
+    /// The app's frequent-updates setting (`NSSupportsLiveActivitiesFrequentUpdates`): a larger push budget.
+    public var frequentUpdates: Bool?
+    /// Live Activities authorization: `authorized`, `denied` or `activitiesDisabled`.
+    public var liveActivities: String?
+
+    /// Creates a profile.
+    public init(lowPowerMode: Bool? = nil, frequentUpdates: Bool? = nil, liveActivities: String? = nil) {
+        self.lowPowerMode = lowPowerMode
+        self.frequentUpdates = frequentUpdates
+        self.liveActivities = liveActivities
+    }
+}
+
 /// A resume request inside HELLO: the token from an earlier WELCOME and the last applied sequence per topic.
 public struct ResumeBody: Sendable, Hashable, Codable {
     /// The resume token from the earlier session's WELCOME.
@@ -135,6 +152,8 @@ public struct HelloBody: Sendable, Hashable, Codable {
     public var clientTime: Int64
     /// Present when resuming an earlier session.
     public var resume: ResumeBody?
+    /// Device settings that change outcomes.
+    public var profile: ProfileBody?
 
     /// Creates a HELLO body.
     public init(
@@ -147,7 +166,8 @@ public struct HelloBody: Sendable, Hashable, Codable {
         appState: String? = nil,
         os: String? = nil,
         clientTime: Int64,
-        resume: ResumeBody? = nil
+        resume: ResumeBody? = nil,
+        profile: ProfileBody? = nil
     ) {
         self.versions = versions
         self.client = client
@@ -159,6 +179,7 @@ public struct HelloBody: Sendable, Hashable, Codable {
         self.os = os
         self.clientTime = clientTime
         self.resume = resume
+        self.profile = profile
     }
 }
 
@@ -445,11 +466,14 @@ public struct PostureChangeBody: Sendable, Hashable, Codable {
     public var posture: PostureBody?
     /// The new app state, if it changed.
     public var appState: String?
+    /// New device settings, if they changed.
+    public var profile: ProfileBody?
 
     /// Creates a posture change.
-    public init(posture: PostureBody? = nil, appState: String? = nil) {
+    public init(posture: PostureBody? = nil, appState: String? = nil, profile: ProfileBody? = nil) {
         self.posture = posture
         self.appState = appState
+        self.profile = profile
     }
 }
 
@@ -486,7 +510,7 @@ public struct CommandBody: Sendable, Hashable, Codable {
 }
 
 /// An error inside a RESULT, shaped like the CLI's `--json` envelope.
-public struct ResultErrorBody: Sendable, Hashable, Codable {
+public struct ResultErrorBody: Error, Sendable, Hashable, Codable {
     /// Stable error name.
     public var code: String
     /// What went wrong.

@@ -1,0 +1,284 @@
+import Foundation
+import LiveBusWire
+
+/// Commands that drive attached phones from outside, for scripts: posture, app state, profile, clock, push,
+/// backend stall, explain.
+enum ControlCommands {
+    static func sessionsText(_ data: JSONValue) -> String {
+        guard case .array(let a)? = data["sessions"] else { return "" }
+        return a.compactMap(\.stringValue).joined(separator: ", ")
+    }
+
+    /// `livebus posture SESSION STATE [--orientation O] [--angle DEG] [--window WxH] [--keyboard PT]`
+    static func posture(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
+        let a = try Arguments(
+            argv,
+            command: "posture",
+            options: ["socket", "orientation", "angle", "window", "keyboard"],
+            flags: ["json"]
+        )
+        guard a.positionals.count >= 1 else {
+            throw .usage("livebus posture needs SESSION and a posture", recovery: "livebus posture duo half-opened")
+        }
+        let target = a.positionals[0]
+        var fold: String
+        if a.positionals.count >= 2 {
+            let word = a.positionals[1]
+            if ["flat", "half-opened", "folded"].contains(word) {
+                fold = word
+            } else if let c = SessionFlags.postureAliases[word] {
+                fold = c
+            } else {
+                throw .usage(
+                    "'\(word)' is not a posture; use flat, half-opened or folded (aliases: book, tabletop, half, open, unfolded, closed)"
+                )
+            }
+        } else if a.value("angle") != nil {
+            fold = "flat"
+        } else {
+            throw .usage("livebus posture needs a posture or --angle", recovery: "livebus posture duo half-opened")
+        }
+        var angle: Double?
+        if a.value("angle") != nil {
+            let deg = try a.double("angle", default: 180, in: 0...360)
+            angle = deg
+            // Jetpack WindowManager: FLAT at 180°, HALF_OPENED in between; we call ≤ 30° folded.
+            fold = deg >= 165 && deg <= 195 ? "flat" : deg <= 30 || deg >= 330 ? "folded" : "half-opened"
+        }
+        var posture: [String: JSONValue] = [
+            "foldState": .string(fold),
+            "orientation": .string(try a.choice("orientation", ["portrait", "landscape"], default: "portrait")),
+        ]
+        if let angle { posture["hingeAngle"] = .number(angle) }
+        if let w = a.value("window") {
+            let p = w.lowercased().split(separator: "x")
+            guard p.count == 2, let ww = Double(p[0]), let hh = Double(p[1]) else {
+                throw .usage("--window '\(w)' is not WIDTHxHEIGHT in points")
+            }
+            posture["windowWidth"] = .number(ww)
+            posture["windowHeight"] = .number(hh)
+        }
+        if a.value("keyboard") != nil {
+            posture["keyboardHeight"] = .number(try a.double("keyboard", default: 0, in: 0...2000))
+        }
+        let data = try LivebusCommand.resultData(
+            AdminClient.request(
+                socket: a.value("socket") ?? defaultSocketPath(),
+                command: "session.posture",
+                args: ["session": .string(target), "posture": .object(posture)]
+            )
+        )
+        out.success("posture \(fold) sent to \(sessionsText(data))", data: data)
+        return 0
+    }
+
+    /// `livebus app-state SESSION foreground|background|suspended|terminated`
+    static func appState(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
+        let a = try Arguments(argv, command: "app-state", options: ["socket"], flags: ["json"])
+        guard a.positionals.count == 2 else {
+            throw .usage("livebus app-state needs SESSION and STATE", recovery: "livebus app-state duo background")
+        }
+        let aliases = ["fg": "foreground", "bg": "background", "force-quit": "terminated", "killed": "terminated"]
+        let state = aliases[a.positionals[1]] ?? a.positionals[1]
+        guard ["foreground", "background", "suspended", "terminated"].contains(state) else {
+            throw .usage(
+                "'\(a.positionals[1])' is not an app state; use foreground, background, suspended or terminated"
+            )
+        }
+        let data = try LivebusCommand.resultData(
+            AdminClient.request(
+                socket: a.value("socket") ?? defaultSocketPath(),
+                command: "session.app-state",
+                args: ["session": .string(a.positionals[0]), "appState": .string(state)]
+            )
+        )
+        out.success("app state \(state) sent to \(sessionsText(data))", data: data)
+        return 0
+    }
+
+    /// `livebus profile SESSION [--low-power on|off] [--frequent-updates on|off] [--activities authorized|denied|disabled]`
+    static func profile(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
+        let a = try Arguments(
+            argv,
+            command: "profile",
+            options: ["socket", "low-power", "frequent-updates", "activities"],
+            flags: ["json"]
+        )
+        guard a.positionals.count == 1 else {
+            throw .usage("livebus profile needs SESSION", recovery: "livebus profile duo --low-power on")
+        }
+        var args: [String: JSONValue] = ["session": .string(a.positionals[0])]
+        for (flag, key) in [("low-power", "lowPowerMode"), ("frequent-updates", "frequentUpdates")] {
+            if a.value(flag) != nil {
+                args[key] = .bool(
+                    try a.choice(flag, ["on", "off"], aliases: ["true": "on", "false": "off"], default: "off") == "on"
+                )
+            }
+        }
+        if a.value("activities") != nil {
+            let v = try a.choice("activities", ["authorized", "denied", "disabled"], default: "authorized")
+            args["liveActivities"] = .string(v == "disabled" ? "activitiesDisabled" : v)
+        }
+        guard args.count > 1 else { throw .usage("give at least one of --low-power, --frequent-updates, --activities") }
+        let data = try LivebusCommand.resultData(
+            AdminClient.request(
+                socket: a.value("socket") ?? defaultSocketPath(),
+                command: "session.profile",
+                args: args
+            )
+        )
+        out.success("profile sent to \(sessionsText(data))", data: data)
+        return 0
+    }
+
+    /// `livebus clock SESSION --step ±DURATION | --drift ±PPM`
+    static func clock(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
+        let a = try Arguments(argv, command: "clock", options: ["socket", "step", "drift"], flags: ["json"])
+        guard a.positionals.count == 1 else {
+            throw .usage("livebus clock needs SESSION", recovery: "livebus clock duo --step +30s")
+        }
+        var args: [String: JSONValue] = ["session": .string(a.positionals[0])]
+        if let s = a.value("step") { args["stepMs"] = .number(Double(try parseDuration(s, flag: "step"))) }
+        if a.value("drift") != nil {
+            args["driftPPM"] = .number(try a.double("drift", default: 0, in: -100_000...100_000))
+        }
+        guard args.count > 1 else { throw .usage("give --step ±DURATION or --drift ±PPM") }
+        let data = try LivebusCommand.resultData(
+            AdminClient.request(socket: a.value("socket") ?? defaultSocketPath(), command: "session.clock", args: args)
+        )
+        out.success("clock change applied", data: data)
+        return 0
+    }
+
+    /// `livebus push TARGET FILE|- --order ID [--expect applied|ignored]`
+    static func push(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
+        let a = try Arguments(
+            argv,
+            command: "push",
+            options: ["socket", "order", "expect", "session"],
+            flags: ["json", "all"]
+        )
+        var positionals = a.positionals
+        var target = a.value("session") ?? (a.flag("all") ? "all" : nil)
+        if target == nil, positionals.count == 2 { target = positionals.removeFirst() }
+        guard let target, positionals.count == 1 else {
+            throw .usage(
+                "livebus push needs TARGET and FILE (or - for stdin)",
+                recovery: "livebus push all payload.json --order A1001"
+            )
+        }
+        let path = positionals[0]
+        let bytes: Data
+        if path == "-" {
+            bytes = FileHandle.standardInput.readDataToEndOfFile()
+        } else {
+            guard let d = FileManager.default.contents(atPath: path) else {
+                throw CLIError("fileUnreadable", "cannot read \(path)", recovery: "check the path", exit: .usage)
+            }
+            bytes = d
+        }
+        guard bytes.count <= 4096 else {
+            throw CLIError(
+                "payloadTooLarge",
+                "\(path) is \(bytes.count) bytes; a push payload may be at most 4096 bytes (APNs answers 413 PayloadTooLarge)",
+                recovery: "shrink the content-state",
+                exit: .usage
+            )
+        }
+        guard let text = String(data: bytes, encoding: .utf8),
+            (try? JSONSerialization.jsonObject(with: bytes)) is [String: Any]
+        else {
+            throw CLIError(
+                "invalidPayload",
+                "\(path) is not a JSON object like simctl push takes ({\"aps\": {…}})",
+                exit: .usage
+            )
+        }
+        var order = a.value("order")
+        if order == nil,
+            let obj = try? JSONSerialization.jsonObject(with: bytes) as? [String: Any],
+            let o = obj["order"] as? String ?? obj["Simulator Target Bundle"] as? String
+        {
+            order = o
+        }
+        guard let order else { throw .usage("which activity? pass --order ORDER-ID") }
+        let data = try LivebusCommand.resultData(
+            AdminClient.request(
+                socket: a.value("socket") ?? defaultSocketPath(),
+                command: "push",
+                args: ["session": .string(target), "order": .string(order), "payload": .string(text)]
+            )
+        )
+        guard case .array(let results)? = data["results"] else { return 0 }
+        var lines: [String] = []
+        var allApplied = true
+        for r in results {
+            let d = r["data"] ?? .null
+            let applied = d["applied"]?.boolValue ?? false
+            allApplied = allApplied && applied
+            var line = "\(d["pushID"]?.stringValue ?? "?") → \(r["session"]?.stringValue ?? "?"): "
+            if applied {
+                line += "applied (\(d["status"]?.stringValue ?? "?"), \(d["state"]?.stringValue ?? "?"))"
+            } else if let e = r["error"] {
+                line += "not delivered: \(e["message"]?.stringValue ?? "?")"
+            } else {
+                line += "not applied: \(d["reason"]?.stringValue ?? "?")"
+                if let w = d["appleWords"]?.stringValue { line += " — \"\(w)\"" }
+                if let m = d["message"]?.stringValue { line += " — \(m)" }
+                if let s = d["source"]?.stringValue { line += " (source: \(s))" }
+            }
+            lines.append(line)
+        }
+        out.success(lines.joined(separator: "\n"), data: data)
+        if let expect = a.value("expect") {
+            let want = try a.choice("expect", ["applied", "ignored"], default: "applied")
+            _ = expect
+            if (want == "applied") != allApplied { return ExitCode.verdictFailed.rawValue }
+        }
+        return 0
+    }
+
+    /// `livebus backend stall [ORDER] --duration D`
+    static func backend(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
+        let a = try Arguments(argv, command: "backend", options: ["socket", "duration"], flags: ["json"])
+        guard a.positionals.first == "stall" else { throw .usage("livebus backend stall [ORDER] --duration D") }
+        guard let d = a.value("duration") else {
+            throw .usage("livebus backend stall needs --duration, e.g. 30s (scenario time)")
+        }
+        var args: [String: JSONValue] = ["durationMs": .number(Double(try parseDuration(d, flag: "duration")))]
+        if a.positionals.count > 1 { args["order"] = .string(a.positionals[1]) }
+        let data = try LivebusCommand.resultData(
+            AdminClient.request(socket: a.value("socket") ?? defaultSocketPath(), command: "backend.stall", args: args)
+        )
+        out.success("backend stalled: \(data["stalled"]?.stringValue ?? "all") for \(d)", data: data)
+        return 0
+    }
+
+    /// `livebus explain PUSH-ID`
+    static func explain(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
+        let a = try Arguments(argv, command: "explain", options: ["socket"], flags: ["json"])
+        guard let id = a.positionals.first else {
+            throw .usage("livebus explain needs a push id, e.g. p3 (printed by livebus push)")
+        }
+        let data = try LivebusCommand.resultData(
+            AdminClient.request(
+                socket: a.value("socket") ?? defaultSocketPath(),
+                command: "push.explain",
+                args: ["pushID": .string(id)]
+            )
+        )
+        var text = ""
+        if case .array(let traces)? = data["traces"] {
+            for t in traces {
+                text += "\(t["session"]?.stringValue ?? "?"):\n"
+                if case .array(let steps)? = t["steps"] {
+                    for s in steps {
+                        text += "  \(s["stage"]?.stringValue ?? "?"): \(s["outcome"]?.stringValue ?? "")\n"
+                    }
+                }
+            }
+        }
+        out.success(text, data: data)
+        return 0
+    }
+}

@@ -1,0 +1,239 @@
+import Foundation
+import LiveBusClock
+import LiveBusLoop
+import LiveBusWire
+
+/// A command relayed to phones (push, clock fault) whose answers are gathered for the admin who asked.
+final class PendingRelay {
+    let admin: Session
+    let requestID: UInt64
+    var waiting: Set<String>
+    var answers: [String: JSONValue] = [:]
+    var timer: LoopTimer?
+    let kind: String
+
+    init(admin: Session, requestID: UInt64, waiting: Set<String>, kind: String) {
+        self.admin = admin
+        self.requestID = requestID
+        self.waiting = waiting
+        self.kind = kind
+    }
+}
+
+/// Commands that act on phones from outside: posture, app state, profile, clock faults, pushes; and backend stalls.
+/// Sessions are addressed like simctl addresses simulators: by name, by id, `all`, or `current` when exactly one
+/// phone is attached.
+extension Daemon {
+    func resolveSessions(_ target: String?) -> Result<[Session], ResultErrorBody> {
+        let phones = sessions.values.filter { $0.role == .session && $0.phase == .established }
+            .sorted { $0.id.count < $1.id.count || ($0.id.count == $1.id.count && $0.id < $1.id) }
+        guard let target, !target.isEmpty else {
+            return .failure(
+                ResultErrorBody(
+                    code: "invalidArguments",
+                    message: "no session given",
+                    recovery: "pass a session name, id, all or current"
+                )
+            )
+        }
+        switch target {
+        case "all":
+            return phones.isEmpty
+                ? .failure(
+                    ResultErrorBody(code: "noSession", message: "no phone is attached", recovery: "livebus attach …")
+                )
+                : .success(phones)
+        case "current":
+            guard phones.count == 1 else {
+                return .failure(
+                    ResultErrorBody(
+                        code: "ambiguousSession",
+                        message: "'current' needs exactly one attached phone; \(phones.count) are attached",
+                        recovery: "name one: \(phones.map(\.name).joined(separator: ", "))"
+                    )
+                )
+            }
+            return .success(phones)
+        default:
+            if let s = phones.first(where: { $0.name == target || $0.id == target }) { return .success([s]) }
+            return .failure(
+                ResultErrorBody(
+                    code: "unknownSession",
+                    message: "no attached phone named '\(target)'",
+                    recovery: phones.isEmpty
+                        ? "no phone is attached" : "attached: \(phones.map(\.name).joined(separator: ", ")), or all"
+                )
+            )
+        }
+    }
+
+    /// Handles the session-addressed commands; returns `false` when `c` is not one of them.
+    func relayCommand(_ c: CommandBody, id: UInt64, from admin: Session) -> Bool {
+        switch c.command {
+        case "session.posture", "session.app-state", "session.profile", "session.clock", "push", "session.simulate":
+            break
+        case "backend.stall":
+            backendStall(c.args, id: id, from: admin)
+            return true
+        default:
+            return false
+        }
+        let targets: [Session]
+        switch resolveSessions(c.args["session"]?.stringValue) {
+        case .failure(let e):
+            reply(admin, id: id, ResultBody(ok: false, error: e))
+            return true
+        case .success(let t): targets = t
+        }
+        switch c.command {
+        case "session.posture":
+            guard case .object(let p)? = c.args["posture"], let body = Daemon.postureBody(p) else {
+                replyError(
+                    admin,
+                    id: id,
+                    code: "invalidArguments",
+                    "session.posture needs posture {foldState, orientation}"
+                )
+                return true
+            }
+            for s in targets {
+                do { try Daemon.validate(posture: body, device: s.device) } catch {
+                    replyError(admin, id: id, code: error.code.name, error.message, recovery: "see `livebus devices`")
+                    return true
+                }
+            }
+            for s in targets { send(s, .posture, body: PostureChangeBody(posture: body)) }
+            reply(
+                admin,
+                id: id,
+                ResultBody(ok: true, data: .object(["sessions": .array(targets.map { .string($0.name) })]))
+            )
+        case "session.app-state":
+            guard let state = c.args["appState"]?.stringValue, Daemon.appStates.contains(state) else {
+                replyError(
+                    admin,
+                    id: id,
+                    code: "invalidArguments",
+                    "appState must be one of \(Daemon.appStates.joined(separator: ", "))"
+                )
+                return true
+            }
+            for s in targets { send(s, .posture, body: PostureChangeBody(appState: state)) }
+            reply(
+                admin,
+                id: id,
+                ResultBody(ok: true, data: .object(["sessions": .array(targets.map { .string($0.name) })]))
+            )
+        case "session.profile":
+            let p = ProfileBody(
+                lowPowerMode: c.args["lowPowerMode"]?.boolValue,
+                frequentUpdates: c.args["frequentUpdates"]?.boolValue,
+                liveActivities: c.args["liveActivities"]?.stringValue
+            )
+            for s in targets { send(s, .posture, body: PostureChangeBody(profile: p)) }
+            reply(
+                admin,
+                id: id,
+                ResultBody(ok: true, data: .object(["sessions": .array(targets.map { .string($0.name) })]))
+            )
+        default:
+            // clock, push, simulate: the phone does the work and answers.
+            startRelay(c, id: id, admin: admin, targets: targets)
+        }
+        return true
+    }
+
+    static func postureBody(_ p: [String: JSONValue]) -> PostureBody? {
+        guard let fold = p["foldState"]?.stringValue else { return nil }
+        return PostureBody(
+            foldState: fold,
+            orientation: p["orientation"]?.stringValue ?? "portrait",
+            windowWidth: p["windowWidth"]?.doubleValue,
+            windowHeight: p["windowHeight"]?.doubleValue,
+            hingeAngle: p["hingeAngle"]?.doubleValue,
+            keyboardHeight: p["keyboardHeight"]?.doubleValue
+        )
+    }
+
+    private func startRelay(_ c: CommandBody, id: UInt64, admin: Session, targets: [Session]) {
+        nextRelayID += 1
+        let relayID = nextRelayID
+        let relay = PendingRelay(admin: admin, requestID: id, waiting: Set(targets.map(\.id)), kind: c.command)
+        relays[relayID] = relay
+        var args = c.args
+        if c.command == "push" {
+            pushCounter += 1
+            args["pushID"] = .string("p\(pushCounter)")
+        }
+        for s in targets {
+            send(s, .command, sequence: relayID, body: CommandBody(command: c.command, args: args))
+        }
+        relay.timer = loop.schedule(after: 3000) { [unowned self] in self.finishRelay(relayID) }
+    }
+
+    /// A phone's RESULT for a relayed command.
+    func relayAnswered(_ f: Frame, from s: Session) {
+        guard let relay = relays[f.sequence], relay.waiting.contains(s.id) else { return }
+        let body = try? WireJSON.decode(ResultBody.self, from: f.body)
+        var answer: [String: JSONValue] = ["session": .string(s.name), "ok": .bool(body?.ok ?? false)]
+        if let d = body?.data { answer["data"] = d }
+        if let e = body?.error { answer["error"] = Daemon.jsonValue(e) }
+        relay.answers[s.id] = .object(answer)
+        relay.waiting.remove(s.id)
+        if relay.kind == "push", let d = body?.data {
+            pushLog.append(d)
+            if pushLog.count > 1000 { pushLog.removeFirst(pushLog.count - 1000) }
+        }
+        if relay.waiting.isEmpty { finishRelay(f.sequence) }
+    }
+
+    private func finishRelay(_ relayID: UInt64) {
+        guard let relay = relays.removeValue(forKey: relayID) else { return }
+        relay.timer?.cancel()
+        var results = relay.answers.keys.sorted().compactMap { relay.answers[$0] }
+        for missing in relay.waiting.sorted() {
+            results.append(
+                .object([
+                    "session": .string(missing), "ok": .bool(false),
+                    "error": .object([
+                        "code": .string("timedOut"), "message": .string("the phone did not answer within 3 s"),
+                    ]),
+                ])
+            )
+        }
+        guard relay.admin.phase == .established else { return }
+        reply(relay.admin, id: relay.requestID, ResultBody(ok: true, data: .object(["results": .array(results)])))
+    }
+
+    private func backendStall(_ args: [String: JSONValue], id: UInt64, from admin: Session) {
+        guard simulator != nil else {
+            replyError(
+                admin,
+                id: id,
+                code: "noScenario",
+                "no simulator is running",
+                recovery: "start livebusd with --scenario"
+            )
+            return
+        }
+        guard let ms = args["durationMs"]?.int64Value, ms > 0 else {
+            replyError(admin, id: id, code: "invalidArguments", "backend.stall needs durationMs > 0")
+            return
+        }
+        do {
+            let events = try simulator!.stall(orderID: args["order"]?.stringValue, durationMs: ms, at: clock.now())
+            for e in events { publish(e) }
+            rearmSimulator()
+            reply(
+                admin,
+                id: id,
+                ResultBody(
+                    ok: true,
+                    data: .object(["stalled": args["order"] ?? .string("all"), "durationMs": .number(Double(ms))])
+                )
+            )
+        } catch {
+            replyError(admin, id: id, code: "rejected", error.message)
+        }
+    }
+}

@@ -1,0 +1,90 @@
+import LiveBusClock
+import LiveBusScheduler
+import LiveBusWire
+
+/// The refresh gate between the topic store and each session: what a backgrounded phone really receives.
+/// Source: ../shared/reference/live-activities.md §2.4 (priority and budget), §3 (background refresh);
+/// the rules themselves live in `LiveBusScheduler`.
+extension Daemon {
+    /// The scheduler configuration in real time: scenario durations divided by the time scale.
+    var scaledSchedulerConfig: SchedulerConfig {
+        var c = options.scheduler
+        let k = max(options.timeScale, 0.001)
+        func scale(_ v: Int64) -> Int64 { max(1, Int64((Double(v) / k).rounded())) }
+        c.budgetWindowMilliseconds = scale(c.budgetWindowMilliseconds)
+        c.throttleRetryDelayMilliseconds = scale(c.throttleRetryDelayMilliseconds)
+        c.refreshMinimumIntervalMilliseconds = scale(c.refreshMinimumIntervalMilliseconds)
+        c.lowPowerRefreshMinimumIntervalMilliseconds = scale(c.lowPowerRefreshMinimumIntervalMilliseconds)
+        c.refreshJitterMilliseconds = scale(c.refreshJitterMilliseconds)
+        c.windowRunTimeMilliseconds = scale(c.windowRunTimeMilliseconds)
+        c.idleWakeIntervalMilliseconds = scale(c.idleWakeIntervalMilliseconds)
+        return c
+    }
+
+    static func schedulerProfile(_ p: ProfileBody) -> SessionProfile {
+        SessionProfile(lowPowerMode: p.lowPowerMode ?? false, frequentUpdates: p.frequentUpdates ?? false)
+    }
+
+    func startScheduler(_ s: Session) {
+        var seedBytes: UInt64 = options.seed
+        for b in s.id.utf8 { seedBytes = seedBytes &* 31 &+ UInt64(b) }
+        s.scheduler = RefreshScheduler(
+            config: scaledSchedulerConfig,
+            profile: Daemon.schedulerProfile(s.profile),
+            seed: seedBytes,
+            now: clock.now(),
+            appState: AppState(rawValue: s.appState) ?? .foreground
+        )
+    }
+
+    /// Offers a stored event to the session's scheduler and writes whatever it releases.
+    func offer(_ e: StoredEvent, to s: Session) {
+        guard s.scheduler != nil else {
+            deliver(e, to: s)
+            return
+        }
+        let u = PendingUpdate(
+            topic: e.topic,
+            sequence: e.sequence,
+            priority: e.body.priority,
+            isTerminal: e.isTerminal,
+            serverTimestamp: ServerInstant(millisecondsSinceEpoch: e.body.timestamp)
+        )
+        let released = s.scheduler!.offer(u, at: clock.now())
+        apply(released, to: s)
+    }
+
+    /// Writes released updates (the newest stored state of each), then re-arms the scheduler's timer.
+    func apply(_ deliveries: [Delivery], to s: Session) {
+        for d in deliveries {
+            let topic = d.update.topic
+            let e = store.events(topic: topic, from: d.update.sequence)?.first ?? store.latest(topic: topic)
+            if let e { deliver(e, to: s) }
+        }
+        armScheduler(s)
+    }
+
+    func armScheduler(_ s: Session) {
+        s.schedulerTimer?.cancel()
+        s.schedulerTimer = nil
+        guard let deadline = s.scheduler?.nextDeadline, s.phase == .established else { return }
+        let delay = max(0, clock.now().milliseconds(to: deadline))
+        s.schedulerTimer = loop.schedule(after: UInt64(delay)) { [unowned self, weak s] in
+            guard let s, s.scheduler != nil else { return }
+            let released = s.scheduler!.advance(to: self.clock.now())
+            self.apply(released, to: s)
+        }
+    }
+
+    func schedulerAppStateChanged(_ s: Session) {
+        guard s.scheduler != nil, let state = AppState(rawValue: s.appState) else { return }
+        let released = s.scheduler!.setAppState(state, at: clock.now())
+        apply(released, to: s)
+    }
+
+    func schedulerProfileChanged(_ s: Session) {
+        guard s.scheduler != nil else { return }
+        let released = s.scheduler!.setProfile(Daemon.schedulerProfile(s.profile), at: clock.now())
+        apply(released, to: s)
+    }
+}
