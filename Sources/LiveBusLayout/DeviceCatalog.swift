@@ -110,6 +110,29 @@ public struct HingeSpec: Codable, Sendable, Equatable {
     public var halfOpenedWidth: Double
 }
 
+/// The system's vertical bar: on iPhone Duo the status bar, navigation bar, toolbar and tab bar stack vertically
+/// along one side edge (the outer display, and the inner display in landscape; the inner display in portrait keeps
+/// horizontal bars).
+///
+/// - Note: Source: https://dev.classmethod.jp/en/articles/ios27-1-iphone-duo-vertical-bar/ [3rd-party, measured on
+///   the iOS 27.2 simulator]; 84 pt width: `mirzaaghazadeh/iphone-duo-skills@b8b9d15b4dc987d0c35940265e07f4128ba79361
+///   skills/iphone-duo-dual-pane-patterns/SKILL.md` [3rd-party].
+public struct VerticalBarSpec: Codable, Sendable, Equatable {
+    /// The physical side edge the bar runs along, in each listed orientation's frame.
+    public enum Edge: String, Codable, Sendable, CaseIterable {
+        /// The left edge.
+        case left
+        /// The right edge.
+        case right
+    }
+    /// Which side edge.
+    public var edge: Edge
+    /// Bar width in points (the matching safe-area inset).
+    public var width: Double
+    /// Orientations in which the system uses the bar.
+    public var orientations: [Orientation]
+}
+
 /// One physical display configuration of a device (a panel, a cover screen, or two panels spanned).
 public struct DeviceScreen: Codable, Sendable, Equatable {
     /// Screen name, e.g. `main`, `cover`, `outer`, `inner`, `spanned`, `single`.
@@ -133,6 +156,8 @@ public struct DeviceScreen: Codable, Sendable, Equatable {
     public var liveActivity: LiveActivitySpec?
     /// Hinge or fold inside this screen, if any.
     public var hinge: HingeSpec?
+    /// The system's vertical bar, if the screen has one (iPhone Duo).
+    public var verticalBar: VerticalBarSpec?
     /// Documented multitasking window widths per orientation (points), largest first.
     public var windowWidths: PerOrientation<[Double]>?
     /// Source of each figure, keyed by field name (`portrait`, `safeArea`, `hinge`…).

@@ -121,6 +121,35 @@ enum Invariants {
                 "toasts clear of the keyboard"
             )
         }
+        // Screen buttons: each drawn at most once, in the screen or in the vertical-edge toolbar (field report 000:
+        // the toolbar takes the button over, it does not copy it).
+        let drawn = r.rects.filter { [.button, .toolbarItem].contains($0.role) }
+        outcome(
+            "noButtonDrawnTwice",
+            ScreenButton.allCases.compactMap { kind in
+                let copies = drawn.filter { $0.name.split(separator: ".").last.map(String.init) == kind.rawValue }
+                return copies.count > 1
+                    ? "\(kind.rawValue) drawn \(copies.count) times: " + copies.map(\.name).joined(separator: ", ")
+                    : nil
+            },
+            "each screen button drawn at most once (\(drawn.map(\.name).joined(separator: ", ")))"
+        )
+        if let toolbar = r.toolbar {
+            var bad: [String] = []
+            for item in toolbar.items {
+                if let keep = posture.keepOutRegion, item.rect.intersects(keep) {
+                    bad.append("\(item.name) \(describe(item.rect)) intersects the reserved region \(describe(keep))")
+                }
+                if !toolbar.rect.contains(item.rect) {
+                    bad.append("\(item.name) \(describe(item.rect)) leaves the toolbar \(describe(toolbar.rect))")
+                }
+            }
+            outcome(
+                "noToolbarItemInReservedRegion",
+                bad,
+                "toolbar items inside the toolbar \(describe(toolbar.rect)) and clear of the reserved region"
+            )
+        }
         if let sheet = r.rect("sheet"), let field = r.rect("textField") {
             var bad: [String] = []
             if !sheet.contains(field) {

@@ -115,11 +115,19 @@ private struct Builder {
     var presentations: [Presentation] = []
     var truncations: [Truncation] = []
     var keyboard: Rect?
+    /// The OS rule clause, on an unfolded iOS foldable.
+    var osRule: String?
+    /// True when the vertical-edge toolbar takes the screen buttons (a vertical bar in the window, iOS ≥ 27.1).
+    let toolbarActive: Bool
+    /// Buttons moved into the toolbar, in the order they were met.
+    var movedButtons: [ScreenButton] = []
+    var toolbar: Toolbar?
 
     init(_ input: LayoutInput) {
         self.input = input
         self.posture = input.posture
         self.m = input.metrics
+        self.toolbarActive = posture.verticalBar != nil && posture.osVersion >= OSVersion.arrangementAPI
         let window = posture.window
         rects.append(NamedRect(name: "window", role: .window, rect: window, interactive: false, coversMap: false))
         rects.append(
@@ -137,6 +145,32 @@ private struct Builder {
 
     mutating func add(_ name: String, _ role: RectRole, _ rect: Rect, interactive: Bool, covers: Bool) {
         rects.append(NamedRect(name: name, role: role, rect: rect.rounded, interactive: interactive, coversMap: covers))
+    }
+
+    /// Draws a screen button at `rect` (inside its parent), or hands it to the vertical-edge toolbar when that is
+    /// active. Buttons the input does not list, and empty rects, are skipped.
+    mutating func button(_ kind: ScreenButton, _ rect: Rect) {
+        let name = "button.\(kind.rawValue)"
+        guard input.buttons.contains(kind), !movedButtons.contains(kind), !rects.contains(where: { $0.name == name })
+        else { return }
+        if toolbarActive {
+            movedButtons.append(kind)
+        } else if !rect.rounded.isEmpty {
+            add(name, .button, rect, interactive: true, covers: true)
+        }
+    }
+
+    /// On an unfolded iOS foldable (the active screen has a hinge or fold): is the split arrangement available?
+    /// `ArrangementView` exists from iOS 27.1; before, the wrapper layers the cards over the full-screen map.
+    ///
+    /// - Note: Source: field report 000 (`if #available(iOS 27.1, *) { ArrangementView … } else { ZStack … }`);
+    ///   https://developer.apple.com/documentation/swiftui/arrangementview (iOS 27.1).
+    func arrangementAPI() -> (applies: Bool, available: Bool) {
+        let unfoldedFoldable =
+            posture.device.platform == "ios"
+            && posture.device.screen(for: posture.posture.foldState)?.hinge != nil
+        guard unfoldedFoldable else { return (false, true) }
+        return (true, posture.osVersion >= OSVersion.arrangementAPI)
     }
 
     /// Splits the safe area at the keep-out region.
@@ -187,8 +221,11 @@ private struct Builder {
     mutating func overlay() {
         let window = posture.window
         add("map", .map, window, interactive: false, covers: false)
-        let regions = regions(preferSingleSideForVertical: false)
-        let regular = posture.horizontalSizeClass == .regular
+        let api = arrangementAPI()
+        let fallback = api.applies && !api.available
+        // The fallback layers the cards over the map as on a phone: on one side of a vertical reserved region.
+        let regions = regions(preferSingleSideForVertical: fallback)
+        let regular = posture.horizontalSizeClass == .regular && !fallback
         var mapSide = regions.content
         let controlArea = regions.controls
         var column: Rect
@@ -219,7 +256,11 @@ private struct Builder {
             } else {
                 arrangement = .vertical
                 column = Rect(x: controlArea.minX + m.margin, y: 0, width: controlArea.width - 2 * m.margin, height: 0)
-                why.append("compact width, tabletop split: map above the fold, cards below it")
+                why.append(
+                    fallback
+                        ? "fallback, tabletop split: map above the fold, cards layered below it"
+                        : "compact width, tabletop split: map above the fold, cards below it"
+                )
             }
         case nil:
             let region = regions.content
@@ -235,13 +276,27 @@ private struct Builder {
                 column = Rect(x: region.minX + m.margin, y: 0, width: region.width - 2 * m.margin, height: 0)
                 colTop = 0
                 why.append(
-                    regular
-                        ? "regular width but the region (\(format(region.width)) pt) is too narrow for a map beside a card column: cards at the bottom"
-                        : "compact width (\(posture.sizeClassReason)): cards at the bottom"
+                    fallback
+                        ? "cards at the bottom, layered over the full-screen map"
+                        : regular
+                            ? "regular width but the region (\(format(region.width)) pt) is too narrow for a map beside a card column: cards at the bottom"
+                            : "compact width (\(posture.sizeClassReason)): cards at the bottom"
                 )
             }
         }
         why.append(regions.note)
+        if api.applies {
+            let v = posture.osVersion
+            let minimum = OSVersion.arrangementAPI
+            osRule =
+                api.available
+                ? "iOS \(v) >= \(minimum): ArrangementView "
+                    + (arrangement == .horizontal
+                        ? "split, map on the left, cards in a column on the right"
+                        : "available, but the window is too narrow to split: cards at the bottom")
+                : "iOS \(v) < \(minimum): ArrangementView unavailable, cards layered over the full-screen map (fallback)"
+            why.insert(osRule!, at: 0)
+        }
 
         // Header: at the top of the map side, shrunk on short windows.
         let header = Rect(
@@ -251,6 +306,8 @@ private struct Builder {
             height: min(m.headerHeight, 0.12 * mapSide.height)
         )
         add("header", .header, header, interactive: true, covers: true)
+        let backSide = min(m.buttonSize, header.height, header.width)
+        button(.back, Rect(x: header.minX + 4, y: header.midY - backSide / 2, width: backSide, height: backSide))
         if arrangement == .vertical && regions.split == nil {
             colTop = header.maxY + m.gap
         }
@@ -279,6 +336,16 @@ private struct Builder {
         let cardHeight = min(m.cardHeight, cardShare * avail)
         let card = Rect(x: column.minX, y: colBottom - cardHeight, width: column.width, height: cardHeight).rounded
         add("card", .card, card, interactive: true, covers: true)
+        let primaryHeight = min(m.primaryButtonHeight, max(0, card.height - 2 * m.gap))
+        button(
+            .primaryAction,
+            Rect(
+                x: card.minX + m.margin,
+                y: card.maxY - m.gap - primaryHeight,
+                width: max(0, card.width - 2 * m.margin),
+                height: primaryHeight
+            )
+        )
         var anchor = card.minY - m.gap
         if let keyboard { anchor = min(anchor, keyboard.minY - m.gap) }
         let buttonSize = min(m.mapButtonSize, 0.1 * avail)
@@ -394,6 +461,22 @@ private struct Builder {
             why.append("column: content \(format(width)) pt wide (at most \(format(m.columnMaxWidth))), centred")
         }
         why.append(regions.note)
+        let holder =
+            fullScreen
+            ? content.insetBy(dx: m.margin, dy: 0)
+            : Rect(x: band.x, y: content.minY, width: band.width, height: content.height)
+        let side = min(m.buttonSize, holder.width, holder.height)
+        button(.back, Rect(x: holder.minX + 4, y: holder.minY + m.gap, width: side, height: side))
+        let primaryHeight = min(m.primaryButtonHeight, max(0, holder.height - side - 3 * m.gap))
+        button(
+            .primaryAction,
+            Rect(
+                x: holder.minX + m.margin,
+                y: holder.maxY - m.gap - primaryHeight,
+                width: max(0, holder.width - 2 * m.margin),
+                height: primaryHeight
+            )
+        )
         var topLimit = controls.minY + m.sheetTopGap
         var movedToastBottom: Double?
         if input.showToast {
@@ -441,6 +524,7 @@ private struct Builder {
     // MARK: - Decorations and invariants
 
     mutating func finish() -> LayoutResult {
+        placeToolbar()
         if let keyboard { add("keyboard", .keyboard, keyboard, interactive: false, covers: true) }
         if let hinge = posture.hinge { add("hinge", .hinge, hinge, interactive: false, covers: false) }
         if let reserved = posture.reservedRegion {
@@ -461,6 +545,9 @@ private struct Builder {
             rects: rects,
             arrangement: arrangement,
             reason: reason,
+            osVersion: posture.osVersion,
+            osRule: osRule,
+            toolbar: toolbar,
             camera: camera,
             sheetContentHeight: sheetContentHeight,
             sheetLargestDetent: sheetLargestDetent,
@@ -472,6 +559,46 @@ private struct Builder {
         )
         result.invariants = Invariants.check(result, posture: posture, metrics: m)
         return result
+    }
+}
+
+extension Builder {
+    /// Places the vertical-edge toolbar and the buttons moved into it: cancellation actions first below the status
+    /// cluster, then primary actions, each 44 pt and centred in the bar, stepping past the keep-out region.
+    ///
+    /// - Note: Source: field report 000 (back → `.cancellationAction` in the system toolbar on the vertical edge);
+    ///   https://github.com/berkaycatak/adaptive_platform_ui/releases/tag/v1.0.1 [3rd-party, measured]: the strip
+    ///   reads from the top "status cluster, back button, toolbar items, tab bar".
+    mutating func placeToolbar() {
+        let v = posture.osVersion
+        let minimum = OSVersion.arrangementAPI
+        guard let bar = posture.verticalBar, let edge = posture.verticalBarEdge else { return }
+        guard toolbarActive else {
+            reason += "; iOS \(v) < \(minimum): no vertical-edge toolbar, buttons stay in the screen"
+            return
+        }
+        add("toolbar", .toolbar, bar, interactive: false, covers: false)
+        let ordered =
+            movedButtons.filter { $0.placement == .cancellationAction }
+            + movedButtons.filter { $0.placement == .primaryAction }
+        var items: [ToolbarItem] = []
+        var y = bar.minY + m.toolbarStatusHeight
+        let side = min(m.buttonSize, bar.width)
+        for kind in ordered {
+            var r = Rect(x: bar.midX - side / 2, y: y, width: side, height: side)
+            if let keep = posture.keepOutRegion, r.intersects(keep) { r.y = keep.maxY + m.gap }
+            guard bar.contains(r) else {
+                reason += "; toolbar full: \(kind.rawValue) not shown"
+                continue
+            }
+            let name = "toolbar.\(kind.rawValue)"
+            items.append(ToolbarItem(name: name, button: kind, placement: kind.placement, rect: r.rounded))
+            add(name, .toolbarItem, r, interactive: false, covers: false)
+            y = r.maxY + m.gap
+        }
+        toolbar = Toolbar(edge: edge, rect: bar, items: items)
+        let moved = ordered.isEmpty ? "no buttons" : ordered.map(\.rawValue).joined(separator: ", ")
+        reason += "; iOS \(v) >= \(minimum): toolbar on the \(edge.rawValue) edge, \(moved) moved into it"
     }
 }
 
@@ -509,6 +636,12 @@ private enum JourneySheet {
             )
             builder.add("tags", .tags, tags, interactive: true, covers: true)
         }
+        // The close button at the sheet's top trailing corner, drawn over the tags.
+        let closeSide = min(m.buttonSize, sheet.height, sheet.width)
+        builder.button(
+            .close,
+            Rect(x: sheet.maxX - 4 - closeSide, y: sheet.minY, width: closeSide, height: closeSide)
+        )
         return sheet
     }
 }

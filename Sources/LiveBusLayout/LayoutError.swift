@@ -13,6 +13,7 @@ public struct LayoutError: Error, Sendable, Equatable, CustomStringConvertible {
             case windowTooSmall = "window-too-small"
             case invalidKeyboardHeight = "invalid-keyboard-height"
             case invalidArgument = "invalid-argument"
+            case invalidOSVersion = "invalid-os-version"
         }
         private let wrapped: Wrapped
         private init(_ wrapped: Wrapped) { self.wrapped = wrapped }
@@ -33,6 +34,8 @@ public struct LayoutError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let invalidKeyboardHeight = Code(.invalidKeyboardHeight)
         /// A command-line word (fold state, orientation, window, screen, tags) could not be parsed.
         public static let invalidArgument = Code(.invalidArgument)
+        /// An OS version (`--os`, handshake `os`, scenario file) is not `MAJOR[.MINOR[.PATCH]]` or `newest`.
+        public static let invalidOSVersion = Code(.invalidOSVersion)
 
         /// The code as a kebab-case string, e.g. `unknown-device`.
         public var description: String { wrapped.rawValue }

@@ -75,6 +75,72 @@ public enum RectRole: String, Codable, Sendable {
     case progress
     /// An icon.
     case icon
+    /// A button drawn inside the screen (back, close, primary action); name `button.<kind>`.
+    case button
+    /// The system toolbar on a vertical edge (system UI, in the safe-area inset).
+    case toolbar
+    /// A button placed in the vertical-edge toolbar; name `toolbar.<kind>`.
+    case toolbarItem
+}
+
+/// A screen button that the vertical-edge toolbar takes over on iPhone Duo from iOS 27.1.
+///
+/// - Note: Source: field report 000 ("툴바가 화면 측면에 세로로 배치되면, 뒤로 가기와 같은 버튼은 화면 내부가 아닌
+///   시스템 툴바에 위치해야 합니다"; `BackButton(...).adaptiveStyle(.back, placement: .cancellationAction)`); LiveBus
+///   issue 11 (back, close, the primary action).
+public enum ScreenButton: String, Codable, Sendable, CaseIterable {
+    /// Back: in the map header (overlay) or at the top of the column (column and full-screen screens).
+    case back
+    /// Close: at the top trailing corner of the sheet, when a sheet is shown.
+    case close
+    /// The primary action: at the bottom of the card (overlay) or of the column (column and full-screen screens).
+    case primaryAction
+
+    /// Where the toolbar puts it: back → cancellation action (field report 000); close dismisses the sheet, also a
+    /// cancellation action; the primary action → primary action (SwiftUI `ToolbarItemPlacement`).
+    public var placement: ToolbarPlacement {
+        switch self {
+        case .back, .close: .cancellationAction
+        case .primaryAction: .primaryAction
+        }
+    }
+}
+
+/// A toolbar item placement (SwiftUI `ToolbarItemPlacement` names).
+///
+/// - Note: Source: https://developer.apple.com/documentation/swiftui/toolbaritemplacement ; field report 000
+///   (`placement: .cancellationAction`).
+public enum ToolbarPlacement: String, Codable, Sendable, CaseIterable {
+    /// Cancels or leaves (back, close); first in the bar, below the status cluster.
+    case cancellationAction
+    /// The screen's primary action; after the cancellation actions.
+    case primaryAction
+}
+
+/// One button in the vertical-edge toolbar.
+public struct ToolbarItem: Codable, Sendable, Equatable {
+    /// `toolbar.<button>`, e.g. `toolbar.back`.
+    public var name: String
+    /// Which screen button moved here.
+    public var button: ScreenButton
+    /// Its placement.
+    public var placement: ToolbarPlacement
+    /// Window coordinates, points.
+    public var rect: Rect
+}
+
+/// The system toolbar on a vertical edge of the screen, with the buttons moved into it.
+///
+/// - Note: Source: field report 000 (iOS 27 분기: toolbar on the vertical edge, buttons move to it);
+///   https://developer.apple.com/documentation/swiftui/environmentvalues/toolbarverticaledge (iOS 27.1);
+///   https://dev.classmethod.jp/en/articles/ios27-1-iphone-duo-vertical-bar/ (outer display and inner landscape).
+public struct Toolbar: Codable, Sendable, Equatable {
+    /// The side edge it runs along.
+    public var edge: VerticalBarSpec.Edge
+    /// The bar, window coordinates (points).
+    public var rect: Rect
+    /// Its items, top to bottom: cancellation actions, then primary actions.
+    public var items: [ToolbarItem]
 }
 
 /// A rect with a name, in window coordinates (points).
@@ -240,6 +306,12 @@ public struct LayoutMetrics: Codable, Sendable, Equatable {
     public var sheetTopGap: Double = 10
     /// Fitting-area insets as ratios of the focus area (field report 000: top 0.03, left 0.1, bottom 0.03, right 0.1).
     public var fittingRatios = EdgeInsets(top: 0.03, left: 0.1, bottom: 0.03, right: 0.1)
+    /// Side of a screen or toolbar button (HIG minimum hit target 44 pt).
+    public var buttonSize: Double = 44
+    /// Height of the primary action button.
+    public var primaryButtonHeight: Double = 50
+    /// Top of the vertical bar kept for the status cluster before the first toolbar item [estimate].
+    public var toolbarStatusHeight: Double = 44
 
     /// The standard metrics.
     public static let standard = LayoutMetrics()
@@ -266,6 +338,9 @@ public struct LayoutInput: Sendable {
     public var showToast: Bool
     /// Live Activity content, laid out when the screen has a Dynamic Island or Lock Screen sizes.
     public var liveActivity: LiveActivityContent?
+    /// The screen's buttons (back, close, primary action); the vertical-edge toolbar takes them over where it
+    /// exists. `close` is drawn only with a sheet.
+    public var buttons: [ScreenButton]
     /// Element sizes.
     public var metrics: LayoutMetrics
     /// Text measurer for Live Activity text.
@@ -281,9 +356,11 @@ public struct LayoutInput: Sendable {
         showSheet: Bool = false,
         showToast: Bool = false,
         liveActivity: LiveActivityContent? = nil,
+        buttons: [ScreenButton] = ScreenButton.allCases,
         metrics: LayoutMetrics = .standard,
         measurer: any TextMeasurer = ApproximateTextMeasurer()
     ) {
+        self.buttons = buttons
         self.posture = posture
         self.screen = screen
         self.tags = tags
@@ -320,8 +397,16 @@ public struct LayoutResult: Codable, Sendable, Equatable {
     public var rects: [NamedRect]
     /// Chosen arrangement.
     public var arrangement: Arrangement
-    /// Why (size classes, reserved region, sizes).
+    /// Why (the OS rule first when one applies, then size classes, reserved region, sizes).
     public var reason: String
+    /// The OS version the layout was made for.
+    public var osVersion: OSVersion
+    /// The OS rule that decided the arrangement on an unfolded iOS foldable, e.g. `iOS 26.4 < 27.1: ArrangementView
+    /// unavailable, cards layered over the full-screen map (fallback)`; nil where no OS rule applies.
+    public var osRule: String?
+    /// The vertical-edge toolbar and the buttons moved into it; nil where the device has no vertical bar in this
+    /// orientation, the window does not reach it, or the OS predates it.
+    public var toolbar: Toolbar?
     /// Map camera fitted to the markers (overlay screens with markers).
     public var camera: MapCamera?
     /// Tag editor sheet: content height (field report 004 formula), points.

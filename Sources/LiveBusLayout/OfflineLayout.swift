@@ -24,6 +24,8 @@ public struct OfflineLayoutRequest: Codable, Sendable, Equatable {
     public var markers: [MapMarker]
     /// Live Activity content; defaults to ``OfflineLayoutRequest/sampleLiveActivity``.
     public var liveActivity: LiveActivityContent?
+    /// The OS version the session runs; defaults to ``OSVersion/newest``.
+    public var osVersion: OSVersion
 
     /// Creates a request; everything but the device has a default.
     public init(
@@ -38,8 +40,10 @@ public struct OfflineLayoutRequest: Codable, Sendable, Equatable {
         textFieldFocused: Bool = false,
         keyboardHeight: Double = 0,
         markers: [MapMarker] = OfflineLayoutRequest.sampleMarkers,
-        liveActivity: LiveActivityContent? = OfflineLayoutRequest.sampleLiveActivity
+        liveActivity: LiveActivityContent? = OfflineLayoutRequest.sampleLiveActivity,
+        osVersion: OSVersion = .newest
     ) {
+        self.osVersion = osVersion
         self.deviceID = deviceID
         self.foldState = foldState
         self.orientation = orientation
@@ -93,7 +97,8 @@ public enum OfflineLayout {
             foldState: request.foldState,
             orientation: request.orientation,
             windowSize: request.windowSize,
-            keyboardHeight: request.keyboardHeight
+            keyboardHeight: request.keyboardHeight,
+            osVersion: request.osVersion
         )
         let resolved = try resolve(posture, in: catalog)
         let input = LayoutInput(
@@ -112,7 +117,7 @@ public enum OfflineLayout {
 }
 
 extension OfflineLayoutRequest {
-    /// Builds a request from the CLI's words: `layout DEVICE POSTURE ORIENTATION WxH|full SCREEN TAGS`.
+    /// Builds a request from the CLI's words: `layout DEVICE POSTURE ORIENTATION WxH|full SCREEN TAGS [OS]`.
     ///
     /// - Parameters:
     ///   - device: catalog id (checked later by ``OfflineLayout/run(_:catalog:measurer:)``).
@@ -121,16 +126,20 @@ extension OfflineLayoutRequest {
     ///   - window: `WxH` in points (e.g. `951x669`, decimals allowed) or `full`.
     ///   - screen: `overlay`, `column` or `fullScreen`.
     ///   - tags: a count ≥ 0.
+    ///   - os: the OS version, `MAJOR[.MINOR[.PATCH]]` (e.g. `26.4`, `27.1`) or `newest` (the default).
     /// - Returns: the request with the default sheet, toast, markers and Live Activity content.
-    /// - Throws: ``LayoutError`` with code `invalid-argument`, naming the word and listing the valid values.
+    /// - Throws: ``LayoutError`` with code `invalid-argument`, naming the word and listing the valid values, or
+    ///   `invalid-os-version` for an unparseable OS version.
     public static func parse(
         device: String,
         foldState: String,
         orientation: String,
         window: String,
         screen: String,
-        tags: String
+        tags: String,
+        os: String = "newest"
     ) throws(LayoutError) -> OfflineLayoutRequest {
+        let version = try OSVersion.parse(os)
         guard let fold = FoldState(rawValue: foldState) else {
             throw invalid("fold state", foldState, FoldState.allCases.map(\.rawValue))
         }
@@ -149,7 +158,8 @@ extension OfflineLayoutRequest {
             orientation: turn,
             windowSize: try parseWindow(window),
             screen: layout,
-            tags: count
+            tags: count,
+            osVersion: version
         )
     }
 
@@ -172,5 +182,27 @@ extension OfflineLayoutRequest {
 
     private static func invalid(_ what: String, _ word: String, _ valid: [String]) -> LayoutError {
         LayoutError(.invalidArgument, "\(what) '\(word)' is not valid; valid: \(valid.joined(separator: ", "))")
+    }
+}
+
+extension OSVersion {
+    /// Parses a session's declared OS version (`attach --os`, the handshake's `os` field, a scenario file, or
+    /// `layout --os`).
+    ///
+    /// - Parameter text: `MAJOR[.MINOR[.PATCH]]` such as `26.4` or `27.1.2` (an `iOS ` prefix is accepted), or
+    ///   `newest` / `latest` (or an empty string) for ``OSVersion/newest``.
+    /// - Returns: the version.
+    /// - Throws: ``LayoutError`` with code `invalid-os-version`, saying what to give instead.
+    public static func parse(_ text: String) throws(LayoutError) -> OSVersion {
+        let trimmed = String(String(text.drop(while: \.isWhitespace).reversed()).drop(while: \.isWhitespace).reversed())
+        if ["", "newest", "latest"].contains(trimmed.lowercased()) { return .newest }
+        guard let v = OSVersion(trimmed) else {
+            throw LayoutError(
+                .invalidOSVersion,
+                "OS version '\(text)' is not MAJOR.MINOR[.PATCH]; give e.g. 26.4 or 27.1 (ArrangementView and the "
+                    + "vertical-edge toolbar need \(OSVersion.arrangementAPI)), or 'newest' for \(OSVersion.newest)"
+            )
+        }
+        return v
     }
 }

@@ -43,20 +43,51 @@ public struct Posture: Codable, Sendable, Equatable, Hashable {
     public var windowSize: Size?
     /// Height of the software keyboard in points, from the window's bottom edge (0 = hidden).
     public var keyboardHeight: Double
+    /// The OS version the session runs; decides the arrangement API and the vertical-edge toolbar on iOS
+    /// foldables. JSON key `osVersion` (text such as `"26.4"`); absent = ``OSVersion/newest``.
+    public var osVersion: OSVersion
 
     /// Creates a posture.
+    ///
+    /// - Parameters:
+    ///   - deviceID: catalog id.
+    ///   - foldState: fold state (`flat` for devices that do not fold).
+    ///   - orientation: device orientation.
+    ///   - windowSize: window size in points; nil = the whole screen.
+    ///   - keyboardHeight: keyboard height in points (0 = hidden).
+    ///   - osVersion: the OS version the session runs; defaults to ``OSVersion/newest``.
     public init(
         deviceID: String,
         foldState: FoldState = .flat,
         orientation: Orientation = .portrait,
         windowSize: Size? = nil,
-        keyboardHeight: Double = 0
+        keyboardHeight: Double = 0,
+        osVersion: OSVersion = .newest
     ) {
         self.deviceID = deviceID
         self.foldState = foldState
         self.orientation = orientation
         self.windowSize = windowSize
         self.keyboardHeight = keyboardHeight
+        self.osVersion = osVersion
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case deviceID, foldState, orientation, windowSize, keyboardHeight, osVersion
+    }
+
+    /// Decodes a posture; a missing `osVersion` means ``OSVersion/newest`` (postures written before it existed).
+    ///
+    /// - Parameter decoder: the decoder.
+    /// - Throws: `DecodingError` when a field is missing or malformed.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        deviceID = try c.decode(String.self, forKey: .deviceID)
+        foldState = try c.decode(FoldState.self, forKey: .foldState)
+        orientation = try c.decode(Orientation.self, forKey: .orientation)
+        windowSize = try c.decodeIfPresent(Size.self, forKey: .windowSize)
+        keyboardHeight = try c.decode(Double.self, forKey: .keyboardHeight)
+        osVersion = try c.decodeIfPresent(OSVersion.self, forKey: .osVersion) ?? .newest
     }
 }
 
@@ -117,6 +148,15 @@ public struct ResolvedPosture: Codable, Sendable, Equatable {
     public var dynamicIsland: Rect?
     /// Keyboard height in points (0 = hidden).
     public var keyboardHeight: Double
+    /// The system's vertical bar (iPhone Duo) in window coordinates: the strip along the catalog's side edge, when
+    /// the screen uses it in this orientation and the window reaches it. Geometry only: whether the toolbar uses
+    /// it depends on the OS version (see ``LayoutResult/toolbar``).
+    public var verticalBar: Rect?
+
+    /// The OS version the session runs.
+    public var osVersion: OSVersion { posture.osVersion }
+    /// The bar's edge, when ``verticalBar`` is present.
+    public var verticalBarEdge: VerticalBarSpec.Edge?
 
     /// Name of the active screen.
     public var screenName: String { screen.name }
@@ -251,6 +291,19 @@ public func resolve(_ posture: Posture, in catalog: DeviceCatalog) throws(Layout
         if window.contains(r) { island = r.rounded }
     }
 
+    var bar: Rect?
+    var barEdge: VerticalBarSpec.Edge?
+    if let spec = screen.verticalBar, spec.orientations.contains(posture.orientation) {
+        let strip =
+            spec.edge == .right
+            ? Rect(x: screenSize.width - spec.width, y: 0, width: spec.width, height: screenSize.height)
+            : Rect(x: 0, y: 0, width: spec.width, height: screenSize.height)
+        if window.contains(strip) {
+            bar = strip.rounded
+            barEdge = spec.edge
+        }
+    }
+
     return ResolvedPosture(
         posture: posture,
         device: device,
@@ -263,7 +316,9 @@ public func resolve(_ posture: Posture, in catalog: DeviceCatalog) throws(Layout
         hingePlacement: hinge,
         reservedRegion: reserved,
         dynamicIsland: island,
-        keyboardHeight: posture.keyboardHeight
+        keyboardHeight: posture.keyboardHeight,
+        verticalBar: bar,
+        verticalBarEdge: barEdge
     )
 }
 

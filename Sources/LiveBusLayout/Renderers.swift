@@ -26,11 +26,27 @@ public enum LayoutRenderer {
     public static func svg(_ r: LayoutResult, input: LayoutInput) -> String {
         let p = input.posture
         let pad = 24.0
-        let titleHeight = 40.0
         let screen = Rect(size: p.screenSize)
         let presentationHeight = r.presentations.map(\.frame.height).max().map { $0 + 40 } ?? 0
         let slot = { (p: Presentation) in max(p.frame.width, Double(p.kind.rawValue.count) * 5.5) + 16 }
         let width = max(screen.width, r.presentations.reduce(0) { $0 + slot($1) }, 640) + 2 * pad
+        // The arrangement chosen and why (the OS rule first), wrapped to the drawing width at about 5.6 pt a
+        // character of 10 pt text.
+        let whyLines = wrap("why: " + r.reason, width: max(40, Int((width - 2 * pad) / 5.6)))
+        let os = p.device.platform == "ios" ? "iOS \(r.osVersion)" : "\(p.device.platform) (iOS version rules not used)"
+        let toolbarText =
+            r.toolbar.map { t in
+                "toolbar on the \(t.edge.rawValue) edge: "
+                    + (t.items.isEmpty
+                        ? "no items"
+                        : t.items.map { "\($0.button.rawValue) (\($0.placement.rawValue))" }
+                            .joined(separator: ", "))
+            } ?? "no vertical-edge toolbar"
+        let osLines = wrap(
+            "\(os) · arrangement \(r.arrangement.rawValue)" + (r.osRule.map { " (\($0))" } ?? "") + " · \(toolbarText)",
+            width: max(40, Int((width - 2 * pad) / 6.2))
+        )
+        let titleHeight = 41.0 + 14 * Double(osLines.count) + 13 * Double(whyLines.count)
         let height = screen.height + 2 * pad + titleHeight + presentationHeight
         var s = """
             <svg xmlns="http://www.w3.org/2000/svg" width="\(n(width))" height="\(n(height))" \
@@ -51,6 +67,13 @@ public enum LayoutRenderer {
             "\(r.screenLayout.rawValue) · \(r.arrangement.rawValue) · \(r.horizontalSizeClass.rawValue) width x \(r.verticalSizeClass.rawValue) height · invariants \(r.invariants.filter(\.holds).count)/\(r.invariants.count) hold",
             size: 11
         )
+        for (i, line) in osLines.enumerated() {
+            s += text(pad, 49 + 14 * Double(i), line, size: 11)
+        }
+        let whyTop = 49 + 14 * Double(osLines.count)
+        for (i, line) in whyLines.enumerated() {
+            s += text(pad, whyTop + 13 * Double(i), line, size: 10)
+        }
         s += "<g transform=\"translate(\(n(pad)) \(n(pad + titleHeight)))\">\n"
         s += rect(screen, fill: "#f4f4f4", stroke: "#999999", dash: "6 3", extra: "")
         s += rect(p.window, fill: "#ffffff", stroke: "#222222", dash: nil, extra: "")
@@ -133,6 +156,7 @@ public enum LayoutRenderer {
         var legend: [String] = []
         let tags: [RectRole: Character] = [
             .header: "H", .card: "C", .sheet: "S", .toast: "T", .mapButton: "B", .keyboard: "K", .column: "L",
+            .toolbar: "V",
         ]
         for nr in r.rects {
             guard let tag = tags[nr.role], !nr.rect.isEmpty else { continue }
@@ -166,6 +190,12 @@ public enum LayoutRenderer {
             "\(r.screenLayout.rawValue) → \(r.arrangement.rawValue); · focus ░ reserved",
             legend.joined(separator: "  "),
         ]
+        if r.osRule != nil || r.toolbar != nil {
+            footer.append(
+                "iOS \(r.osVersion)"
+                    + (r.toolbar.map { " · toolbar \($0.edge.rawValue): \($0.items.count) items" } ?? "")
+            )
+        }
         let failed = r.failedInvariants
         footer.append(
             failed.isEmpty
@@ -221,6 +251,12 @@ public enum LayoutRenderer {
             return rect(r, fill: "#d62728", stroke: nil, dash: nil, extra: " rx=\"6\"")
         case .content:
             return rect(r, fill: "#f0e6ff", stroke: "#9467bd", dash: nil, extra: "")
+        case .toolbar:
+            return rect(r, fill: "#d9e2f2", stroke: "#5b6f99", dash: nil, extra: "")
+        case .toolbarItem:
+            return rect(r, fill: "#ffffff", stroke: "#5b6f99", dash: nil, extra: " rx=\"\(n(r.width / 2))\"")
+        case .button:
+            return rect(r, fill: "#fff4d6", stroke: "#b8860b", dash: nil, extra: " rx=\"6\"")
         default:
             return rect(r, fill: "#ffffff", stroke: "#444444", dash: nil, extra: " fill-opacity=\"0.92\" rx=\"6\"")
 

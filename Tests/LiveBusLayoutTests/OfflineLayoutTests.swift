@@ -23,6 +23,55 @@ struct OfflineLayoutTests {
         #expect(try OfflineLayoutRequest.parseWindow("561.5x744") == Size(width: 561.5, height: 744))
     }
 
+    /// `--os` reaches the layout: 26.4 gets the fallback on the unfolded Duo, the default (newest) the split; an
+    /// unparseable version is rejected with `invalid-os-version`. Source: LiveBus issue 11 ("`livebus layout` and
+    /// `livebus attach` take the OS version into account"); field report 000.
+    @Test func osVersionWord() throws {
+        let words = { (os: String?) throws(LayoutError) -> OfflineLayoutRequest in
+            if let os {
+                return try OfflineLayoutRequest.parse(
+                    device: "iphone-duo",
+                    foldState: "flat",
+                    orientation: "landscape",
+                    window: "full",
+                    screen: "overlay",
+                    tags: "0",
+                    os: os
+                )
+            }
+            return try OfflineLayoutRequest.parse(
+                device: "iphone-duo",
+                foldState: "flat",
+                orientation: "landscape",
+                window: "full",
+                screen: "overlay",
+                tags: "0"
+            )
+        }
+        let old = try words("26.4")
+        #expect(old.osVersion == OSVersion(26, 4))
+        let (_, fallback) = try OfflineLayout.run(old, catalog: testCatalog)
+        #expect(fallback.arrangement == .vertical)
+        #expect(
+            fallback.osRule
+                == "iOS 26.4 < 27.1: ArrangementView unavailable, cards layered over the full-screen map (fallback)"
+        )
+        #expect(fallback.toolbar == nil)
+        let newest = try words(nil)
+        #expect(newest.osVersion == .newest)
+        let (_, split) = try OfflineLayout.run(newest, catalog: testCatalog)
+        #expect(split.arrangement == .horizontal)
+        #expect(split.toolbar?.items.count == 3)
+        #expect(
+            throws: LayoutError(
+                .invalidOSVersion,
+                "OS version '27,1' is not MAJOR.MINOR[.PATCH]; give e.g. 26.4 or 27.1 (ArrangementView and the vertical-edge toolbar need 27.1), or 'newest' for 27.1"
+            )
+        ) {
+            try words("27,1")
+        }
+    }
+
     /// Bad words are rejected with the valid values listed.
     @Test(arguments: [
         ("fold", "open", "fold state 'open' is not valid; valid: flat, half-opened, folded"),

@@ -33,11 +33,17 @@ struct PropertyTests {
     /// 200 by default; set LAYOUT_PROPERTY_WINDOWS for a deeper run.
     static let windowsPerCase = Int(ProcessInfo.processInfo.environment["LAYOUT_PROPERTY_WINDOWS"] ?? "") ?? 200
 
-    /// Every catalog device × fold state × orientation × 200 seeded windows × every screen layout: rects inside
+    /// OS versions sampled per window: before, at and after iOS 27.1 (ArrangementView, vertical-edge toolbar).
+    static let osVersions = ["26.0", "26.4", "27.0", "27.1", "27.1.1", "27.2"].compactMap { OSVersion($0) }
+
+    /// Every catalog device × fold state × orientation × 200 seeded windows (each with a seeded OS version) × every
+    /// screen layout: rects inside
     /// the window (interactive ones inside the safe area), nothing interactive across the reserved region, focus
     /// area non-empty and clear of covering rects, fitting area inside it, card column on the right in the
-    /// horizontal arrangement, sheets and toasts in the card column, column ≤ 520 pt. Source: LiveBus issue
-    /// "Posture" (Done when, property tests); field report 000.
+    /// horizontal arrangement, sheets and toasts in the card column, column ≤ 520 pt; each screen button drawn at most
+    /// once, in the toolbar exactly when the vertical bar is in the window on iOS ≥ 27.1, toolbar items clear of the
+    /// reserved region; an unfolded iOS foldable before 27.1 never splits. Source: LiveBus issue "Posture" (Done
+    /// when, property tests), issue 11 (OS versions); field report 000.
     @Test(arguments: catalog.devices.map(\.id))
     func invariantsHoldForRandomWindows(deviceID: String) throws {
         let device = try Self.catalog.device(deviceID)
@@ -46,6 +52,7 @@ struct PropertyTests {
             for orientation in Orientation.allCases {
                 let screen = device.screen(for: fold)!.size(in: orientation)
                 var rng = SplitMix64(seed: stableSeed("\(deviceID)/\(fold.rawValue)/\(orientation.rawValue)"))
+                var osRng = SplitMix64(seed: stableSeed("\(deviceID)/\(fold.rawValue)/\(orientation.rawValue)/os"))
                 let minimum = Self.catalog.defaults.minimumWindowEdge
                 for i in 0..<Self.windowsPerCase {
                     let size =
@@ -58,12 +65,14 @@ struct PropertyTests {
                     let focused = Bool.random(using: &rng)
                     let keyboard =
                         focused ? (Double.random(in: 0...(0.4 * size.height), using: &rng)).rounded(.down) : 0
+                    let os = Self.osVersions.randomElement(using: &osRng)!
                     let posture = Posture(
                         deviceID: deviceID,
                         foldState: fold,
                         orientation: orientation,
                         windowSize: size,
-                        keyboardHeight: keyboard
+                        keyboardHeight: keyboard,
+                        osVersion: os
                     )
                     let resolved = try resolve(posture, in: Self.catalog)
                     let tags = Int.random(in: 0...14, using: &rng)
@@ -92,7 +101,7 @@ struct PropertyTests {
                                 """
                                 layout broke for Posture(deviceID: "\(deviceID)", foldState: .\(fold), \
                                 orientation: .\(orientation), windowSize: Size(width: \(size.width), height: \(size.height)), \
-                                keyboardHeight: \(keyboard)), screen: .\(screenLayout), tags: \(tags), \
+                                keyboardHeight: \(keyboard), osVersion: OSVersion("\(os)")!), screen: .\(screenLayout), tags: \(tags), \
                                 textFieldFocused: \(focused), showSheet: \(showSheet), showToast: \(showToast), \
                                 riderShift: \(riderShift)
                                 \(problems.joined(separator: "\n"))
@@ -122,6 +131,40 @@ struct PropertyTests {
         if let keep = p.keepOutRegion {
             for nr in interactive where nr.rect.intersects(keep) {
                 problems.append("\(nr.name) \(nr.rect) crosses the reserved region \(keep)")
+            }
+        }
+        // Screen buttons and the vertical-edge toolbar (issue 11).
+        let toolbarExpected = p.verticalBar != nil && p.osVersion >= OSVersion(27, 1)
+        if (r.toolbar != nil) != toolbarExpected {
+            problems.append(
+                "toolbar \(r.toolbar == nil ? "missing" : "present") on iOS \(p.osVersion), bar \(String(describing: p.verticalBar))"
+            )
+        }
+        let buttons = r.rects.filter { $0.role == .button || $0.role == .toolbarItem }
+        for kind in ScreenButton.allCases {
+            let copies = buttons.filter { $0.name.hasSuffix(".\(kind.rawValue)") }
+            if copies.count > 1 { problems.append("\(kind) drawn \(copies.count) times") }
+        }
+        if toolbarExpected && r.rects.contains(where: { $0.role == .button }) {
+            problems.append("a button stayed in the screen although the toolbar is there")
+        }
+        if let toolbar = r.toolbar {
+            if toolbar.items.map(\.name) != r.rects.filter({ $0.role == .toolbarItem }).map(\.name) {
+                problems.append("toolbar items and toolbarItem rects differ")
+            }
+            for item in toolbar.items {
+                if !toolbar.rect.contains(item.rect) { problems.append("\(item.name) outside the toolbar") }
+                if let keep = p.keepOutRegion, item.rect.intersects(keep) {
+                    problems.append("\(item.name) in the reserved region")
+                }
+            }
+        }
+        let unfoldedIOSFoldable =
+            p.device.platform == "ios" && p.device.screen(for: p.posture.foldState)?.hinge != nil
+        if r.screenLayout == .overlay && unfoldedIOSFoldable && p.osVersion < OSVersion(27, 1) {
+            if r.arrangement == .horizontal { problems.append("split before iOS 27.1") }
+            if r.osRule?.hasPrefix("iOS \(p.osVersion) < 27.1: ArrangementView unavailable") != true {
+                problems.append("no OS rule in \(r.reason)")
             }
         }
         if p.posture.foldState == .halfOpened && p.hinge != nil && p.reservedRegion == nil {

@@ -69,6 +69,43 @@ struct RendererTests {
         #expect(svg.contains(">1:27<"))
     }
 
+    /// The SVG title names the OS version, the arrangement, the OS rule that chose it and the toolbar, then the
+    /// whole reason. Source: LiveBus issue 11 ("the SVG names the arrangement chosen and why").
+    @Test func svgTitleNamesTheOSRule() throws {
+        let (input, r) = try OfflineLayout.run(Self.examples["iphone-duo-flat-ios26.4"]!, catalog: testCatalog)
+        let svg = Self.title(LayoutRenderer.svg(r, input: input))
+        #expect(
+            svg.contains(
+                "iOS 26.4 · arrangement vertical (iOS 26.4 &lt; 27.1: ArrangementView unavailable, cards layered over "
+                    + "the full-screen map (fallback)) · no vertical-edge toolbar why:"
+            )
+        )
+        #expect(svg.contains(" why: iOS 26.4 &lt; 27.1: ArrangementView unavailable"))
+        #expect(LayoutRenderer.svg(r, input: input).contains(">button.back<"))
+        let (newInput, newest) = try Self.example(.flat)
+        let split = Self.title(LayoutRenderer.svg(newest, input: newInput))
+        #expect(
+            split.contains(
+                "· toolbar on the right edge: back (cancellationAction), close (cancellationAction), "
+                    + "primaryAction (primaryAction) why:"
+            )
+        )
+        let drawing = LayoutRenderer.svg(newest, input: newInput)
+        #expect(drawing.contains(">toolbar.back<"))
+        #expect(!drawing.contains(">button.back<"))
+    }
+
+    /// The title lines (above the drawing) joined with spaces, undoing the wrapping.
+    static func title(_ svg: String) -> String {
+        let head = svg.components(separatedBy: "<g transform").first ?? ""
+        return head.components(separatedBy: "\n").compactMap { line -> String? in
+            guard line.hasPrefix("<text"), let open = line.firstIndex(of: ">"), line.hasSuffix("</text>") else {
+                return nil
+            }
+            return String(line[line.index(after: open)...].dropLast("</text>".count))
+        }.joined(separator: " ")
+    }
+
     static let examples: [String: OfflineLayoutRequest] = [
         "iphone-duo-flat": OfflineLayoutRequest(deviceID: "iphone-duo", orientation: .landscape, tags: 3),
         "iphone-duo-half-opened": OfflineLayoutRequest(
@@ -78,6 +115,12 @@ struct RendererTests {
             tags: 3
         ),
         "iphone-duo-folded": OfflineLayoutRequest(deviceID: "iphone-duo", foldState: .folded, tags: 3),
+        "iphone-duo-flat-ios26.4": OfflineLayoutRequest(
+            deviceID: "iphone-duo",
+            orientation: .landscape,
+            tags: 3,
+            osVersion: OSVersion(26, 4)
+        ),
         "galaxy-z-flip6-half-opened": OfflineLayoutRequest(deviceID: "galaxy-z-flip6", foldState: .halfOpened, tags: 3),
         "iphone-16-pro-flat": OfflineLayoutRequest(
             deviceID: "iphone-16-pro",

@@ -17,10 +17,18 @@ func posture(
     _ fold: FoldState = .flat,
     _ orientation: Orientation = .portrait,
     window: Size? = nil,
-    keyboard: Double = 0
+    keyboard: Double = 0,
+    os: OSVersion = .newest
 ) throws -> ResolvedPosture {
     try resolve(
-        Posture(deviceID: id, foldState: fold, orientation: orientation, windowSize: window, keyboardHeight: keyboard),
+        Posture(
+            deviceID: id,
+            foldState: fold,
+            orientation: orientation,
+            windowSize: window,
+            keyboardHeight: keyboard,
+            osVersion: os
+        ),
         in: testCatalog
     )
 }
@@ -39,9 +47,11 @@ func layout(
     toast: Bool = false,
     markers: [MapMarker] = OfflineLayoutRequest.sampleMarkers,
     liveActivity: LiveActivityContent? = nil,
-    measurer: any TextMeasurer = ApproximateTextMeasurer()
+    measurer: any TextMeasurer = ApproximateTextMeasurer(),
+    os: OSVersion = .newest,
+    buttons: [ScreenButton] = ScreenButton.allCases
 ) throws -> LayoutResult {
-    let p = try posture(id, fold, orientation, window: window, keyboard: keyboard)
+    let p = try posture(id, fold, orientation, window: window, keyboard: keyboard, os: os)
     return LayoutEngine.layout(
         LayoutInput(
             posture: p,
@@ -52,6 +62,7 @@ func layout(
             showSheet: sheet,
             showToast: toast,
             liveActivity: liveActivity,
+            buttons: buttons,
             measurer: measurer
         )
     )
