@@ -81,6 +81,21 @@ public struct ActivityPlan: Codable, Sendable, Equatable {
         assignments.first { $0.id == id }
     }
 
+    /// The presentations a view draws for an activity: its Dynamic Island presentation (compact leading and
+    /// trailing, or minimal; none without a Dynamic Island) and the Lock Screen. The expanded presentation appears
+    /// only on touch and hold, so it is not planned.
+    ///
+    /// - Parameters:
+    ///   - id: the activity id.
+    ///   - hasDynamicIsland: false on screens without one (``ResolvedPosture/dynamicIsland`` is nil).
+    /// - Returns: the kinds in drawing order, empty for an unknown id.
+    /// - Note: Source: live-activities.md §4.1 (presentations; on devices without the Dynamic Island updates show
+    ///   the Lock Screen presentation).
+    public func presentationKinds(for id: String, hasDynamicIsland: Bool = true) -> [PresentationKind] {
+        guard let a = assignment(id) else { return [] }
+        return (hasDynamicIsland ? a.island.presentationKinds : []) + [.lockScreen]
+    }
+
     /// The activity shown in a Dynamic Island presentation, if any.
     ///
     /// - Parameter presentation: `compact`, `minimalAttached` or `minimalDetached`.

@@ -43,6 +43,23 @@ struct ActivityPresentationPlannerTests {
         )
     }
 
+    /// What the view draws per activity: the island presentation's kinds, then the Lock Screen; only the Lock Screen
+    /// without a Dynamic Island. Source: live-activities.md §4.1.
+    @Test func presentationKindsPerActivity() {
+        let plan = ActivityPresentationPlanner.plan([
+            A(id: "a", relevanceScore: 10, startOrdinal: 0),
+            A(id: "b", relevanceScore: 20, startOrdinal: 1),
+            A(id: "c", relevanceScore: 5, startOrdinal: 2),
+        ])
+        #expect(plan.presentationKinds(for: "b") == [.minimal, .lockScreen])
+        #expect(plan.presentationKinds(for: "a") == [.minimal, .lockScreen])
+        #expect(plan.presentationKinds(for: "c") == [.lockScreen])
+        #expect(plan.presentationKinds(for: "b", hasDynamicIsland: false) == [.lockScreen])
+        #expect(plan.presentationKinds(for: "zzz").isEmpty)
+        let one = ActivityPresentationPlanner.plan([A(id: "a", startOrdinal: 0)])
+        #expect(one.presentationKinds(for: "a") == [.compactLeading, .compactTrailing, .lockScreen])
+    }
+
     /// Equal scores: the first started wins, whatever the input order; the reason says so. Source: live-activities.md
     /// §1.1 ("the system shows the first Live Activity you started in the Dynamic Island").
     @Test func equalScoresGoToTheFirstStarted() {
