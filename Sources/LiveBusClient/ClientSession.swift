@@ -96,7 +96,7 @@ public final class ClientSession {
     private var catchingUpTopics: Set<String> = []
     private var rng = ClockSimulationRandom(seed: 0x5EED)
     /// Duplicates ignored, gaps repaired, snapshots applied.
-    public private(set) var counters = (duplicates: 0, gapsRepaired: 0, snapshots: 0, reconnects: 0)
+    public private(set) var counters = (duplicates: 0, gapsRepaired: 0, snapshots: 0, reconnects: 0, reconversions: 0)
 
     /// Each applied (or refused) event and each activity transition.
     public var onUpdate: ((AppliedUpdate) -> Void)?
@@ -338,6 +338,12 @@ public final class ClientSession {
     private func receiveEvent(_ f: Frame, _ body: EventBody) {
         var r = replicas[f.topic, default: TopicReplica()]
         defer { replicas[f.topic] = r }
+        if f.flags.contains(.reconvert) && f.sequence == r.sequence {
+            // Same event, instants re-expressed for this phone's clock: update the countdown and stale date.
+            counters.reconversions += 1
+            apply(f, body, replica: &r)
+            return
+        }
         if f.sequence <= r.sequence {
             counters.duplicates += 1
             return
@@ -415,10 +421,12 @@ public final class ClientSession {
             verdict = board.apply(update, at: nowC)
         }
         let activity = board.activity(orderID)
-        let delivery: String? = f.flags.contains(.snapshot) ? "snapshot" : f.flags.contains(.replay) ? "replay" : nil
+        let delivery: String? =
+            f.flags.contains(.reconvert)
+            ? "reconvert" : f.flags.contains(.snapshot) ? "snapshot" : f.flags.contains(.replay) ? "replay" : nil
         onUpdate?(
             AppliedUpdate(
-                type: "update",
+                type: f.flags.contains(.reconvert) ? "reconvert" : "update",
                 session: name,
                 topic: f.topic,
                 order: orderID,

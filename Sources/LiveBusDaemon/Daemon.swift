@@ -525,7 +525,9 @@ public final class Daemon {
         let now = clock.now()
         let b = e.body
         let (ts, unc) = s.toClient(ServerInstant(millisecondsSinceEpoch: b.timestamp), now: now)
-        let eta = s.toClient(ServerInstant(millisecondsSinceEpoch: b.contentState.etaTarget), now: now).0
+        let etaConverted = s.convert(ServerInstant(millisecondsSinceEpoch: b.contentState.etaTarget), now: now)
+        let eta = etaConverted.client.millisecondsSinceEpoch
+        s.lastConverted[e.topic] = etaConverted
         let stale = b.staleDate.map { s.toClient(ServerInstant(millisecondsSinceEpoch: $0), now: now).0 }
         let dismissal = b.dismissalDate.map { s.toClient(ServerInstant(millisecondsSinceEpoch: $0), now: now).0 }
         let confirmed = s.toClient(ServerInstant(millisecondsSinceEpoch: b.contentState.lastConfirmed), now: now).0
@@ -550,7 +552,7 @@ public final class Daemon {
                     into: &buf
                 )
             }
-            s.lastSent[e.topic] = e.sequence
+            s.lastSent[e.topic] = max(s.lastSent[e.topic] ?? 0, e.sequence)
             s.eventsSent += 1
         } catch {
             logger.log(.error, "cannot encode event", [("topic", e.topic), ("error", "\(error)")])
@@ -645,6 +647,20 @@ public final class Daemon {
                 logger.log(.notice, "client clock step detected", [("session.id", s.id), ("event", "\(ev)")])
             }
         }
+        reconvertIfNeeded(s)
         armProbe(s, after: s.clock.nextProbeDelayMilliseconds(isBackground: s.appState != "foreground"))
+    }
+
+    /// Re-sends the latest event of each topic with freshly converted instants when the client's clock moved away
+    /// from what was sent (a step, drift, or a better estimate), so countdowns stay right in the phone's clock.
+    /// Source: Protocol/CLOCKSYNC.md (re-conversion).
+    func reconvertIfNeeded(_ s: Session) {
+        let now = clock.now()
+        for (topic, sent) in s.lastConverted where s.clock.needsReconversion(sent, now: now) {
+            guard let latest = store.latest(topic: topic), latest.sequence == s.lastSent[topic] else { continue }
+            var flags: FrameFlags = [.reconvert]
+            if latest.isTerminal { flags.insert(.terminal) }
+            write(latest, to: s, flags: flags)
+        }
     }
 }

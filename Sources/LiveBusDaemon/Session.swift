@@ -26,6 +26,8 @@ final class Session {
     var patterns: [String] = []
     /// Topic → highest sequence written to this session.
     var lastSent: [String: UInt64] = [:]
+    /// Topic → the ETA target as last converted for this session (to re-send after steps and drift).
+    var lastConverted: [String: ConvertedInstant] = [:]
     /// Topic → highest sequence the client acknowledged.
     var lastAcked: [String: UInt64] = [:]
     var clock = ClockSync()
@@ -57,6 +59,17 @@ final class Session {
 
     func isSubscribed(to topic: String) -> Bool {
         patterns.contains { Topic.matches(pattern: $0, topic: topic) }
+    }
+
+    /// Converts a server instant into this session's clock, keeping the full conversion.
+    func convert(_ s: ServerInstant, now: ServerInstant) -> ConvertedInstant {
+        if let c = clock.toClient(s, now: now) { return c }
+        let off = Int64(handshakeOffsetMilliseconds.rounded())
+        return ConvertedInstant(
+            client: ClientInstant(millisecondsSinceEpoch: s.millisecondsSinceEpoch + off),
+            server: s,
+            uncertaintyMilliseconds: 1000
+        )
     }
 
     /// Converts a server instant into this session's clock.

@@ -67,8 +67,12 @@ public struct FrameFlags: OptionSet, Sendable, Hashable {
     /// The EVENT is a terminal event (delivered, canceled, end); it is never coalesced away.
     public static let terminal = FrameFlags(rawValue: 1 << 2)
 
+    /// The EVENT repeats the session's latest sequence with its instants converted again for the client's clock
+    /// (after a clock step, a better estimate, or drift); content is unchanged.
+    public static let reconvert = FrameFlags(rawValue: 1 << 3)
+
     /// Every bit v1 defines; others must be zero.
-    public static let known: FrameFlags = [.replay, .snapshot, .terminal]
+    public static let known: FrameFlags = [.replay, .snapshot, .terminal, .reconvert]
 }
 
 /// One frame: a fixed header, a topic and a body.
