@@ -1,2 +1,357 @@
 /// The version of the end-to-end scenario format this build reads (`Protocol/E2E.md`).
 public let e2eScenarioFormatVersion = 1
+
+/// One end-to-end scenario file (`Protocol/E2E.md` §2): what the backend plays, which phones attach, what happens
+/// to them and to the daemon, and the tolerances the invariants use.
+///
+/// Times in ``E2EAction/atMilliseconds`` and ``durationMilliseconds`` are **scenario time**: the runner maps them to
+/// the host's wall clock as `start + scenarioTime / timeScale`, exactly as the daemon maps the backend timeline.
+public struct E2EScenario: Sendable, Equatable {
+    /// Format version; always ``e2eScenarioFormatVersion``.
+    public var version: Int
+    /// The scenario's name (table, report).
+    public var name: String
+    /// Free text.
+    public var description: String?
+    /// What the daemon's backend simulator plays.
+    public var backend: E2EBackend
+    /// Default speed-up (scenario time / wall time); `livebus e2e --time-scale` overrides it.
+    public var timeScale: Double
+    /// Seed for the daemon and every seeded choice; `livebus e2e --seed` overrides it.
+    public var seed: UInt64
+    /// How long the timeline runs, scenario milliseconds; convergence is checked after it.
+    public var durationMilliseconds: Int64
+    /// How long the runner waits after ``durationMilliseconds`` for every session to converge, wall milliseconds.
+    public var settleMilliseconds: Int64
+    /// The sessions, with `count` already expanded (`name-1` … `name-N`).
+    public var sessions: [E2ESessionSpec]
+    /// The actions in time order, with `repeat` and toxic `duration` already expanded.
+    public var actions: [E2EAction]
+    /// What the backend must end with and which invariants apply.
+    public var expect: E2EExpectations
+    /// The tolerances of the timing invariants.
+    public var tolerances: E2ETolerances
+
+    /// Creates a scenario (tests build them directly; files go through ``E2EScenarioDecoder``).
+    public init(
+        name: String,
+        backend: E2EBackend = .none,
+        timeScale: Double = 10,
+        seed: UInt64 = 1,
+        durationMilliseconds: Int64 = 0,
+        settleMilliseconds: Int64 = 5000,
+        sessions: [E2ESessionSpec] = [],
+        actions: [E2EAction] = [],
+        expect: E2EExpectations = E2EExpectations(),
+        tolerances: E2ETolerances = E2ETolerances(),
+        description: String? = nil
+    ) {
+        self.version = e2eScenarioFormatVersion
+        self.name = name
+        self.description = description
+        self.backend = backend
+        self.timeScale = timeScale
+        self.seed = seed
+        self.durationMilliseconds = durationMilliseconds
+        self.settleMilliseconds = settleMilliseconds
+        self.sessions = sessions
+        self.actions = actions
+        self.expect = expect
+        self.tolerances = tolerances
+    }
+
+    /// The sessions an action's target names, in file order.
+    /// - Parameter target: `all`, a session name, or the base name of a `count` group.
+    /// - Returns: the matching session names (empty when nothing matches).
+    public func sessionNames(for target: E2ESessionTarget) -> [String] {
+        switch target {
+        case .all: return sessions.map(\.name)
+        case .named(let n): return sessions.filter { $0.name == n || $0.group == n }.map(\.name)
+        }
+    }
+}
+
+/// What the daemon's backend simulator plays (`livebusd --scenario`).
+public enum E2EBackend: Sendable, Equatable {
+    /// Nothing: orders come only from `createOrder` actions.
+    case none
+    /// A built-in timeline, e.g. `demo-120s`.
+    case builtin(String)
+    /// A backend timeline file (`Protocol/SCENARIOS.md`), path resolved against the scenario file's directory.
+    case timeline(path: String)
+    /// `random:K`: K orders with realistic timings.
+    case random(orders: Int)
+
+    /// The `livebusd --scenario` argument, or nil for none.
+    public var daemonArgument: String? {
+        switch self {
+        case .none: nil
+        case .builtin(let n): n
+        case .timeline(let p): p
+        case .random(let k): "random:\(k)"
+        }
+    }
+}
+
+/// Which client implementation a session runs.
+public enum E2EClientKind: String, Sendable, Equatable, CaseIterable {
+    /// `livebus attach --json` (Swift).
+    case swift
+    /// `tools/pyclient/livebus_client.py attach` (Python).
+    case python
+}
+
+/// A device posture as the wire carries it (`PROTOCOL.md` §4.1).
+public struct E2EPosture: Sendable, Equatable {
+    /// `flat`, `half-opened` or `folded`.
+    public var foldState: String
+    /// `portrait` or `landscape`.
+    public var orientation: String
+    /// Window width, points; nil = full screen.
+    public var windowWidth: Double?
+    /// Window height, points; nil = full screen.
+    public var windowHeight: Double?
+
+    /// Creates a posture.
+    public init(foldState: String, orientation: String, windowWidth: Double? = nil, windowHeight: Double? = nil) {
+        self.foldState = foldState
+        self.orientation = orientation
+        self.windowWidth = windowWidth
+        self.windowHeight = windowHeight
+    }
+
+    /// Fold states the format accepts.
+    public static let foldStates = ["flat", "half-opened", "folded"]
+    /// Orientations the format accepts.
+    public static let orientations = ["portrait", "landscape"]
+}
+
+/// One phone (`Protocol/E2E.md` §2.2).
+public struct E2ESessionSpec: Sendable, Equatable {
+    /// Unique session name (the HELLO `name`).
+    public var name: String
+    /// The `name` before `count` expansion (equal to ``name`` without `count`).
+    public var group: String
+    /// Which client implementation runs it.
+    public var client: E2EClientKind
+    /// Catalog device id.
+    public var device: String
+    /// Posture at attach time.
+    public var posture: E2EPosture
+    /// App state at attach time: `foreground`, `background`, `suspended`, `terminated`.
+    public var appState: String
+    /// The phone's clock minus true time at attach, ms.
+    public var clockSkewMilliseconds: Int64
+    /// The phone's clock rate error, ppm (positive runs fast).
+    public var clockDriftPPM: Double
+    /// The language of the phone (`ko` or `en`): the Live Activity text its layout is measured with.
+    public var language: String
+    /// The scenario-time delay before this session attaches, ms.
+    public var attachAtMilliseconds: Int64
+    /// The 1-based line of the session's object in the file.
+    public var line: Int
+
+    /// Creates a session.
+    public init(
+        name: String,
+        client: E2EClientKind = .swift,
+        device: String = "iphone-16-pro",
+        posture: E2EPosture = E2EPosture(foldState: "flat", orientation: "portrait"),
+        appState: String = "foreground",
+        clockSkewMilliseconds: Int64 = 0,
+        clockDriftPPM: Double = 0,
+        language: String = "ko",
+        attachAtMilliseconds: Int64 = 0,
+        group: String? = nil,
+        line: Int = 0
+    ) {
+        self.name = name
+        self.group = group ?? name
+        self.client = client
+        self.device = device
+        self.posture = posture
+        self.appState = appState
+        self.clockSkewMilliseconds = clockSkewMilliseconds
+        self.clockDriftPPM = clockDriftPPM
+        self.language = language
+        self.attachAtMilliseconds = attachAtMilliseconds
+        self.line = line
+    }
+
+    /// App states the format accepts.
+    public static let appStates = ["foreground", "background", "suspended", "terminated"]
+}
+
+/// Which sessions an action addresses.
+public enum E2ESessionTarget: Sendable, Equatable, CustomStringConvertible {
+    /// Every session.
+    case all
+    /// One session, or every session of a `count` group.
+    case named(String)
+
+    public var description: String {
+        switch self {
+        case .all: "all"
+        case .named(let n): n
+        }
+    }
+}
+
+/// Whom a toxic applies to (`fault.add` `target`).
+public enum E2EToxicTarget: Sendable, Equatable {
+    /// One session by name.
+    case session(String)
+    /// `all`, `minority` or `majority` of the sessions.
+    case scope(String)
+}
+
+/// One toxic (`fault.add`): a network fault between the daemon and its sessions.
+public struct E2EToxic: Sendable, Equatable {
+    /// The label a `removeToxic` action names.
+    public var label: String
+    /// `latency`, `bandwidth`, `slicer`, `timeout`, `reset_peer`, `limit_data`, `drop`, `duplicate`, `reorder`,
+    /// `corrupt` or `partition`.
+    public var toxic: String
+    /// Whom it applies to.
+    public var target: E2EToxicTarget
+    /// `down` (daemon → client) or `up`.
+    public var direction: String
+    /// The toxic's parameters (numbers only), as `fault.add` takes them.
+    public var params: [String: Double]
+    /// The fraction of connections or frames it applies to, 0…1.
+    public var toxicity: Double?
+    /// Seed of the toxic's random choices.
+    public var seed: UInt64?
+
+    /// Each toxic's parameters and their allowed ranges (`Protocol/E2E.md` §2.4).
+    public static let parameters: [String: [String: ClosedRange<Double>]] = [
+        "latency": ["latencyMs": 0...600_000, "jitterMs": 0...600_000],
+        "bandwidth": ["kbps": 0.001...10_000_000],
+        "slicer": ["averageSize": 1...65536, "sizeVariation": 0...65536, "delayUs": 0...10_000_000],
+        "timeout": ["timeoutMs": 0...3_600_000],
+        "reset_peer": ["timeoutMs": 0...3_600_000],
+        "limit_data": ["bytes": 0...1e12],
+        "drop": ["probability": 0...1],
+        "duplicate": ["probability": 0...1],
+        "reorder": ["window": 1...10_000, "probability": 0...1],
+        "corrupt": ["probability": 0...1],
+        "partition": ["durationMs": 0...3_600_000],
+    ]
+}
+
+/// What a cancel request is expected to do.
+public enum E2ECancelExpectation: String, Sendable, Equatable {
+    /// The order ends `canceled`.
+    case canceled
+    /// The backend refuses (`cancelFailed`); the order carries on.
+    case cancelFailed
+    /// Either is fine.
+    case any
+}
+
+/// One thing that happens at a scenario time (`Protocol/E2E.md` §2.3).
+public struct E2EAction: Sendable, Equatable {
+    /// What happens.
+    public enum Kind: Sendable, Equatable {
+        /// `session.posture`: the phones fold, unfold, rotate or resize.
+        case posture(E2ESessionTarget, E2EPosture)
+        /// `session.app-state`: the app goes to the background or comes back.
+        case appState(E2ESessionTarget, String)
+        /// `order.create`.
+        case createOrder(id: String?, customer: String?)
+        /// `order.cancel`, with the expected outcome.
+        case cancelOrder(order: String, expect: E2ECancelExpectation)
+        /// `backend.stall`: no news about one order (or any) for a duration, scenario ms (the runner divides by the
+        /// time scale before sending it).
+        case backendStall(order: String?, durationMilliseconds: Int64)
+        /// `fault.add`.
+        case addToxic(E2EToxic)
+        /// `fault.remove` by label, or all toxics (nil).
+        case removeToxic(label: String?)
+        /// `session.clock`: step the phone's clock (ms) and/or set its drift (ppm).
+        case clock(E2ESessionTarget, stepMilliseconds: Int64?, driftPPM: Double?)
+        /// `kill -9` the daemon.
+        case killDaemon
+        /// Start a new daemon on the same socket and data dir.
+        case restartDaemon
+        /// SIGSTOP a client process (it stops reading: a slow consumer).
+        case suspendClient(E2ESessionTarget)
+        /// SIGCONT a suspended client process.
+        case resumeClient(E2ESessionTarget)
+    }
+
+    /// When, scenario milliseconds from the start.
+    public var atMilliseconds: Int64
+    /// What.
+    public var kind: Kind
+    /// The 1-based line of the action's object in the file.
+    public var line: Int
+    /// Free text.
+    public var note: String?
+
+    /// Creates an action.
+    public init(at atMilliseconds: Int64, _ kind: Kind, line: Int = 0, note: String? = nil) {
+        self.atMilliseconds = atMilliseconds
+        self.kind = kind
+        self.line = line
+        self.note = note
+    }
+
+    /// The action's type word as written in files.
+    public var typeName: String {
+        switch kind {
+        case .posture: "posture"
+        case .appState: "appState"
+        case .createOrder: "createOrder"
+        case .cancelOrder: "cancelOrder"
+        case .backendStall: "backendStall"
+        case .addToxic: "addToxic"
+        case .removeToxic: "removeToxic"
+        case .clock: "clock"
+        case .killDaemon: "killDaemon"
+        case .restartDaemon: "restartDaemon"
+        case .suspendClient: "suspendClient"
+        case .resumeClient: "resumeClient"
+        }
+    }
+}
+
+/// What must hold at the end besides the invariants.
+public struct E2EExpectations: Sendable, Equatable {
+    /// The backend's final status per order id (checked against `order.list` at the end).
+    public var finalStatus: [String: String]
+    /// At least this many orders exist at the end.
+    public var minimumOrders: Int
+
+    /// Creates expectations.
+    public init(finalStatus: [String: String] = [:], minimumOrders: Int = 1) {
+        self.finalStatus = finalStatus
+        self.minimumOrders = minimumOrders
+    }
+}
+
+/// The tolerances of the timing invariants (`Protocol/E2E.md` §3), all on the true (host) clock.
+public struct E2ETolerances: Sendable, Equatable {
+    /// Shown remaining time vs. true remaining time: allowed error on top of the record's `uncertaintyMs`, ms.
+    public var remainingMilliseconds: Int64
+    /// How late after the stale date a phone may show stale (on top of `uncertaintyMs`), ms.
+    public var staleLatencyMilliseconds: Int64
+    /// After a clock step, drift change, daemon restart or a session's reconnect, how long timing checks of the
+    /// affected sessions are suspended, ms.
+    public var settleAfterDisturbanceMilliseconds: Int64
+    /// The daemon's resident memory must stay at or below this, MiB.
+    public var maximumDaemonRSSMiB: Double
+
+    /// Creates tolerances with the documented defaults.
+    public init(
+        remainingMilliseconds: Int64 = 500,
+        staleLatencyMilliseconds: Int64 = 1000,
+        settleAfterDisturbanceMilliseconds: Int64 = 3000,
+        maximumDaemonRSSMiB: Double = 512
+    ) {
+        self.remainingMilliseconds = remainingMilliseconds
+        self.staleLatencyMilliseconds = staleLatencyMilliseconds
+        self.settleAfterDisturbanceMilliseconds = settleAfterDisturbanceMilliseconds
+        self.maximumDaemonRSSMiB = maximumDaemonRSSMiB
+    }
+}
