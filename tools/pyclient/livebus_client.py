@@ -57,6 +57,10 @@ FLAG_REPLAY = 0x1
 FLAG_SNAPSHOT = 0x2
 FLAG_TERMINAL = 0x4
 KNOWN_FLAGS = FLAG_REPLAY | FLAG_SNAPSHOT | FLAG_TERMINAL
+# Not in PROTOCOL.md §2 (which says other bits must be 0), but livebusd sets bit 3 on the EVENT it re-sends with a
+# fresh `client` block for an already sent sequence (CLOCKSYNC.md §5 re-conversion). The codec stays strict by
+# default; the session client accepts this one bit so that a re-conversion is not a fatal malformedFrame.
+FLAG_RECONVERTED = 0x8
 
 ERROR_CODES = {
     "malformedFrame": 1,
@@ -163,14 +167,14 @@ def _check_length(length, max_frame_size):
         raise WireError("malformedFrame", "frame of %d bytes announced; a header is %d" % (length + 4, HEADER_SIZE))
 
 
-def _decode_whole(data):
+def _decode_whole(data, known_flags=KNOWN_FLAGS):
     """Decode one complete frame (`data` is exactly length + 4 bytes, length already checked)."""
     version, type_byte, flags, sequence, topic_length, reserved, crc = struct.unpack_from(">BBHQHHI", data, 4)
     if version != PROTOCOL_VERSION:
         raise WireError("unsupportedVersion", "frame version %d; this client speaks %d" % (version, PROTOCOL_VERSION))
     if type_byte not in FRAME_NAMES:
         raise WireError("unknownFrameType", "frame type 0x%02x" % type_byte)
-    if flags & ~KNOWN_FLAGS:
+    if flags & ~known_flags:
         raise WireError("malformedFrame", "unknown flag bits 0x%04x" % flags)
     if reserved != 0:
         raise WireError("malformedFrame", "reserved field is 0x%04x, must be 0" % reserved)
@@ -201,8 +205,9 @@ class FrameDecoder:
     """Streaming decoder: feed it bytes in any pieces; it returns the whole frames in. After a WireError the
     stream is unusable (every error is fatal for the connection)."""
 
-    def __init__(self, max_frame_size=MAX_FRAME_SIZE):
+    def __init__(self, max_frame_size=MAX_FRAME_SIZE, known_flags=KNOWN_FLAGS):
         self.max_frame_size = max_frame_size
+        self.known_flags = known_flags
         self._buffer = bytearray()
         self.error = None
 
@@ -225,7 +230,7 @@ class FrameDecoder:
                     break
                 whole = bytes(self._buffer[:length + 4])
                 del self._buffer[:length + 4]
-                frames.append(_decode_whole(whole))
+                frames.append(_decode_whole(whole, self.known_flags))
         except WireError as error:
             self.error = error
             if not frames:
@@ -292,6 +297,7 @@ class OrderBook:
         self.session = session
         self.topics = {}
         self.now_ms = now_ms or (lambda: int(time.time() * 1000))
+        self.refreshed = 0  # re-converted copies of applied events taken (fresh client instants)
 
     def topic(self, topic):
         state = self.topics.get(topic)
@@ -343,6 +349,13 @@ class OrderBook:
     def on_uptodate(self, topic, sequence):
         """UPTODATE {"sequence": latest}: returns RESEND requests if we are still behind with nothing held."""
         state = self.topic(topic)
+        if sequence < state.last:
+            # the daemon's topic is behind what we applied: its history is not the one we followed (it lost its
+            # state and numbers again from 1). Start the topic afresh and ask for all of it.
+            state = self.topics[topic] = TopicState()
+            state.uptodate = sequence
+            state.resend_from = 1
+            return [(topic, 1)] if sequence > 0 else []
         state.uptodate = sequence
         if sequence > state.last and not state.held:
             state.resend_from = state.last + 1
@@ -362,6 +375,7 @@ class OrderBook:
         client = body.get("client")
         if shared != state.shared or not isinstance(client, dict):
             return
+        self.refreshed += 1
         record = state.record
         if isinstance(client.get("etaTarget"), int):
             record["etaTarget"] = client["etaTarget"]
@@ -534,7 +548,7 @@ class SessionClient:
     def __init__(self, socket_path, name=None, device="iphone-16-pro", fold_state="flat", orientation="portrait",
                  app_state="foreground", window=None, os_version=None, clock=None, out=None, err=None,
                  reconnect=True, exit_when_delivered=False, duration_ms=None, posture_script=(),
-                 send_acks=False, verbose=False, unreachable_after_ms=30000):
+                 send_acks=False, verbose=False, unreachable_after_ms=30000, hello_time_error_ms=0):
         self.socket_path = socket_path
         self.name = name
         self.device = device
@@ -553,6 +567,7 @@ class SessionClient:
         self.send_acks = send_acks
         self.verbose = verbose
         self.unreachable_after_ms = unreachable_after_ms
+        self.hello_time_error_ms = hello_time_error_ms  # test hook: a HELLO clientTime off by this much
 
         self.book = OrderBook(name or "", self.clock.now_ms)
         self.records = []              # every record written, for tests
@@ -636,7 +651,7 @@ class SessionClient:
             body["os"] = self.os_version
         if self.resume_token:
             body["resume"] = {"token": self.resume_token, "topics": self.book.last_sequences()}
-        body["clientTime"] = self.clock.now_ms()  # as late as possible
+        body["clientTime"] = self.clock.now_ms() + self.hello_time_error_ms  # as late as possible
         self._send("HELLO", body)
 
     # -- the run loop
@@ -678,6 +693,7 @@ class SessionClient:
                 self._sock = sock
                 outcome = self._serve()
                 self._sock = None
+                self._set_sync("disconnected")
                 try:
                     sock.close()
                 except OSError:
@@ -789,7 +805,7 @@ class SessionClient:
     def _serve(self):
         """One connection: HELLO … until it closes. Returns ('welcomed', inner) once a WELCOME came, else inner;
         inner is ('lost',), ('exit', code), ('rejected-resume',) or ('refused-first',)."""
-        decoder = FrameDecoder()
+        decoder = FrameDecoder(known_flags=KNOWN_FLAGS | FLAG_RECONVERTED)
         welcomed = False
         self._catchup = None
         try:
@@ -890,7 +906,11 @@ class SessionClient:
         if name == "EVENT":
             if self._catchup is not None and self.sync_state == "catchingUp":
                 self._catchup["seen"].add(frame.topic)
+            refreshed = self.book.refreshed
             records, resends = self.book.on_event(frame.topic, frame.sequence, frame.flags, body)
+            if self.book.refreshed != refreshed:
+                self._log("re-converted instants for %s seq %d (flags 0x%x)" % (frame.topic, frame.sequence,
+                                                                                 frame.flags))
             for record in records:
                 self._emit(record)
                 if self.send_acks and record:

@@ -115,6 +115,22 @@ class EndToEndTests(unittest.TestCase):
         for record in records:
             self.assertIn(record["type"], ("update", "stale"))
         self.assertIn("client said bye", daemon.read_log())
+        self.assertNotIn("bad frame", err)
+
+    def test_reconverted_events_are_taken_without_reconnecting(self):
+        """A HELLO clientTime 400 ms off makes the daemon's first conversions wrong; once probes correct the
+        estimate it re-sends the same sequence with a fresh client block (flag bit 3, undocumented)."""
+        daemon = self.start_daemon("--scenario", "demo-120s", "--time-scale", "40")
+        time.sleep(0.6)  # let the first events be published, so they are converted with the HELLO offset
+        client = lb.SessionClient(daemon.socket, clock=lb.SimClock(SKEW_MS), out=io.StringIO(), err=io.StringIO(),
+                                  exit_when_delivered=True, hello_time_error_ms=400)
+        self.assertEqual(client.run(), 0)
+        self.assertEqual(client.connections, 1)
+        self.assertGreaterEqual(client.book.refreshed, 1)
+        updates = [r for r in client.records if r["type"] == "update"]
+        self.assertEqual([r["seq"] for r in updates], list(range(1, len(updates) + 1)))
+        # after the refresh, the shown ETA is on the probed clock again (not 400 ms off)
+        self.assertLess(abs(updates[-1]["etaTarget"] - updates[-1]["clientTime"]), 250)
 
     def test_resume_after_lost_connections(self):
         daemon = self.start_daemon("--scenario", "demo-120s", "--time-scale", "20")
@@ -130,6 +146,7 @@ class EndToEndTests(unittest.TestCase):
         self.assertEqual(client.returncode, 0, err)
         updates = [r for r in parse_lines(out) if r["type"] == "update"]
         self.assert_delivered_run(updates, before, after)
+        self.assertNotIn("bad frame", err)
         self.assertEqual(err.count("dropping the connection"), 2, err)
         self.assertEqual(err.count(", resumed"), 2, err)
         self.assertEqual(daemon.read_log().count("session resumed"), 2)
@@ -171,6 +188,45 @@ class EndToEndTests(unittest.TestCase):
                                                                                            "start"))
         self.assertGreater(first["etaTarget"], int(time.time() * 1000) + SKEW_MS - 1000)
         self.assertEqual(client.sync_state, "live")
+
+    def test_daemon_restart_resume_rejected_attaches_anew(self):
+        first = Daemon()
+        try:
+            out = io.StringIO()
+            err = io.StringIO()
+            client = lb.SessionClient(first.socket, name="keep", out=out, err=err)
+            thread = threading.Thread(target=client.run, daemon=True)
+            thread.start()
+            self.addCleanup(thread.join, 10)
+            self.addCleanup(client.stop)
+            time.sleep(0.5)
+            self.assertTrue(lb.admin_command(first.socket, "order.create", {"id": "R1"})["ok"])
+            deadline = time.monotonic() + 5
+            while not client.records and time.monotonic() < deadline:
+                time.sleep(0.05)
+            first.process.kill()  # a crash: the daemon's state is gone
+            first.process.wait()
+            socket_dir, socket_path = first.dir, first.socket
+            second = subprocess.Popen([DAEMON, "--socket", socket_path], stdout=subprocess.DEVNULL,
+                                      stderr=subprocess.DEVNULL)
+            self.addCleanup(lambda: (second.send_signal(signal.SIGTERM), second.wait(10)))
+            deadline = time.monotonic() + 10
+            while client.connections < 2 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            self.assertEqual(client.connections, 2, err.getvalue())
+            self.assertIn("resumeRejected", err.getvalue())
+            self.assertTrue(lb.admin_command(socket_path, "order.create", {"id": "R2"})["ok"])
+            deadline = time.monotonic() + 5
+            while len(client.records) < 2 and time.monotonic() < deadline:
+                time.sleep(0.05)
+            self.assertEqual([(r["order"], r["seq"], r["status"]) for r in client.records],
+                             [("R1", 1, "created"), ("R2", 1, "created")])
+            self.assertEqual(client.resumed_count, 0)
+        finally:
+            client.stop()
+            thread.join(10)
+            first.log.close()
+            self.addCleanup(first.dir.cleanup)
 
     @unittest.skipUnless(os.access(SWIFT_CLI, os.X_OK), "no Swift CLI at %s to mix clients" % SWIFT_CLI)
     def test_mixed_with_the_swift_client(self):

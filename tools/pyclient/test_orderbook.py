@@ -102,6 +102,16 @@ class SequenceRuleTests(unittest.TestCase):
         self.assertEqual(self.book.on_uptodate(TOPIC, 3), [(TOPIC, 2)])
         self.assertEqual(self.book.on_uptodate(TOPIC, 1), [])
 
+    def test_uptodate_behind_us_restarts_the_topic(self):
+        """A daemon that lost its state numbers from 1 again: its UPTODATE is below our last sequence."""
+        for seq in (1, 2, 3):
+            self.feed(seq)
+        self.assertEqual(self.feed(1), ([], []))  # looks like a duplicate until the UPTODATE says otherwise
+        self.assertEqual(self.book.on_uptodate(TOPIC, 1), [(TOPIC, 1)])
+        records, resends = self.feed(1, flags=lb.FLAG_REPLAY, kind="start", status="created")
+        self.assertEqual([r["seq"] for r in records], [1])
+        self.assertFalse(self.book.pending())
+
     def test_topics_are_independent(self):
         self.book.on_event("orders/B", 1, 0, event(1))
         records, resends = self.feed(1)
