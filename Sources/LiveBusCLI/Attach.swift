@@ -106,6 +106,29 @@ enum AttachCommand {
                 loop.stop()
             }
         }
+        let svgDir = a.value("svg-dir")
+        if let svgDir {
+            do { try FileManager.default.createDirectory(atPath: svgDir, withIntermediateDirectories: true) } catch {
+                throw CLIError("cannotWrite", "cannot create --svg-dir \(svgDir): \(error)", exit: .usage)
+            }
+        }
+        var layoutCount = 0
+        session.onLayout = { record, input, result in
+            if json {
+                if record.trigger != "update" { out.printJSON(record) }
+            } else if !tty && record.trigger != "update" {
+                print(
+                    "\(record.session): layout \(record.foldState) \(record.orientation) → \(record.arrangement)"
+                        + (record.invariantsHeld ? " · invariants hold" : " · FAILED \(record.failedInvariants)")
+                )
+            }
+            if let svgDir, record.trigger != "update" {
+                layoutCount += 1
+                let file =
+                    "\(svgDir)/\(String(format: "%03d", layoutCount))-\(record.foldState)-\(record.orientation).svg"
+                try? LayoutRenderer.svg(result, input: input).write(toFile: file, atomically: true, encoding: .utf8)
+            }
+        }
         session.onError = { msg in
             if json {
                 out.printJSON(["type": "error", "session": session.name, "message": msg])
@@ -122,7 +145,7 @@ enum AttachCommand {
         var redraw: LoopTimer?
         if tty {
             redraw = loop.schedule(after: 0, repeat: 200) {
-                let lines = SessionView.render(session)
+                let lines = SessionView.render(session, showLayout: true)
                 let help =
                     "keys: f fold · u unfold · h half-open · r rotate · b background · g foreground · s step clock +30 s · q quit"
                 print("\u{1B}[H\u{1B}[2J" + lines.joined(separator: "\n") + "\n" + help, terminator: "")

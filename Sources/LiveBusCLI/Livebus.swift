@@ -165,6 +165,25 @@ public enum LivebusCommand {
             examples: ["livebus doctor", "livebus doctor --socket /tmp/bus.sock"]
         ),
         Command(
+            name: "e2e",
+            summary: "Play end-to-end scenarios against a real daemon and check the invariants",
+            usage:
+                "livebus e2e FILE... [--time-scale X] [--seed N] [--report FILE] [--keep-logs] [--python-client PATH] [--quiet] [--json]",
+            details: """
+                Starts livebusd on a private socket and data dir, starts every session as its own client process
+                (livebus attach or the Python client), plays the timeline (postures, app states, orders, stalls,
+                toxics, clock steps, kill -9 and restart), collects every client's JSON-lines log and checks the
+                invariants of Protocol/E2E.md: convergence, sequence, statuses, remaining, stale, layout, crashes,
+                memory, actions. Ends with a table and each failure's first counterexample; exit 0 only if all pass.
+                Logs of failed scenarios are kept under /tmp/lbe2e-*; processes and sockets are cleaned up even on
+                Ctrl-C.
+                """,
+            examples: [
+                "livebus e2e Protocol/scenarios/e2e-*.json",
+                "livebus e2e Protocol/scenarios/e2e-demo-120s.json --time-scale 20 --report /tmp/e2e.json",
+            ]
+        ),
+        Command(
             name: "help",
             summary: "Show help for livebus or one command",
             usage: "livebus help [COMMAND]",
@@ -246,6 +265,7 @@ public enum LivebusCommand {
             case "devices": return try devices(rest, out: out)
             case "layout": return try layout(rest, out: out)
             case "doctor": return try doctor(rest, out: out)
+            case "e2e": return try E2ECommand.run(rest, json: json)
             case "posture": return try ControlCommands.posture(rest, out: out)
             case "app-state": return try ControlCommands.appState(rest, out: out)
             case "profile": return try ControlCommands.profile(rest, out: out)

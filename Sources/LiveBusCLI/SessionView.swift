@@ -3,6 +3,7 @@ import LiveBusActivity
 import LiveBusClient
 import LiveBusClock
 import LiveBusLayout
+import LiveBusWire
 
 /// The live text view of one session: its posture, sync state, clock, and each activity as the lock screen and
 /// Dynamic Island would show it.
@@ -27,7 +28,7 @@ enum SessionView {
     }
 
     /// Lines for one session (no trailing newline), at most ``width`` columns of box drawing.
-    static func render(_ s: ClientSession, title: String? = nil) -> [String] {
+    static func render(_ s: ClientSession, title: String? = nil, showLayout: Bool = false) -> [String] {
         let o = s.options
         let now = s.now()
         var head = "\(title ?? s.name) · \(deviceName(o.device)) · \(o.posture.foldState) \(o.posture.orientation)"
@@ -40,9 +41,11 @@ enum SessionView {
         }
         sync += " · phone time \(timeOfDay(now.millisecondsSinceEpoch))"
         lines.append(pad(sync))
-        let activities = s.board.activities
+        let plan = PhoneLayout.plan(s)
+        let activities = plan.lockScreenOrder.compactMap { s.board.activity($0) }
         if activities.isEmpty { lines.append(pad("no Live Activity yet")) }
         for a in activities {
+            let island = plan.assignment(a.orderID)?.island.rawValue ?? "none"
             let v = ActivityView(activity: a, at: now, language: .korean)
             let en = ActivityView(activity: a, at: now, language: .english)
             let seq = s.replicas["orders/\(a.orderID)"]?.sequence ?? 0
@@ -61,6 +64,15 @@ enum SessionView {
             if en.showsStaleLines || en.showsLastEstimateLine {
                 lines.append(pad("  " + en.lockScreen.suffix(en.showsStaleLines ? 3 : 1).joined(separator: " · ")))
             }
+        }
+        if showLayout, let (_, r) = s.layout {
+            lines.append(
+                pad(
+                    "layout: \(r.arrangement) · \(r.horizontalSizeClass.rawValue) width · "
+                        + (r.invariants.allSatisfy(\.holds) ? "invariants hold" : "INVARIANTS FAIL")
+                )
+            )
+            for l in LayoutRenderer.text(r, width: 40).split(separator: "\n") { lines.append(pad("  " + l)) }
         }
         lines.append("└" + String(repeating: "─", count: width - 2) + "┘")
         return lines

@@ -1,6 +1,7 @@
 import Foundation
 import LiveBusActivity
 import LiveBusClock
+import LiveBusLayout
 import LiveBusLoop
 import LiveBusSimulator
 import LiveBusWire
@@ -108,6 +109,10 @@ public final class ClientSession {
     public var onWelcome: ((WelcomeBody) -> Void)?
     /// Called after a posture, app-state or profile change requested from outside was applied.
     public var onExternalChange: ((PostureChangeBody) -> Void)?
+    /// Called after each layout (attach, posture change, update) with its log record, input and result.
+    public var onLayout: ((AppliedLayout, LayoutInput, LayoutResult) -> Void)?
+    /// The latest layout.
+    public private(set) var layout: (input: LayoutInput, result: LayoutResult)?
     /// Called with each push verdict (`livebus push`).
     public var onPushVerdict: ((JSONValue) -> Void)?
     /// The device settings that change outcomes.
@@ -274,6 +279,7 @@ public final class ClientSession {
             sessionID = w.session
             name = w.name
             welcomeOffsetMilliseconds = now().millisecondsSinceEpoch - w.serverTime
+            if layout == nil { relayout(trigger: "attach") }
             let wasResumed = resumeToken != nil && w.resumed
             resumeToken = w.resumeToken
             reconnectAttempt = 0
@@ -445,6 +451,7 @@ public final class ClientSession {
         )
         send(.ack, sequence: f.sequence, topic: f.topic, body: EmptyBody())
         armStaleTimer()
+        relayout(trigger: "update")
     }
 
     /// Runs the activity rules' timers (stale date, dismissal, system limits) at the board's next deadline.
@@ -507,6 +514,18 @@ public final class ClientSession {
             board.profile = p
         }
         send(.posture, body: PostureChangeBody(posture: posture, appState: appState, profile: newProfile))
+        if posture != nil { relayout(trigger: "posture") }
+    }
+
+    /// Lays the phone out again now (a posture change triggers it at once, before the daemon answers).
+    public func relayout(trigger: String) {
+        switch PhoneLayout.compute(self) {
+        case .success(let (input, result)):
+            layout = (input, result)
+            onLayout?(PhoneLayout.record(self, result, trigger: trigger), input, result)
+        case .failure(let e):
+            onError?("layout: \(e)")
+        }
     }
 
     static func authorization(_ s: String?) -> LiveActivitiesAuthorization {

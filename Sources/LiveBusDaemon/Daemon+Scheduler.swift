@@ -78,7 +78,12 @@ extension Daemon {
 
     func schedulerAppStateChanged(_ s: Session) {
         guard s.scheduler != nil, let state = AppState(rawValue: s.appState) else { return }
-        let released = s.scheduler!.setAppState(state, at: clock.now())
+        var released = s.scheduler!.setAppState(state, at: clock.now())
+        if state == .background {
+            // Like an app that schedules its BGAppRefreshTask when it leaves the foreground (Apple's advice), ask for
+            // the earliest window; the scheduler grants it at its own discretion.
+            released += s.scheduler!.requestBackgroundRefresh(earliestBegin: clock.now(), at: clock.now())
+        }
         apply(released, to: s)
     }
 

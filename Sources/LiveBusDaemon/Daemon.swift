@@ -35,6 +35,8 @@ public final class Daemon {
     var relays: [UInt64: PendingRelay] = [:]
     var nextRelayID: UInt64 = 0
     var pushCounter = 0
+    /// Order id → store and customer locations (from the simulator), sent with each event for the phone's map.
+    var places: [String: PlacesBody] = [:]
     /// Verdicts of recent pushes, newest last (`livebus explain`).
     var pushLog: [JSONValue] = []
     private(set) var isShuttingDown = false
@@ -173,7 +175,15 @@ public final class Daemon {
     /// Publishes a simulator event on its topic and fans it out.
     func publish(_ e: OrderEvent) {
         do {
-            let stored = try store.append(topic: e.topic, body: Daemon.body(of: e))
+            var body = Daemon.body(of: e)
+            if places[e.orderID] == nil, let o = simulator?.orders().first(where: { $0.id == e.orderID }) {
+                places[e.orderID] = PlacesBody(
+                    store: PositionBody(latitude: o.store.latitude, longitude: o.store.longitude),
+                    customer: PositionBody(latitude: o.destination.latitude, longitude: o.destination.longitude)
+                )
+            }
+            body.places = places[e.orderID]
+            let stored = try store.append(topic: e.topic, body: body)
             logger.info(
                 "event",
                 [

@@ -263,6 +263,20 @@ public struct PositionBody: Sendable, Hashable, Codable {
     }
 }
 
+/// Where an order comes from and goes to, for the phone's map (not part of the content state).
+public struct PlacesBody: Sendable, Hashable, Codable {
+    /// The store, degrees.
+    public var store: PositionBody?
+    /// The customer's address, degrees.
+    public var customer: PositionBody?
+
+    /// Creates places.
+    public init(store: PositionBody?, customer: PositionBody?) {
+        self.store = store
+        self.customer = customer
+    }
+}
+
 /// The content state of an order's Live Activity, server clock.
 public struct ContentStateBody: Sendable, Hashable, Codable {
     /// `cooking`, `awaitingPickup`, `pickedUp`, `delivering`, `delivered`, `canceled` (or `created`).
@@ -345,6 +359,8 @@ public struct EventBody: Sendable, Hashable, Codable {
     public var dismissalDate: Int64?
     /// APNs priority, 5 or 10.
     public var priority: Int
+    /// The order's store and customer locations, for the map.
+    public var places: PlacesBody?
     /// Instants converted to the receiving client's clock (EVENT only).
     public var client: ClientInstantsBody?
 
@@ -357,6 +373,7 @@ public struct EventBody: Sendable, Hashable, Codable {
         relevanceScore: Double,
         dismissalDate: Int64?,
         priority: Int,
+        places: PlacesBody? = nil,
         client: ClientInstantsBody? = nil
     ) {
         self.event = event
@@ -366,6 +383,7 @@ public struct EventBody: Sendable, Hashable, Codable {
         self.relevanceScore = relevanceScore
         self.dismissalDate = dismissalDate
         self.priority = priority
+        self.places = places
         self.client = client
     }
 

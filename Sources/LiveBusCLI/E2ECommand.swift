@@ -1,0 +1,231 @@
+import Foundation
+import LiveBusLayout
+import LiveBusScenario
+import LiveBusWire
+
+/// `livebus e2e FILE… [--time-scale X] [--seed N] [--report FILE]`: plays end-to-end scenarios (`Protocol/E2E.md`)
+/// against a real `livebusd`, one client process per session, and checks the invariants from their logs.
+enum E2ECommand {
+    static func run(_ argv: [String], json: Bool) throws(CLIError) -> Int32 {
+        let a = try Arguments(
+            argv,
+            command: "e2e",
+            options: ["time-scale", "seed", "report", "python-client"],
+            flags: ["json", "keep-logs", "quiet"]
+        )
+        let json = json || a.flag("json")
+        guard !a.positionals.isEmpty else {
+            throw .usage(
+                "livebus e2e needs at least one scenario file",
+                recovery: "livebus e2e Protocol/scenarios/e2e-*.json"
+            )
+        }
+        let scale = a.value("time-scale") == nil ? nil : try a.double("time-scale", default: 10, in: 0.1...1000)
+        let seed = a.value("seed") == nil ? nil : try a.uint("seed", default: 1)
+        let catalog: DeviceCatalog
+        do { catalog = try DeviceCatalog.bundled() } catch {
+            throw CLIError("internal", "cannot read the device catalog: \(error.message)", exit: .usage)
+        }
+        let devices = Set(catalog.devices.map(\.id))
+        var scenarios: [(String, E2EScenario)] = []
+        for file in a.positionals {
+            guard let data = FileManager.default.contents(atPath: file) else {
+                throw CLIError("invalidScenario", "\(file): cannot read the file", exit: .usage)
+            }
+            do {
+                let s = try E2EScenarioDecoder.decode(Array(data), file: file, knownDevices: devices)
+                try preflight(s, file: file, catalog: catalog)
+                scenarios.append((file, s))
+            } catch let e as E2EScenarioError {
+                throw CLIError("invalidScenario", e.description, recovery: "see Protocol/E2E.md", exit: .usage)
+            } catch {
+                throw CLIError("invalidScenario", "\(file): \(error)", exit: .usage)
+            }
+        }
+        let python = a.value("python-client") ?? findPythonClient()
+        if scenarios.contains(where: { $0.1.sessions.contains { $0.client == .python } }) && python == nil {
+            throw CLIError(
+                "missingClient",
+                "a scenario has Python sessions but tools/pyclient/livebus_client.py was not found",
+                recovery: "run from the repository root or pass --python-client PATH",
+                exit: .usage
+            )
+        }
+        E2EProcesses.shared.installSignalHandlers()
+        let options = E2EOptions(
+            timeScale: scale,
+            seed: seed,
+            keepLogs: a.flag("keep-logs"),
+            pythonClient: python,
+            progress: !a.flag("quiet"),
+            catalog: catalog
+        )
+        var results: [E2EScenarioResult] = []
+        for (i, (file, s)) in scenarios.enumerated() {
+            if options.progress {
+                let scaleText = String(format: "%g", scale ?? s.timeScale)
+                FileHandle.standardError.write(
+                    Data(
+                        "[\(i + 1)/\(scenarios.count)] \(s.name) (\(file)): \(s.sessions.count) sessions, \(s.actions.count) actions, \(scaleText)×\n"
+                            .utf8
+                    )
+                )
+            }
+            let r: E2EScenarioResult
+            do { r = try E2ERun(scenario: s, file: file, options: options).run() } catch {
+                r = E2EScenarioResult(
+                    file: file,
+                    name: s.name,
+                    sessions: s.sessions.count,
+                    updates: 0,
+                    invariants: [],
+                    wallMs: 0,
+                    error: error.message
+                )
+            }
+            if options.progress {
+                FileHandle.standardError.write(
+                    Data(
+                        "    \(r.passed ? "pass" : "FAIL") in \(String(format: "%.1f", Double(r.wallMs) / 1000)) s\n"
+                            .utf8
+                    )
+                )
+            }
+            results.append(r)
+        }
+        let report = reportJSON(results, timeScale: scale, seed: seed)
+        if let path = a.value("report") {
+            guard let bytes = try? WireJSON.encode(report),
+                FileManager.default.createFile(atPath: path, contents: Data(bytes + [0x0A]))
+            else {
+                throw CLIError("cannotWrite", "cannot write the report to \(path)", exit: .usage)
+            }
+        }
+        let allPassed = results.allSatisfy(\.passed)
+        if json {
+            Output(json: true).printJSON(JSONValue.object(["ok": .bool(allPassed), "data": report]))
+        } else {
+            print(table(results), terminator: "")
+        }
+        return allPassed ? 0 : ExitCode.verdictFailed.rawValue
+    }
+
+    /// Impossible postures for a device (half-opened on a phone without a hinge…) are rejected before running,
+    /// with the file, the line and the field.
+    static func preflight(_ s: E2EScenario, file: String, catalog: DeviceCatalog) throws(E2EScenarioError) {
+        for (i, spec) in s.sessions.enumerated() {
+            do throws(LayoutError) {
+                _ = try OfflineLayout.run(E2ERun.layoutRequest(spec, spec.posture), catalog: catalog)
+            } catch {
+                throw E2EScenarioError(
+                    file: file,
+                    line: spec.line,
+                    field: "sessions[\(i)].posture",
+                    message: "impossible for \(spec.device): \(error.message)"
+                )
+            }
+        }
+        for a in s.actions {
+            guard case .posture(let t, let p) = a.kind else { continue }
+            for n in s.sessionNames(for: t) {
+                guard let spec = s.sessions.first(where: { $0.name == n }) else { continue }
+                do throws(LayoutError) {
+                    _ = try OfflineLayout.run(E2ERun.layoutRequest(spec, p), catalog: catalog)
+                } catch {
+                    throw E2EScenarioError(
+                        file: file,
+                        line: a.line,
+                        field: "posture",
+                        message:
+                            "\(p.foldState)/\(p.orientation) is impossible for session \(n) (\(spec.device)): \(error.message)"
+                    )
+                }
+            }
+        }
+    }
+
+    /// `tools/pyclient/livebus_client.py` under the working directory or above the `livebus` binary.
+    static func findPythonClient() -> String? {
+        let rel = "tools/pyclient/livebus_client.py"
+        if FileManager.default.fileExists(atPath: rel) { return rel }
+        var dir = URL(fileURLWithPath: E2ERun.livebusBinary()).deletingLastPathComponent()
+        for _ in 0..<6 {
+            let candidate = dir.appendingPathComponent(rel).path
+            if FileManager.default.fileExists(atPath: candidate) { return candidate }
+            dir = dir.deletingLastPathComponent()
+        }
+        return nil
+    }
+
+    /// The table: scenario, sessions, updates, each invariant pass/FAIL, wall time; then each failure's first
+    /// counterexample.
+    static func table(_ results: [E2EScenarioResult]) -> String {
+        let names = E2EInvariantChecker.names
+        let nameWidth = max(8, results.map(\.name.count).max() ?? 8)
+        var header = "scenario".padding(toLength: nameWidth, withPad: " ", startingAt: 0) + "  sessions  updates"
+        for n in names { header += "  " + n }
+        header += "    wall"
+        var out = header + "\n"
+        var notes: [String] = []
+        for r in results {
+            var line = r.name.padding(toLength: nameWidth, withPad: " ", startingAt: 0)
+            line += "  " + String(repeating: " ", count: max(0, 8 - String(r.sessions).count)) + String(r.sessions)
+            line += "  " + String(repeating: " ", count: max(0, 7 - String(r.updates).count)) + String(r.updates)
+            for n in names {
+                let cell: String
+                if r.error != nil {
+                    cell = "–"
+                } else if let i = r.invariants.first(where: { $0.name == n }) {
+                    cell = i.passed ? "pass" : "FAIL"
+                    if !i.passed {
+                        notes.append("  \(r.name) · \(n) (\(i.failures) of \(i.checked)): \(i.counterexample ?? "")")
+                    }
+                } else {
+                    cell = "–"
+                }
+                line += "  " + cell.padding(toLength: n.count, withPad: " ", startingAt: 0)
+            }
+            line += "  " + String(format: "%6.1f s", Double(r.wallMs) / 1000)
+            out += line + "\n"
+            if let e = r.error { notes.append("  \(r.name) · could not run: \(e)") }
+            if let d = r.logDirectory, !r.passed { notes.append("  \(r.name) · logs: \(d)") }
+        }
+        let passed = results.filter(\.passed).count
+        if !notes.isEmpty { out += "\nfirst counterexamples:\n" + notes.joined(separator: "\n") + "\n" }
+        out += "\n\(passed) of \(results.count) scenarios passed\n"
+        return out
+    }
+
+    static func reportJSON(_ results: [E2EScenarioResult], timeScale: Double?, seed: UInt64?) -> JSONValue {
+        .object([
+            "timeScale": timeScale.map { .number($0) } ?? .null,
+            "seed": seed.map { .number(Double($0)) } ?? .null,
+            "passed": .bool(results.allSatisfy(\.passed)),
+            "scenarios": .array(
+                results.map { r in
+                    .object([
+                        "file": .string(r.file),
+                        "name": .string(r.name),
+                        "passed": .bool(r.passed),
+                        "sessions": .number(Double(r.sessions)),
+                        "updates": .number(Double(r.updates)),
+                        "wallMs": .number(Double(r.wallMs)),
+                        "error": r.error.map { .string($0) } ?? .null,
+                        "logs": r.logDirectory.map { .string($0) } ?? .null,
+                        "invariants": .array(
+                            r.invariants.map { i in
+                                .object([
+                                    "name": .string(i.name),
+                                    "passed": .bool(i.passed),
+                                    "checked": .number(Double(i.checked)),
+                                    "failures": .number(Double(i.failures)),
+                                    "counterexample": i.counterexample.map { .string($0) } ?? .null,
+                                ])
+                            }
+                        ),
+                    ])
+                }
+            ),
+        ])
+    }
+}

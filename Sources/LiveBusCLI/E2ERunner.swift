@@ -1,0 +1,678 @@
+import Foundation
+import LiveBusLayout
+import LiveBusLoop
+import LiveBusScenario
+import LiveBusSimulator
+import LiveBusWire
+
+/// How `livebus e2e` runs every scenario.
+struct E2EOptions {
+    /// `--time-scale`, overriding each scenario's.
+    var timeScale: Double?
+    /// `--seed`, overriding each scenario's.
+    var seed: UInt64?
+    /// Keep the logs of passing scenarios too.
+    var keepLogs: Bool
+    /// The Python client script.
+    var pythonClient: String?
+    /// Show a progress line on stderr.
+    var progress: Bool
+    /// The catalog, for layouts.
+    var catalog: DeviceCatalog
+}
+
+/// One scenario's outcome: the table row and the report entry.
+struct E2EScenarioResult {
+    var file: String
+    var name: String
+    var sessions: Int
+    var updates: Int
+    var invariants: [E2EInvariantResult]
+    var wallMs: Int64
+    var logDirectory: String?
+    var error: String?
+
+    var passed: Bool { error == nil && invariants.allSatisfy(\.passed) }
+}
+
+/// Plays one scenario against a real `livebusd` with one client process per session and checks the invariants.
+final class E2ERun {
+    let scenario: E2EScenario
+    let file: String
+    let options: E2EOptions
+    let timeScale: Double
+    let seed: UInt64
+    let directory: String
+    let socket: String
+    let dataDirectory: String
+    let registry = E2EProcesses.shared
+
+    private var daemon: DaemonProcess?
+    private var daemonGeneration = 0
+    private var daemonScheduledExit = false
+    private var clients: [String: E2EClientProcess] = [:]
+    private var clockEvents: [String: [E2EClockEvent]] = [:]
+    private var layouts: [String: [String]] = [:]
+    private var postures: [String: E2EPosture] = [:]
+    private var toxicIDs: [String: JSONValue] = [:]
+    private var daemonLog = E2EDaemonLog()
+    private var outcomes: [E2EActionOutcome] = []
+    private var observations: [E2EBackendObservation] = []
+    private var final: [String: E2EBackendObservation] = [:]
+    private var lastPollMs: Int64 = 0
+    private var lastProgressMs: Int64 = 0
+    private var t0: Int64 = 0
+
+    init(scenario: E2EScenario, file: String, options: E2EOptions) throws(CLIError) {
+        self.scenario = scenario
+        self.file = file
+        self.options = options
+        timeScale = options.timeScale ?? scenario.timeScale
+        seed = options.seed ?? scenario.seed
+        var template = Array("/tmp/lbe2e-XXXXXX".utf8CString)
+        guard let p = mkdtemp(&template) else {
+            throw CLIError("internal", "cannot create a temporary directory under /tmp", exit: .usage)
+        }
+        directory = String(cString: p)
+        socket = directory + "/bus.sock"
+        dataDirectory = directory + "/data"
+        try? FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+        registry.add(directory: directory)
+    }
+
+    // MARK: - Running
+
+    /// Runs the scenario; never throws: failures to start become the result's `error`.
+    func run() -> E2EScenarioResult {
+        let wallStart = e2eNowMs()
+        var result = E2EScenarioResult(
+            file: file,
+            name: scenario.name,
+            sessions: scenario.sessions.count,
+            updates: 0,
+            invariants: [],
+            wallMs: 0
+        )
+        defer { stopEverything() }
+        do throws(CLIError) {
+            try startDaemon()
+            t0 = daemonStartTrueMs()
+            try play()
+            settle()
+        } catch {
+            result.error = error.message
+        }
+        stopEverything()
+        let logs = collect()
+        result.updates = logs.sessions.reduce(0) { $0 + $1.records.filter { $0.type == "update" && $0.applied }.count }
+        if result.error == nil {
+            result.invariants = E2EInvariantChecker.check(logs, scenario: scenario)
+        }
+        result.wallMs = e2eNowMs() - wallStart
+        if result.passed && !options.keepLogs {
+            try? FileManager.default.removeItem(atPath: directory)
+        } else {
+            // Sockets and data go; logs stay for reading.
+            unlink(socket)
+            try? FileManager.default.removeItem(atPath: dataDirectory)
+            result.logDirectory = directory
+        }
+        registry.remove(directory: directory)
+        return result
+    }
+
+    private func daemonArguments() -> [String] {
+        var args = [
+            "--socket", socket, "--data-dir", dataDirectory, "--time-scale", "\(timeScale)", "--seed", "\(seed)",
+        ]
+        if let s = scenario.backend.daemonArgument { args += ["--scenario", s] }
+        return args
+    }
+
+    private func startDaemon() throws(CLIError) {
+        daemonGeneration += 1
+        let d = try DaemonProcess.start(
+            arguments: daemonArguments(),
+            socket: socket,
+            logPath: "\(directory)/livebusd-\(daemonGeneration).log"
+        )
+        registry.add(d.process.processIdentifier)
+        daemon = d
+        daemonScheduledExit = false
+    }
+
+    /// The daemon's start on the true clock (its status: `serverTime − uptimeMs`), else now.
+    private func daemonStartTrueMs() -> Int64 {
+        if let r = try? AdminClient.request(socket: socket, command: "status", timeoutMs: 3000), r.ok,
+            case .object(let o)? = r.data, let st = o["serverTime"]?.doubleValue, let up = o["uptimeMs"]?.doubleValue
+        {
+            return Int64(st - up)
+        }
+        return e2eNowMs()
+    }
+
+    /// Wall instant (true ms) of a scenario time.
+    private func wall(_ scenarioMs: Int64) -> Int64 { t0 + Int64((Double(scenarioMs) / timeScale).rounded()) }
+
+    private func play() throws(CLIError) {
+        var pendingSessions = scenario.sessions.sorted { $0.attachAtMilliseconds < $1.attachAtMilliseconds }
+        var actionIndex = 0
+        let end = wall(scenario.durationMilliseconds)
+        while true {
+            let now = e2eNowMs()
+            while let s = pendingSessions.first, wall(s.attachAtMilliseconds) <= now {
+                pendingSessions.removeFirst()
+                try startClient(s)
+            }
+            while actionIndex < scenario.actions.count, wall(scenario.actions[actionIndex].atMilliseconds) <= e2eNowMs()
+            {
+                perform(scenario.actions[actionIndex])
+                actionIndex += 1
+            }
+            housekeeping(actionsDone: actionIndex)
+            if pendingSessions.isEmpty && actionIndex >= scenario.actions.count && e2eNowMs() >= end { break }
+            var next = end
+            if let s = pendingSessions.first { next = min(next, wall(s.attachAtMilliseconds)) }
+            if actionIndex < scenario.actions.count {
+                next = min(next, wall(scenario.actions[actionIndex].atMilliseconds))
+            }
+            let wait = max(0, min(next - e2eNowMs(), 20))
+            if wait > 0 { usleep(useconds_t(wait * 1000)) }
+        }
+    }
+
+    /// Polls the backend and the daemon's memory every 150 ms; notices processes that ended on their own.
+    private func housekeeping(actionsDone: Int) {
+        let now = e2eNowMs()
+        guard now - lastPollMs >= 150 else { return }
+        lastPollMs = now
+        if let d = daemon {
+            if !d.process.isRunning {
+                if !daemonScheduledExit {
+                    daemonLog.exits.append(
+                        .init(
+                            trueTime: now,
+                            scheduled: false,
+                            description:
+                                "\(Self.describe(d.process)); log: \(e2eTail("\(directory)/livebusd-\(daemonGeneration).log"))"
+                        )
+                    )
+                }
+                registry.remove(d.process.processIdentifier)
+                daemon = nil
+            } else {
+                if let kib = e2eResidentKiB(d.process.processIdentifier) { daemonLog.rssKiB.append((now, kib)) }
+                pollBackend()
+            }
+        }
+        for c in clients.values where c.earlyExit == nil && !c.process.isRunning {
+            c.earlyExit =
+                "\(Self.describe(c.process)) on its own at +\(Double(now - t0) / 1000) s; stderr: \(e2eTail(c.errPath))"
+        }
+        if options.progress && now - lastProgressMs >= 1000 {
+            lastProgressMs = now
+            let rss = daemonLog.rssKiB.last.map { "\($0.kib / 1024) MiB" } ?? "–"
+            let line =
+                "  \(scenario.name): +\(String(format: "%.1f", Double(now - t0) / 1000)) s of \(String(format: "%.1f", Double(scenario.durationMilliseconds) / timeScale / 1000)) s · \(clients.count)/\(scenario.sessions.count) sessions · actions \(actionsDone)/\(scenario.actions.count) · livebusd \(rss)"
+            if InputReader.outputIsTerminal || isatty(2) == 1 {
+                FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
+            } else {
+                FileHandle.standardError.write(Data("\(line)\n".utf8))
+            }
+        }
+    }
+
+    private static func describe(_ p: Process) -> String {
+        guard !p.isRunning else { return "running" }
+        return p.terminationReason == .uncaughtSignal
+            ? "killed by signal \(p.terminationStatus)" : "exited with status \(p.terminationStatus)"
+    }
+
+    @discardableResult
+    private func pollBackend() -> Bool {
+        guard let r = try? AdminClient.request(socket: socket, command: "order.list", timeoutMs: 2000), r.ok,
+            case .array(let list)? = r.data
+        else { return false }
+        let now = e2eNowMs()
+        var latest: [String: E2EBackendObservation] = [:]
+        for item in list {
+            guard case .object(let o) = item, let id = o["id"]?.stringValue, let status = o["status"]?.stringValue,
+                let eta = o["etaTarget"]?.doubleValue, let lc = o["lastConfirmed"]?.doubleValue
+            else { continue }
+            let seq = UInt64(max(0, o["sequence"]?.doubleValue ?? 0))
+            let ob = E2EBackendObservation(
+                trueTime: now,
+                order: id,
+                status: status,
+                seq: seq,
+                etaTarget: Int64(eta),
+                lastConfirmed: Int64(lc)
+            )
+            latest[id] = ob
+            if seq > 0 { observations.append(ob) }
+        }
+        final = latest
+        return true
+    }
+
+    // MARK: - Clients
+
+    private func clientArguments(_ s: E2ESessionSpec) -> (String, [String]) {
+        var args = [
+            "--socket", socket, "--name", s.name, "--device", s.device, "--posture", s.posture.foldState,
+            "--orientation", s.posture.orientation, "--app-state", s.appState,
+            "--clock-skew", "\(s.clockSkewMilliseconds)ms", "--clock-drift", "\(s.clockDriftPPM)",
+        ]
+        if let w = s.posture.windowWidth, let h = s.posture.windowHeight {
+            args += ["--window", "\(Self.points(w))x\(Self.points(h))"]
+        }
+        switch s.client {
+        case .swift:
+            return (E2ERun.livebusBinary(), ["attach", "--json"] + args)
+        case .python:
+            return (
+                "/usr/bin/env",
+                ["python3", options.pythonClient ?? "tools/pyclient/livebus_client.py", "attach", "--ack"] + args
+            )
+        }
+    }
+
+    static func points(_ x: Double) -> String { x == x.rounded() ? String(Int(x)) : String(x) }
+
+    /// The running `livebus` binary.
+    static func livebusBinary() -> String {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    }
+
+    private func startClient(_ s: E2ESessionSpec) throws(CLIError) {
+        let (exe, args) = clientArguments(s)
+        let logPath = "\(directory)/\(s.name).jsonl"
+        let errPath = "\(directory)/\(s.name).err"
+        let layoutPath = "\(directory)/\(s.name).layout.jsonl"
+        FileManager.default.createFile(atPath: logPath, contents: nil)
+        FileManager.default.createFile(atPath: errPath, contents: nil)
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: exe)
+        p.arguments = args
+        p.standardOutput = FileHandle(forWritingAtPath: logPath)
+        p.standardError = FileHandle(forWritingAtPath: errPath)
+        p.standardInput = FileHandle.nullDevice
+        let started = e2eNowMs()
+        do { try p.run() } catch {
+            throw CLIError(
+                "internal",
+                "cannot start session \(s.name) (\(exe) \(args.joined(separator: " "))): \(error)",
+                exit: .usage
+            )
+        }
+        registry.add(p.processIdentifier)
+        clients[s.name] = E2EClientProcess(
+            spec: E2ESessionSpecView(name: s.name, arguments: args, executable: exe),
+            process: p,
+            logPath: logPath,
+            errPath: errPath,
+            layoutPath: layoutPath,
+            startedTrueMs: started
+        )
+        postures[s.name] = s.posture
+        recordLayout(s.name, posture: s.posture, at: started)
+    }
+
+    /// Lays the phone out as the layout engine does for `posture` and logs the outcome (the runner's layout log).
+    private func recordLayout(_ name: String, posture: E2EPosture, at trueMs: Int64) {
+        guard let spec = scenario.sessions.first(where: { $0.name == name }) else { return }
+        var invariants: [JSONValue] = []
+        do throws(LayoutError) {
+            let request = Self.layoutRequest(spec, posture)
+            let (_, result) = try OfflineLayout.run(request, catalog: options.catalog)
+            invariants = result.invariants.map {
+                .object(["name": .string($0.name), "holds": .bool($0.holds), "detail": .string($0.detail)])
+            }
+        } catch {
+            invariants = [
+                .object([
+                    "name": .string("postureResolves"), "holds": .bool(false), "detail": .string(error.message),
+                ])
+            ]
+        }
+        var p: [String: JSONValue] = [
+            "foldState": .string(posture.foldState), "orientation": .string(posture.orientation),
+        ]
+        if let w = posture.windowWidth, let h = posture.windowHeight {
+            p["windowWidth"] = .number(w)
+            p["windowHeight"] = .number(h)
+        }
+        let line: JSONValue = .object([
+            "type": .string("layout"), "session": .string(name), "device": .string(spec.device),
+            "trueTime": .number(Double(trueMs)), "posture": .object(p), "invariants": .array(invariants),
+            "source": .string("runner"),
+        ])
+        if let bytes = try? WireJSON.encode(line) {
+            layouts[name, default: []].append(String(decoding: bytes, as: UTF8.self))
+        }
+    }
+
+    static func layoutRequest(_ spec: E2ESessionSpec, _ posture: E2EPosture) -> OfflineLayoutRequest {
+        let ko = spec.language == "ko"
+        return OfflineLayoutRequest(
+            deviceID: spec.device,
+            foldState: FoldState(rawValue: posture.foldState) ?? .flat,
+            orientation: Orientation(rawValue: posture.orientation) ?? .portrait,
+            windowSize: posture.windowWidth.flatMap { w in posture.windowHeight.map { Size(width: w, height: $0) } },
+            screen: .overlay,
+            liveActivity: LiveActivityContent(
+                statusText: ko ? "배달 중" : "Delivering",
+                statusSymbol: "bicycle",
+                timerText: "1:27",
+                progress: 0.6,
+                lastConfirmedText: ko ? "마지막 확인 12:03" : "Last confirmed 12:03"
+            )
+        )
+    }
+
+    // MARK: - Actions
+
+    private func admin(_ command: String, _ args: [String: JSONValue]) -> (ok: Bool, data: JSONValue?, message: String)
+    {
+        do {
+            let r = try AdminClient.request(socket: socket, command: command, args: args, timeoutMs: 5000)
+            if r.ok { return (true, r.data, "ok") }
+            let e = r.error
+            return (false, nil, "\(e?.code ?? "error"): \(e?.message ?? "refused")")
+        } catch {
+            return (false, nil, "\(error.code): \(error.message)")
+        }
+    }
+
+    private static func posture(_ p: E2EPosture) -> JSONValue {
+        var o: [String: JSONValue] = ["foldState": .string(p.foldState), "orientation": .string(p.orientation)]
+        if let w = p.windowWidth, let h = p.windowHeight {
+            o["windowWidth"] = .number(w)
+            o["windowHeight"] = .number(h)
+        }
+        return .object(o)
+    }
+
+    private func sessionArgument(_ t: E2ESessionTarget) -> [String] {
+        switch t {
+        case .all: ["all"]
+        case .named: scenario.sessionNames(for: t)
+        }
+    }
+
+    private func perform(_ a: E2EAction) {
+        let now = e2eNowMs()
+        var outcome = E2EActionOutcome(
+            line: a.line,
+            atMilliseconds: a.atMilliseconds,
+            description: a.typeName,
+            ok: true
+        )
+        func run(_ command: String, _ args: [String: JSONValue]) -> JSONValue? {
+            let r = admin(command, args)
+            if !r.ok {
+                outcome.ok = false
+                outcome.message = outcome.message.isEmpty ? r.message : outcome.message
+            }
+            return r.data
+        }
+        switch a.kind {
+        case .posture(let t, let p):
+            outcome.description = "posture \(t) → \(p.foldState)/\(p.orientation)"
+            for s in sessionArgument(t) {
+                _ = run("session.posture", ["session": .string(s), "posture": Self.posture(p)])
+            }
+            if outcome.ok {
+                outcome.postureTargets = scenario.sessionNames(for: t).filter { clients[$0] != nil }
+                for n in outcome.postureTargets {
+                    postures[n] = p
+                    recordLayout(n, posture: p, at: now)
+                }
+            }
+        case .appState(let t, let state):
+            outcome.description = "appState \(t) → \(state)"
+            for s in sessionArgument(t) {
+                _ = run("session.app-state", ["session": .string(s), "appState": .string(state)])
+            }
+        case .createOrder(let id, let customer):
+            outcome.description = "createOrder \(id ?? "")"
+            var args: [String: JSONValue] = [:]
+            if let id { args["id"] = .string(id) }
+            if let customer { args["customer"] = .string(customer) }
+            _ = run("order.create", args)
+        case .cancelOrder(let order, let expect):
+            outcome.description = "cancelOrder \(order) (expect \(expect.rawValue))"
+            let r = admin("order.cancel", ["order": .string(order)])
+            let got: String =
+                r.ok ? "canceled" : r.message.hasPrefix("cancelFailed") ? "cancelFailed" : "error"
+            switch (expect, got) {
+            case (.any, "canceled"), (.any, "cancelFailed"), (.canceled, "canceled"), (.cancelFailed, "cancelFailed"):
+                outcome.message = got
+            default:
+                outcome.ok = false
+                outcome.message = "expected \(expect.rawValue), got \(r.ok ? "canceled" : r.message)"
+            }
+        case .backendStall(let order, let d):
+            outcome.description = "backendStall \(order ?? "all") \(d) ms"
+            var args: [String: JSONValue] = ["durationMs": .number((Double(d) / timeScale).rounded())]
+            if let order { args["order"] = .string(order) }
+            _ = run("backend.stall", args)
+        case .addToxic(let x):
+            outcome.description = "addToxic \(x.label) (\(x.toxic) \(x.direction))"
+            var target: [String: JSONValue] = [:]
+            switch x.target {
+            case .session(let s): target["session"] = .string(s)
+            case .scope(let s): target["scope"] = .string(s)
+            }
+            var args: [String: JSONValue] = [
+                "toxic": .string(x.toxic), "target": .object(target), "direction": .string(x.direction),
+                "params": .object(x.params.mapValues { .number($0) }),
+            ]
+            if let v = x.toxicity { args["toxicity"] = .number(v) }
+            args["seed"] = .number(Double(x.seed ?? seed))
+            if case .object(let o)? = run("fault.add", args), let id = o["id"] { toxicIDs[x.label] = id }
+        case .removeToxic(let label):
+            outcome.description = "removeToxic \(label ?? "all")"
+            if let label {
+                if let id = toxicIDs[label] {
+                    _ = run("fault.remove", ["id": id])
+                } else {
+                    outcome.ok = false
+                    outcome.message = "toxic '\(label)' was never added (its addToxic failed)"
+                }
+            } else {
+                _ = run("fault.remove", ["all": .bool(true)])
+            }
+        case .clock(let t, let step, let drift):
+            outcome.description =
+                "clock \(t)" + (step.map { " step \($0) ms" } ?? "") + (drift.map { " drift \($0) ppm" } ?? "")
+            for s in sessionArgument(t) {
+                var args: [String: JSONValue] = ["session": .string(s)]
+                if let step { args["stepMs"] = .number(Double(step)) }
+                if let drift { args["driftPPM"] = .number(drift) }
+                _ = run("session.clock", args)
+            }
+            if outcome.ok {
+                for n in scenario.sessionNames(for: t) {
+                    clockEvents[n, default: []].append(
+                        E2EClockEvent(trueTime: now, stepMilliseconds: step ?? 0, driftPPM: drift)
+                    )
+                }
+            }
+        case .killDaemon:
+            outcome.description = "killDaemon (kill -9)"
+            if let d = daemon {
+                daemonScheduledExit = true
+                kill(d.process.processIdentifier, SIGKILL)
+                d.process.waitUntilExit()
+                registry.remove(d.process.processIdentifier)
+                daemonLog.exits.append(.init(trueTime: e2eNowMs(), scheduled: true, description: "kill -9 (scheduled)"))
+                daemon = nil
+            } else {
+                outcome.ok = false
+                outcome.message = "no daemon is running"
+            }
+        case .restartDaemon:
+            outcome.description = "restartDaemon"
+            do throws(CLIError) {
+                try startDaemon()
+                daemonLog.restarts.append(e2eNowMs())
+            } catch {
+                outcome.ok = false
+                outcome.message = error.message
+            }
+        case .suspendClient(let t):
+            outcome.description = "suspendClient \(t) (SIGSTOP)"
+            for n in scenario.sessionNames(for: t) {
+                if let c = clients[n] {
+                    kill(c.process.processIdentifier, SIGSTOP)
+                    c.suspended = true
+                }
+            }
+        case .resumeClient(let t):
+            outcome.description = "resumeClient \(t) (SIGCONT)"
+            for n in scenario.sessionNames(for: t) {
+                if let c = clients[n] {
+                    kill(c.process.processIdentifier, SIGCONT)
+                    c.suspended = false
+                }
+            }
+        }
+        outcomes.append(outcome)
+    }
+
+    // MARK: - End
+
+    /// Waits (at most the scenario's settle time) until every session processed the backend's last sequence.
+    private func settle() {
+        for c in clients.values where c.suspended {
+            kill(c.process.processIdentifier, SIGCONT)
+            c.suspended = false
+        }
+        let deadline = e2eNowMs() + scenario.settleMilliseconds
+        while e2eNowMs() < deadline {
+            housekeeping(actionsDone: scenario.actions.count)
+            guard daemon != nil, pollBackend() else {
+                usleep(100_000)
+                continue
+            }
+            if converged() { break }
+            usleep(200_000)
+        }
+        if options.progress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+
+    private func converged() -> Bool {
+        let targets = final.mapValues(\.seq)
+        for c in clients.values {
+            var s = E2ESessionLog(name: c.spec.name)
+            s.appendLog((try? String(contentsOfFile: c.logPath, encoding: .utf8)) ?? "")
+            var last: [String: UInt64] = [:]
+            for r in s.records where r.type == "update" { last[r.order] = max(last[r.order] ?? 0, r.seq) }
+            for (order, seq) in targets where (last[order] ?? 0) < seq { return false }
+        }
+        return true
+    }
+
+    /// Stops every client (SIGTERM, then SIGKILL after 3 s) and the daemon (SIGTERM); idempotent.
+    private func stopEverything() {
+        let list = Array(clients.values)
+        for c in list where c.process.isRunning {
+            if c.suspended { kill(c.process.processIdentifier, SIGCONT) }
+            if c.earlyExit == nil {
+                c.process.terminate()
+            }
+        }
+        let deadline = e2eNowMs() + 3000
+        for c in list {
+            while c.process.isRunning && e2eNowMs() < deadline { usleep(10_000) }
+            if c.process.isRunning { kill(c.process.processIdentifier, SIGKILL) }
+            c.process.waitUntilExit()
+            registry.remove(c.process.processIdentifier)
+        }
+        if let d = daemon {
+            daemonScheduledExit = true
+            d.stop()
+            registry.remove(d.process.processIdentifier)
+            let clean = d.process.terminationReason == .exit && d.process.terminationStatus == 0
+            daemonLog.exits.append(
+                .init(
+                    trueTime: e2eNowMs(),
+                    scheduled: clean,
+                    description: clean
+                        ? "SIGTERM at the end, exit 0"
+                        : "did not stop cleanly on SIGTERM: \(Self.describe(d.process)); log: \(e2eTail("\(directory)/livebusd-\(daemonGeneration).log"))"
+                )
+            )
+            daemon = nil
+        }
+    }
+
+    /// Reads every log into the checker's input.
+    private func collect() -> E2ERunLogs {
+        var sessions: [E2ESessionLog] = []
+        for spec in scenario.sessions {
+            var s = E2ESessionLog(
+                name: spec.name,
+                client: spec.client,
+                clockSkewMilliseconds: spec.clockSkewMilliseconds,
+                clockDriftPPM: spec.clockDriftPPM,
+                clockEpochTrueMs: clients[spec.name]?.startedTrueMs ?? t0,
+                clockEvents: clockEvents[spec.name] ?? []
+            )
+            if let c = clients[spec.name] {
+                s.appendLog((try? String(contentsOfFile: c.logPath, encoding: .utf8)) ?? "")
+                let layoutText = (layouts[spec.name] ?? []).joined(separator: "\n")
+                try? layoutText.write(toFile: c.layoutPath, atomically: true, encoding: .utf8)
+                s.appendLog(layoutText)
+                if let e = c.earlyExit {
+                    s.abnormalExit = e
+                } else if c.process.terminationReason == .uncaughtSignal && c.process.terminationStatus != SIGTERM {
+                    s.abnormalExit = "\(Self.describe(c.process)) when stopped; stderr: \(e2eTail(c.errPath))"
+                } else if c.process.terminationReason == .exit && c.process.terminationStatus != 0 {
+                    s.abnormalExit = "\(Self.describe(c.process)) when stopped; stderr: \(e2eTail(c.errPath))"
+                }
+            } else {
+                s.abnormalExit = "never started"
+            }
+            sessions.append(s)
+        }
+        let (timelineStatuses, staleAfter) = backendKnowledge()
+        return E2ERunLogs(
+            sessions: sessions,
+            observations: observations,
+            final: final,
+            timelineStatuses: timelineStatuses,
+            staleAfterMs: staleAfter,
+            daemon: daemonLog,
+            actions: outcomes,
+            startTrueMs: t0,
+            endTrueMs: e2eNowMs()
+        )
+    }
+
+    /// What the backend timeline publishes: statuses per order, and stale-after per status in wall ms.
+    private func backendKnowledge() -> ([String: Set<String>], [String: Int64]) {
+        let timeline: Scenario?
+        switch scenario.backend {
+        case .none: timeline = nil
+        case .builtin(let n): timeline = try? Scenario.builtIn(named: n)
+        case .timeline(let p): timeline = try? Scenario.load(contentsOf: p)
+        case .random(let k): timeline = Scenario.random(orders: k, seed: seed)
+        }
+        var staleScenarioMs: [String: Int64] = [:]
+        for (k, v) in timeline?.settings.staleAfterMs ?? ScenarioSettings.defaultStaleAfterMs {
+            staleScenarioMs[k.rawValue] = v
+        }
+        var statuses: [String: Set<String>] = [:]
+        for e in timeline?.timeline ?? [] {
+            switch e.action {
+            case .createOrder(let spec): statuses[spec.id, default: []].insert("created")
+            case .setStatus(let id, let status, _, _, _, _): statuses[id, default: []].insert(status.rawValue)
+            case .cancelRequest(let id, true, _): statuses[id, default: []].insert("canceled")
+            default: break
+            }
+        }
+        return (statuses, staleScenarioMs.mapValues { Int64((Double($0) / timeScale).rounded()) })
+    }
+}

@@ -1,0 +1,142 @@
+import Foundation
+import LiveBusActivity
+import LiveBusClock
+import LiveBusLayout
+import LiveBusText
+import LiveBusWire
+
+/// What a phone's layout looked like after a posture change or an update, as written to the JSON-lines log.
+public struct AppliedLayout: Sendable, Codable, Equatable {
+    /// Always `layout`.
+    public var type = "layout"
+    /// The session's name.
+    public var session: String
+    /// Device id.
+    public var device: String
+    /// `flat`, `half-opened` or `folded`.
+    public var foldState: String
+    /// `portrait` or `landscape`.
+    public var orientation: String
+    /// OS version the layout was computed for.
+    public var os: String
+    /// The arrangement chosen (`vertical`, `horizontal`, `column`, `fullScreen`…).
+    public var arrangement: String
+    /// Why it was chosen.
+    public var reason: String
+    /// Horizontal size class.
+    public var horizontalSizeClass: String
+    /// Whether every layout invariant held.
+    public var invariantsHeld: Bool
+    /// Names of failed invariants with details (empty when all held).
+    public var failedInvariants: [String]
+    /// The reserved region when half-opened, points `[x, y, width, height]`.
+    public var reservedRegion: [Double]?
+    /// Dynamic Island presentation per order (`compact`, `minimalAttached`, `minimalDetached`, `none`).
+    public var island: [String: String]
+    /// What triggered the layout: `attach`, `posture`, `update`.
+    public var trigger: String
+    /// The phone's clock, ms since the Unix epoch.
+    public var clientTime: Int64
+}
+
+/// Lays a phone out from what it holds: its posture, its activities, the order's markers.
+public enum PhoneLayout {
+    /// The text measurer: FreeType + HarfBuzz with NanumGothic when installed, else the approximate one (named in
+    /// the result's `textMeasurer`).
+    public static let measurer: any TextMeasurer = (try? FontTextMeasurer()) ?? ApproximateTextMeasurer()
+
+    /// Computes the layout of `session`'s overlay map screen with its leading activity on the lock screen.
+    /// - Returns: The input and result, or the error for an impossible posture.
+    public static func compute(_ s: ClientSession) -> Result<(LayoutInput, LayoutResult), LayoutError> {
+        do {
+            let catalog = try DeviceCatalog.bundled()
+            let o = s.options
+            var window: Size?
+            if let w = o.posture.windowWidth, let h = o.posture.windowHeight { window = Size(width: w, height: h) }
+            let posture = Posture(
+                deviceID: o.device,
+                foldState: FoldState(rawValue: o.posture.foldState) ?? .flat,
+                orientation: Orientation(rawValue: o.posture.orientation) ?? .portrait,
+                windowSize: window,
+                keyboardHeight: o.posture.keyboardHeight ?? 0,
+                osVersion: (try? OSVersion.parse(o.os ?? "newest")) ?? .newest
+            )
+            let resolved = try resolve(posture, in: catalog)
+            let now = s.now()
+            let lead = plan(s).lockScreenOrder.first.flatMap { s.board.activity($0) }
+            var content: LiveActivityContent?
+            var markers: [MapMarker] = []
+            if let a = lead {
+                let v = ActivityView(activity: a, at: now, language: .korean)
+                content = LiveActivityContent(
+                    statusText: a.content.summary.ko,
+                    statusSymbol: ActivityView.symbol(a.content.status),
+                    timerText: v.countdown ?? "",
+                    progress: a.content.progress,
+                    lastConfirmedText: v.lockScreen.last { $0.hasPrefix("마지막 확인") } ?? "",
+                    staleLines: v.showsStaleLines ? Array(v.lockScreen.suffix(3)) : []
+                )
+                if let body = s.replicas["orders/\(a.orderID)"]?.body {
+                    if let p = body.places?.store {
+                        markers.append(MapMarker(kind: .store, latitude: p.latitude, longitude: p.longitude))
+                    }
+                    if let p = body.places?.customer {
+                        markers.append(MapMarker(kind: .customer, latitude: p.latitude, longitude: p.longitude))
+                    }
+                    if let p = body.contentState.riderPosition {
+                        markers.append(MapMarker(kind: .rider, latitude: p.latitude, longitude: p.longitude))
+                    }
+                }
+            }
+            let input = LayoutInput(
+                posture: resolved,
+                screen: .overlay,
+                markers: markers,
+                liveActivity: content,
+                measurer: measurer
+            )
+            return .success((input, LayoutEngine.layout(input)))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Which Dynamic Island presentation and lock-screen position each activity gets.
+    /// Source: ../shared/reference/live-activities.md §1.1, §4.1.
+    public static func plan(_ s: ClientSession) -> ActivityPlan {
+        let summaries = s.board.activities.sorted { $0.startedAt < $1.startedAt }.enumerated().map { i, a in
+            ActivitySummary(
+                id: a.orderID,
+                relevanceScore: a.relevanceScore,
+                startOrdinal: i,
+                isOngoing: a.state == .active || a.state == .stale
+            )
+        }
+        return ActivityPresentationPlanner.plan(summaries)
+    }
+
+    /// The log record of a layout.
+    public static func record(_ s: ClientSession, _ r: LayoutResult, trigger: String) -> AppliedLayout {
+        let failed = r.invariants.filter { !$0.holds }
+        let reserved = r.rects.first { $0.name == "reservedRegion" }?.rect
+        let p = plan(s)
+        var island: [String: String] = [:]
+        for a in p.assignments { island[a.id] = a.island.rawValue }
+        return AppliedLayout(
+            session: s.name,
+            device: s.options.device,
+            foldState: s.options.posture.foldState,
+            orientation: s.options.posture.orientation,
+            os: r.osVersion.description,
+            arrangement: "\(r.arrangement)",
+            reason: r.reason,
+            horizontalSizeClass: r.horizontalSizeClass.rawValue,
+            invariantsHeld: failed.isEmpty,
+            failedInvariants: failed.map { "\($0.name): \($0.detail)" },
+            reservedRegion: reserved.map { [$0.x, $0.y, $0.width, $0.height] },
+            island: island,
+            trigger: trigger,
+            clientTime: s.now().millisecondsSinceEpoch
+        )
+    }
+}
