@@ -795,6 +795,7 @@ class SessionClient:
                     self._send("POSTURE", {"posture": dict(self.posture), "appState": self.app_state})
             elif request[0] == "step":
                 self.clock.step(request[1])
+                self._log("clock stepped %+d ms" % request[1])
             elif request[0] == "drop":
                 verdict = verdict or "drop"
             elif request[0] == "stop":
@@ -844,11 +845,13 @@ class SessionClient:
                     frames = decoder.feed(data)
                 except WireError:
                     frames = []
-                for frame in frames:
-                    received = self.clock.now_ms()
-                    self.frames_in[frame.type_name] = self.frames_in.get(frame.type_name, 0) + 1
+                received = self.clock.now_ms()
+                for frame in frames:  # PONGs first: "at once, before other work" (CLOCKSYNC.md §2)
                     if frame.type == FRAME_TYPES["PING"]:
                         self._pong(frame, received)
+                for frame in frames:
+                    self.frames_in[frame.type_name] = self.frames_in.get(frame.type_name, 0) + 1
+                    if frame.type == FRAME_TYPES["PING"]:
                         continue
                     outcome = self._on_frame(frame)
                     if outcome == "welcome":
@@ -1013,7 +1016,8 @@ output: one JSON object per line on stdout for each update the sequence rules ap
 and {"type": "stale", ...same fields} when an order's stale date passes on the phone's clock.
 etaTarget and clientTime are ms since the Unix epoch on the phone's (skewed, drifting) clock.
 
-signals: SIGINT/SIGTERM say BYE and exit 0; SIGUSR1 drops the connection (the client resumes).
+signals: SIGINT/SIGTERM say BYE and exit 0; SIGUSR1 drops the connection (the client resumes);
+SIGUSR2 steps the phone's clock +30 s (the daemon should detect the step and re-send converted instants).
 
 exit codes: 0 normal end · 2 usage error or the daemon refused the phone as described · 3 daemon unreachable
 
@@ -1130,6 +1134,7 @@ def main(argv=None):
     signal.signal(signal.SIGINT, lambda *_: client.stop())
     signal.signal(signal.SIGTERM, lambda *_: client.stop())
     signal.signal(signal.SIGUSR1, lambda *_: client.drop_connection())
+    signal.signal(signal.SIGUSR2, lambda *_: client.step_clock(30000))
     try:
         return client.run()
     except BrokenPipeError:  # stdout closed by the reader

@@ -189,6 +189,30 @@ class EndToEndTests(unittest.TestCase):
         self.assertGreater(first["etaTarget"], int(time.time() * 1000) + SKEW_MS - 1000)
         self.assertEqual(client.sync_state, "live")
 
+    def test_clock_step_is_detected_and_instants_reconverted(self):
+        """Step the phone clock +30 s: the daemon's probes detect the step (CLOCKSYNC.md §4) and it re-sends the
+        shown order's instants converted for the new clock; the client takes them without a new log line."""
+        daemon = self.start_daemon()
+        client = lb.SessionClient(daemon.socket, out=io.StringIO(), err=io.StringIO())
+        thread = threading.Thread(target=client.run, daemon=True)
+        thread.start()
+        self.addCleanup(thread.join, 10)
+        self.addCleanup(client.stop)
+        time.sleep(0.5)
+        self.assertTrue(lb.admin_command(daemon.socket, "order.create", {"id": "ST1"})["ok"])
+        deadline = time.monotonic() + 5
+        while not client.records and time.monotonic() < deadline:
+            time.sleep(0.05)
+        before = client.records[0]["etaTarget"]
+        client.step_clock(30_000)
+        deadline = time.monotonic() + 25  # one probe interval (at most 16 s) and a confirming sample
+        while client.book.refreshed == 0 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.assertGreaterEqual(client.book.refreshed, 1, "no re-converted EVENT after the step")
+        after = client.book.topics["orders/ST1"].record["etaTarget"]
+        self.assertLess(abs(after - before - 30_000), 50, (before, after))
+        self.assertEqual(len(client.records), 1)
+
     def test_daemon_restart_resume_rejected_attaches_anew(self):
         first = Daemon()
         try:
