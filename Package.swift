@@ -31,6 +31,8 @@ let package = Package(
         .target(name: "LiveBusSimulator", dependencies: ["LiveBusClock"]),
         .target(name: "LiveBusScheduler", dependencies: ["LiveBusClock"]),
         .target(name: "LiveBusActivity", dependencies: ["LiveBusClock", "LiveBusSimulator"]),
+        // Network faults on demand: toxiproxy-named toxics applied to a session's byte and frame stream (pure).
+        .target(name: "LiveBusFaults"),
         // End-to-end scenario files and the invariant checker over clients' JSON-lines logs (pure).
         .target(name: "LiveBusScenario"),
         .target(name: "LiveBusLayout", resources: [.copy("Resources/devices.json")]),
@@ -44,7 +46,7 @@ let package = Package(
             name: "LiveBusDaemon",
             dependencies: [
                 "LiveBusWire", "LiveBusLoop", "LiveBusClock", "LiveBusSimulator", "LiveBusScheduler",
-                "LiveBusActivity", "LiveBusLayout", "CSQLite",
+                "LiveBusActivity", "LiveBusLayout", "LiveBusFaults", "CSQLite",
             ]
         ),
         .target(
@@ -75,6 +77,7 @@ let package = Package(
         .testTarget(name: "LiveBusSchedulerTests", dependencies: ["LiveBusScheduler"]),
         .testTarget(name: "LiveBusActivityTests", dependencies: ["LiveBusActivity"]),
         .testTarget(name: "LiveBusScenarioTests", dependencies: ["LiveBusScenario"]),
+        .testTarget(name: "LiveBusFaultsTests", dependencies: ["LiveBusFaults"]),
         .testTarget(name: "LiveBusLayoutTests", dependencies: ["LiveBusLayout"]),
         .testTarget(name: "LiveBusTextTests", dependencies: ["LiveBusText", "LiveBusLayout"]),
         .testTarget(name: "LiveBusLoopTests", dependencies: ["LiveBusLoop"]),

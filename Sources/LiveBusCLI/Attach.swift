@@ -33,6 +33,11 @@ enum SessionFlags {
         }
         let skew = try a.value("clock-skew").map { v throws(CLIError) in try parseDuration(v, flag: "clock-skew") } ?? 0
         let drift = try a.double("clock-drift", default: 0, in: -100_000...100_000)
+        if let v = a.value("os") {
+            do { _ = try OSVersion.parse(v) } catch {
+                throw CLIError("invalidOSVersion", error.message, exit: .usage)
+            }
+        }
         let device = a.value("device") ?? "iphone-16-pro"
         if let catalog = try? DeviceCatalog.bundled() {
             do { _ = try catalog.device(device) } catch {

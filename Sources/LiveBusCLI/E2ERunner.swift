@@ -289,8 +289,8 @@ final class E2ERun {
         let logPath = "\(directory)/\(s.name).jsonl"
         let errPath = "\(directory)/\(s.name).err"
         let layoutPath = "\(directory)/\(s.name).layout.jsonl"
-        FileManager.default.createFile(atPath: logPath, contents: nil)
-        FileManager.default.createFile(atPath: errPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
         let p = Process()
         p.executableURL = URL(fileURLWithPath: exe)
         p.arguments = args

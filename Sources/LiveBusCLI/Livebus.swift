@@ -35,7 +35,7 @@ public enum LivebusCommand {
             name: "attach",
             summary: "Attach one simulated phone to a daemon and show it live",
             usage:
-                "livebus attach [--socket PATH] [--name NAME] [--device MODEL] [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH] [--app-state foreground|background|suspended|terminated] [--os VERSION] [--clock-skew ±DURATION] [--clock-drift ±PPM] [--duration DURATION] [--exit-when delivered] [--no-reconnect] [--json]",
+                "livebus attach [--socket PATH] [--name NAME] [--device MODEL] [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH] [--app-state foreground|background|suspended|terminated] [--os VERSION] [--clock-skew ±DURATION] [--clock-drift ±PPM] [--low-power] [--frequent-updates] [--activities authorized|denied|disabled] [--svg-dir DIR] [--duration DURATION] [--exit-when delivered] [--no-reconnect] [--json]",
             details: """
                 Connects, handshakes, subscribes to every order and shows each Live Activity as the lock screen and
                 Dynamic Island would. On a terminal, keys change the phone live: f fold, u unfold, h half-open,
@@ -154,6 +154,7 @@ public enum LivebusCommand {
             examples: [
                 "livebus layout --device iphone-duo --posture half-opened --orientation landscape --svg duo.svg",
                 "livebus layout --device ipad-air-11 --window 678x1180 --screen column --json",
+                "livebus layout --device iphone-duo --orientation landscape --os 26.4 --svg duo-fallback.svg",
             ]
         ),
         Command(
@@ -388,7 +389,7 @@ public enum LivebusCommand {
         let a = try Arguments(
             argv,
             command: "layout",
-            options: ["device", "posture", "orientation", "window", "screen", "tags", "svg"],
+            options: ["device", "posture", "orientation", "window", "screen", "tags", "svg", "os"],
             flags: ["json"]
         )
         guard let device = a.value("device") else {
@@ -409,7 +410,8 @@ public enum LivebusCommand {
                 orientation: a.value("orientation") ?? "portrait",
                 window: a.value("window") ?? "full",
                 screen: a.value("screen") ?? "overlay",
-                tags: a.value("tags") ?? "0"
+                tags: a.value("tags") ?? "0",
+                os: a.value("os") ?? "newest"
             )
             let (input, result) = try OfflineLayout.run(req, catalog: c, measurer: m)
             if let svg = a.value("svg") {
@@ -424,8 +426,6 @@ public enum LivebusCommand {
             var text = LayoutRenderer.text(result, width: 40) + "\n"
             text += "arrangement: \(result.arrangement) — \(result.reason)\n"
             let failed = result.invariants.filter { !$0.holds }
-            text += "invariants: \(result.invariants.count - failed.count)/\(result.invariants.count) hold"
-            for f in failed { text += "\n  ✗ \(f.name): \(f.detail)" }
             if let svg = a.value("svg") { text += "\nSVG written to \(svg)" }
             out.success(text, data: data)
             return failed.isEmpty ? 0 : ExitCode.verdictFailed.rawValue

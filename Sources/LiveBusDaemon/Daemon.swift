@@ -395,6 +395,8 @@ public final class Daemon {
             )
         }
         if let p = h.posture { try Daemon.validate(posture: p, device: h.device) }
+        if let d = h.device, h.posture == nil { try PostureCatalog.check(device: d) }
+        if let os = h.os { try PostureCatalog.check(os: os) }
         let now = clock.now()
         s.role = h.role
         s.client = h.client

@@ -1,0 +1,5 @@
+import LiveBusFaults
+import Testing
+
+/// The fault format version is 1.
+@Test func faultFormatIsOne() { #expect(faultFormatVersion == 1) }
