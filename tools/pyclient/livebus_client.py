@@ -535,9 +535,11 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_UNREACHABLE = 3
 
-# fatal errors that retrying cannot fix: the phone as described is refused
+# fatal errors that retrying cannot fix: the phone as described is refused. On the first connection they end the
+# client (exit 2); after it was once attached they are retried with backoff (e.g. `rejected`, which livebusd
+# sends for a name already in use, may clear when the other session goes).
 _INPUT_ERRORS = {"unknownDevice", "invalidPosture", "invalidBody", "invalidTopic", "notPermitted",
-                 "unsupportedVersion", "duplicateHello", "handshakeRequired"}
+                 "unsupportedVersion", "duplicateHello", "handshakeRequired", "rejected"}
 
 
 class SessionClient:
@@ -938,8 +940,8 @@ class SessionClient:
                 return ("rejected-resume",)
             if fatal and error_name in _INPUT_ERRORS and self.sync_state == "connecting":
                 return ("exit", EXIT_USAGE)
-            if fatal and error_name in _INPUT_ERRORS and self._catchup is None:
-                return ("exit", EXIT_USAGE)
+            if fatal:
+                return ("lost",)  # the daemon closes after a fatal ERROR; reconnect and resume
             return None
         if name == "BYE":
             self._log("daemon said bye: %s" % body.get("reason"))

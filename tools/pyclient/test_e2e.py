@@ -26,6 +26,8 @@ STATUSES = ["created", "cooking", "awaitingPickup", "pickedUp", "delivering", "d
 SKEW_MS = 90_000
 
 HAVE_DAEMON = os.access(DAEMON, os.X_OK)
+DAEMON_HAS_MEMORY = HAVE_DAEMON and "--memory" in subprocess.run(
+    [DAEMON, "--help"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True).stdout
 SKIP_MESSAGE = ("no daemon binary at %s: build it with `swift build --product livebusd` (or set LIVEBUSD) to run "
                 "the end-to-end tests" % DAEMON)
 
@@ -213,44 +215,59 @@ class EndToEndTests(unittest.TestCase):
         self.assertLess(abs(after - before - 30_000), 50, (before, after))
         self.assertEqual(len(client.records), 1)
 
-    def test_daemon_restart_resume_rejected_attaches_anew(self):
-        first = Daemon()
-        try:
-            out = io.StringIO()
-            err = io.StringIO()
-            client = lb.SessionClient(first.socket, name="keep", out=out, err=err)
-            thread = threading.Thread(target=client.run, daemon=True)
-            thread.start()
-            self.addCleanup(thread.join, 10)
-            self.addCleanup(client.stop)
-            time.sleep(0.5)
-            self.assertTrue(lb.admin_command(first.socket, "order.create", {"id": "R1"})["ok"])
-            deadline = time.monotonic() + 5
-            while not client.records and time.monotonic() < deadline:
-                time.sleep(0.05)
-            first.process.kill()  # a crash: the daemon's state is gone
-            first.process.wait()
-            socket_dir, socket_path = first.dir, first.socket
-            second = subprocess.Popen([DAEMON, "--socket", socket_path], stdout=subprocess.DEVNULL,
-                                      stderr=subprocess.DEVNULL)
-            self.addCleanup(lambda: (second.send_signal(signal.SIGTERM), second.wait(10)))
-            deadline = time.monotonic() + 10
-            while client.connections < 2 and time.monotonic() < deadline:
-                time.sleep(0.05)
-            self.assertEqual(client.connections, 2, err.getvalue())
-            self.assertIn("resumeRejected", err.getvalue())
-            self.assertTrue(lb.admin_command(socket_path, "order.create", {"id": "R2"})["ok"])
-            deadline = time.monotonic() + 5
-            while len(client.records) < 2 and time.monotonic() < deadline:
-                time.sleep(0.05)
-            self.assertEqual([(r["order"], r["seq"], r["status"]) for r in client.records],
-                             [("R1", 1, "created"), ("R2", 1, "created")])
-            self.assertEqual(client.resumed_count, 0)
-        finally:
-            client.stop()
-            thread.join(10)
-            first.log.close()
-            self.addCleanup(first.dir.cleanup)
+    def restart_daemon_under_client(self, daemon_args):
+        """Attach, see order R1 created, kill -9 the daemon, start it again on the same socket (and data
+        directory), wait for the client to attach again. Returns (client, err, socket path)."""
+        first = Daemon(*daemon_args)
+        self.addCleanup(first.dir.cleanup)
+        self.addCleanup(first.log.close)
+        err = io.StringIO()
+        client = lb.SessionClient(first.socket, name="keep", out=io.StringIO(), err=err)
+        thread = threading.Thread(target=client.run, daemon=True)
+        thread.start()
+        self.addCleanup(thread.join, 10)
+        self.addCleanup(client.stop)
+        time.sleep(0.5)
+        self.assertTrue(lb.admin_command(first.socket, "order.create", {"id": "R1"})["ok"])
+        deadline = time.monotonic() + 5
+        while not client.records and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(len(client.records), 1)
+        first.process.kill()  # a crash
+        first.process.wait()
+        second = subprocess.Popen([DAEMON, "--socket", first.socket] + list(daemon_args), stdout=first.log,
+                                  stderr=subprocess.STDOUT)
+        self.addCleanup(lambda: (second.send_signal(signal.SIGTERM), second.wait(10)))
+        deadline = time.monotonic() + 10
+        while (client.connections < 2 or client.sync_state != "live") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(client.connections, 2, err.getvalue())
+        return client, err, first.socket
+
+    def wait_records(self, client, count):
+        deadline = time.monotonic() + 5
+        while len(client.records) < count and time.monotonic() < deadline:
+            time.sleep(0.05)
+
+    @unittest.skipUnless(DAEMON_HAS_MEMORY, "this livebusd has no --memory (state kept across restarts)")
+    def test_daemon_lost_its_state_resume_rejected_attaches_anew(self):
+        client, err, socket_path = self.restart_daemon_under_client(["--memory"])
+        self.assertIn("resumeRejected", err.getvalue())
+        self.assertEqual(client.resumed_count, 0)
+        self.assertTrue(lb.admin_command(socket_path, "order.create", {"id": "R2"})["ok"])
+        self.wait_records(client, 2)
+        self.assertEqual([(r["order"], r["seq"], r["status"]) for r in client.records],
+                         [("R1", 1, "created"), ("R2", 1, "created")])
+
+    @unittest.skipUnless(DAEMON_HAS_MEMORY, "this livebusd keeps no state across restarts")
+    def test_daemon_crash_and_restart_on_its_data_resumes(self):
+        client, err, socket_path = self.restart_daemon_under_client([])
+        self.assertNotIn("resumeRejected", err.getvalue())
+        self.assertEqual(client.resumed_count, 1)
+        self.assertTrue(lb.admin_command(socket_path, "order.create", {"id": "R2"})["ok"])
+        self.wait_records(client, 2)
+        self.assertEqual([(r["order"], r["seq"], r["status"]) for r in client.records],
+                         [("R1", 1, "created"), ("R2", 1, "created")])  # R1 not replayed again
 
     @unittest.skipUnless(os.access(SWIFT_CLI, os.X_OK), "no Swift CLI at %s to mix clients" % SWIFT_CLI)
     def test_mixed_with_the_swift_client(self):

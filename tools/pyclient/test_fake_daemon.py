@@ -243,6 +243,20 @@ class FakeDaemonTests(unittest.TestCase):
         daemon.close()
         self.assertEqual(result.get("code"), 2)
 
+    def test_name_in_use_exits_2(self):
+        def script(accept):
+            peer = accept()
+            peer.expect("HELLO")
+            peer.send("ERROR", {"code": 15, "name": "rejected", "fatal": True,
+                                "message": "a live session is already named 'same'; choose another --name"})
+            peer.conn.close()
+
+        daemon = FakeDaemon(script)
+        client, thread, result, _ = self.run_client(daemon, name="same")
+        thread.join(10)
+        daemon.close()
+        self.assertEqual(result.get("code"), 2)
+
     def test_unreachable_exits_3(self):
         with tempfile.TemporaryDirectory() as directory:
             client = lb.SessionClient(os.path.join(directory, "none.sock"), out=io.StringIO(), err=io.StringIO())
