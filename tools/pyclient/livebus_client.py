@@ -56,11 +56,8 @@ FRAME_NAMES = {code: name for name, code in FRAME_TYPES.items()}
 FLAG_REPLAY = 0x1
 FLAG_SNAPSHOT = 0x2
 FLAG_TERMINAL = 0x4
-KNOWN_FLAGS = FLAG_REPLAY | FLAG_SNAPSHOT | FLAG_TERMINAL
-# Not in PROTOCOL.md §2 (which says other bits must be 0), but livebusd sets bit 3 on the EVENT it re-sends with a
-# fresh `client` block for an already sent sequence (CLOCKSYNC.md §5 re-conversion). The codec stays strict by
-# default; the session client accepts this one bit so that a re-conversion is not a fatal malformedFrame.
-FLAG_RECONVERTED = 0x8
+FLAG_RECONVERT = 0x8  # an EVENT re-sent for the last sequence with fresh `client` instants (§5.2, CLOCKSYNC.md §5)
+KNOWN_FLAGS = FLAG_REPLAY | FLAG_SNAPSHOT | FLAG_TERMINAL | FLAG_RECONVERT
 
 ERROR_CODES = {
     "malformedFrame": 1,
@@ -266,7 +263,7 @@ class SimClock:
 
 
 class TopicState:
-    __slots__ = ("last", "held", "resend_from", "last_timestamp", "ended", "record", "shared", "stale_date",
+    __slots__ = ("last", "held", "resend_from", "last_timestamp", "ended", "record", "stale_date",
                  "stale_reported", "uptodate")
 
     def __init__(self, last=0):
@@ -276,7 +273,6 @@ class TopicState:
         self.last_timestamp = None    # server `timestamp` of the last applied content (Apple's rule)
         self.ended = False            # an `end` was applied: nothing after it
         self.record = None            # the last log record written for an applied update
-        self.shared = None            # the last applied body without `client` (to spot re-conversions)
         self.stale_date = None        # client-clock stale date of the shown content
         self.stale_reported = False
         self.uptodate = None          # sequence of the last UPTODATE on this topic
@@ -313,18 +309,20 @@ class OrderBook:
     def on_event(self, topic, sequence, flags, body):
         state = self.topic(topic)
         records, resends = [], []
+        if flags & FLAG_RECONVERT and sequence <= state.last:
+            if sequence == state.last:
+                self._refresh(state, body)  # keep the content, take the new client instants
+            return records, resends
         if flags & FLAG_SNAPSHOT:
             if sequence <= state.last:
-                self._maybe_refresh(state, sequence, body)
-                return records, resends
+                return records, resends  # older than what we show: a duplicate
             # the latest state as of `sequence`: supersedes everything in between
             state.held = {s: v for s, v in state.held.items() if s > sequence}
             if state.resend_from is not None and state.resend_from <= sequence:
                 state.resend_from = None
             records.append(self._apply(topic, state, sequence, flags, body))
         elif sequence <= state.last:
-            self._maybe_refresh(state, sequence, body)
-            return records, resends
+            return records, resends  # a duplicate
         elif sequence == state.last + 1:
             records.append(self._apply(topic, state, sequence, flags, body))
         else:
@@ -366,14 +364,11 @@ class OrderBook:
         """True while some topic waits for a gap to be filled."""
         return any(state.held or state.resend_from is not None for state in self.topics.values())
 
-    def _maybe_refresh(self, state, sequence, body):
-        """A duplicate of the last applied sequence with the same content is a re-conversion (CLOCKSYNC.md §5):
-        take its fresh `client` instants silently; any other duplicate is ignored."""
-        if sequence != state.last or state.record is None or not isinstance(body, dict):
-            return
-        shared = {k: v for k, v in body.items() if k != "client"}
+    def _refresh(self, state, body):
+        """A `reconvert` EVENT for the last applied sequence: the content stays, the `client` instants are new
+        (no log line: no update was applied). Ignored if that update was not applied (Apple's rules)."""
         client = body.get("client")
-        if shared != state.shared or not isinstance(client, dict):
+        if state.record is None or not isinstance(client, dict):
             return
         self.refreshed += 1
         record = state.record
@@ -410,7 +405,6 @@ class OrderBook:
                                                                                          state.last_timestamp)
             if event == "end":
                 state.ended = True
-            state.shared = {k: v for k, v in body.items() if k != "client"}
             state.stale_date = stale_date if isinstance(stale_date, int) and event != "end" else None
             state.stale_reported = False
         delivery = "snapshot" if flags & FLAG_SNAPSHOT else "replay" if flags & FLAG_REPLAY else None
@@ -808,7 +802,7 @@ class SessionClient:
     def _serve(self):
         """One connection: HELLO … until it closes. Returns ('welcomed', inner) once a WELCOME came, else inner;
         inner is ('lost',), ('exit', code), ('rejected-resume',) or ('refused-first',)."""
-        decoder = FrameDecoder(known_flags=KNOWN_FLAGS | FLAG_RECONVERTED)
+        decoder = FrameDecoder()
         welcomed = False
         self._catchup = None
         try:

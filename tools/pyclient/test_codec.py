@@ -132,18 +132,21 @@ class MalformedTests(unittest.TestCase):
         with self.assertRaises(lb.WireError):
             decoder.feed(b"")
 
-    def test_reconverted_flag_is_strictly_malformed_but_accepted_on_request(self):
-        """livebusd sets the undocumented flag bit 3 on re-converted EVENTs; PROTOCOL.md §2 says it must be 0."""
+    def test_reconvert_flag_is_known_and_the_next_bit_is_not(self):
+        """PROTOCOL.md §2: bit 3 `reconvert` (added after the vectors were recorded); bits 4–15 must be 0."""
         vector = VECTORS["frames"][7]
-        data = lb.encode_frame("EVENT", vector["body"].encode(), vector["topic"], vector["sequence"], 0)
-        data = bytearray(data)
-        data[7] |= lb.FLAG_RECONVERTED
-        data[20:24] = (lb.zlib.crc32(bytes(data[24:]), lb.zlib.crc32(bytes(data[4:20]))) & 0xFFFFFFFF).to_bytes(4, "big")
-        with self.assertRaises(lb.WireError) as caught:
-            lb.FrameDecoder().feed(bytes(data))
-        self.assertEqual(caught.exception.name, "malformedFrame")
-        frame = lb.FrameDecoder(known_flags=lb.KNOWN_FLAGS | lb.FLAG_RECONVERTED).feed(bytes(data))[0]
-        self.assertEqual(frame.flags, lb.FLAG_RECONVERTED)
+        for bit, ok in ((lb.FLAG_RECONVERT, True), (0x10, False), (0x8000, False)):
+            data = lb.encode_frame("EVENT", vector["body"].encode(), vector["topic"], vector["sequence"], 0)
+            data = bytearray(data)
+            data[6:8] = bit.to_bytes(2, "big")
+            crc = lb.zlib.crc32(bytes(data[24:]), lb.zlib.crc32(bytes(data[4:20]))) & 0xFFFFFFFF
+            data[20:24] = crc.to_bytes(4, "big")
+            if ok:
+                self.assertEqual(lb.decode_frame(bytes(data)).flags, bit)
+            else:
+                with self.assertRaises(lb.WireError) as caught:
+                    lb.decode_frame(bytes(data))
+                self.assertEqual(caught.exception.name, "malformedFrame")
 
     def test_frame_too_large_before_the_body(self):
         with self.assertRaises(lb.WireError) as caught:

@@ -121,7 +121,7 @@ class EndToEndTests(unittest.TestCase):
 
     def test_wrong_hello_time_is_corrected_by_probes(self):
         """A HELLO clientTime 400 ms off: the probes (answered before anything else) correct the estimate, and
-        any conversion made with the HELLO offset is re-sent (flag bit 3) and taken without reconnecting."""
+        any conversion made with the HELLO offset is re-sent (`reconvert`) and taken without reconnecting."""
         daemon = self.start_daemon("--scenario", "demo-120s", "--time-scale", "40")
         time.sleep(0.6)  # let the first events be published, so they are converted with the HELLO offset
         client = lb.SessionClient(daemon.socket, clock=lb.SimClock(SKEW_MS), out=io.StringIO(), err=io.StringIO(),
@@ -210,7 +210,7 @@ class EndToEndTests(unittest.TestCase):
         while client.book.refreshed == 0 and time.monotonic() < deadline:
             time.sleep(0.1)
         self.assertGreaterEqual(client.book.refreshed, 1, "no re-converted EVENT after the step")
-        self.assertEqual(client.connections, 1)  # the re-converted EVENT (flag bit 3) did not end the connection
+        self.assertEqual(client.connections, 1)  # the `reconvert` EVENT did not end the connection
         after = client.book.topics["orders/ST1"].record["etaTarget"]
         self.assertLess(abs(after - before - 30_000), 50, (before, after))
         self.assertEqual(len(client.records), 1)

@@ -177,11 +177,25 @@ class ContentRuleTests(unittest.TestCase):
         self.feed(2, stale=1_100_000)  # a fresher update clears it
         self.assertEqual(self.book.next_stale_deadline(), 1_190_000)
 
-    def test_reconversion_of_the_same_sequence_refreshes_client_instants(self):
-        self.feed(1, eta=2_000_000, offset=90_000)
-        body = event(1, eta=2_000_000, offset=90_007)
-        self.assertEqual(self.book.on_event(TOPIC, 1, 0, body), ([], []))
-        self.assertEqual(self.book.topics[TOPIC].record["etaTarget"], 2_090_007)
+    def test_reconvert_of_the_last_sequence_refreshes_client_instants(self):
+        self.feed(1, eta=2_000_000, offset=90_000, stale=1_500_000)
+        self.feed(2, eta=2_000_000, offset=90_000, stale=1_500_000)
+        body = event(2, eta=2_000_000, offset=120_000, stale=1_500_000)  # the phone clock stepped +30 s
+        self.assertEqual(self.book.on_event(TOPIC, 2, lb.FLAG_RECONVERT, body), ([], []))
+        state = self.book.topics[TOPIC]
+        self.assertEqual(state.record["etaTarget"], 2_120_000)
+        self.assertEqual(state.stale_date, 1_620_000)
+        self.assertEqual(self.book.refreshed, 1)
+        # an older sequence's reconvert, or a plain duplicate, changes nothing
+        self.book.on_event(TOPIC, 1, lb.FLAG_RECONVERT, event(1, offset=150_000))
+        self.book.on_event(TOPIC, 2, 0, event(2, offset=150_000))
+        self.assertEqual(state.record["etaTarget"], 2_120_000)
+        self.assertEqual(self.book.refreshed, 1)
+
+    def test_reconvert_of_an_unseen_sequence_is_an_ordinary_event(self):
+        self.feed(1)
+        records, _ = self.book.on_event(TOPIC, 2, lb.FLAG_RECONVERT, event(2))
+        self.assertEqual([r["seq"] for r in records], [2])
 
 
 class WordsAndClockTests(unittest.TestCase):
