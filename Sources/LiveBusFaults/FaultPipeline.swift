@@ -95,6 +95,10 @@ public struct FaultPipeline: Sendable {
     private var lastScheduledMs = -Double.infinity
     private var limitSentBytes: Int64 = 0
     private var phase = Phase.open
+    private var splitter = FrameSplitter()
+    private var currentFrameUnit: UInt64 = 0
+    private var currentFrameDropped = false
+    private var reassembly: [UInt8]?
 
     /// What the pipeline has done so far.
     public private(set) var stats = FaultStats()
@@ -109,9 +113,12 @@ public struct FaultPipeline: Sendable {
     /// The ids of the toxics whose toxicity draw succeeded: the ones acting on this session.
     public var activeToxicIDs: [String] { installed.filter(\.isActive).map(\.spec.id) }
 
-    /// False when the pipeline has no toxic and holds nothing: the daemon can bypass it at zero cost. Stays true while
-    /// delayed bytes are in flight after the last toxic was removed, so that later bytes cannot overtake them.
-    public var isActive: Bool { phase != .open || !installed.isEmpty || !pending.isEmpty || !held.isEmpty }
+    /// False when the pipeline has no toxic, holds nothing and is between frames: the daemon can bypass it at zero
+    /// cost. Stays true while delayed bytes are in flight after the last toxic was removed, so that later bytes cannot
+    /// overtake them, and until the frame being read upstream is complete.
+    public var isActive: Bool {
+        phase != .open || !installed.isEmpty || !pending.isEmpty || !held.isEmpty || !splitter.isAtBoundary
+    }
 
     /// True while a `timeout` or `partition` toxic acts: everything sent is discarded, the connection stays open.
     public var isBlackholed: Bool {
@@ -204,46 +211,15 @@ public struct FaultPipeline: Sendable {
     /// - Complexity: O(size of `bytes` + toxics + frames in flight).
     public mutating func send(_ bytes: [UInt8], isWholeFrame: Bool, at nowMs: Int64) -> [FaultAction] {
         var out = advance(to: nowMs)
-        guard phase == .open else {
-            stats.bytesDiscarded += bytes.count
-            return out
-        }
-        if isBlackholed {
-            stats.bytesBlackholed += bytes.count
-            return out
-        }
-        var units = [bytes]
-        if isWholeFrame {
-            if let i = activeIndex(.drop),
-                roll(i, installed[i].spec.params.probability ?? ToxicParams.Defaults.probability)
-            {
-                stats.framesDropped += 1
-                return out
-            }
-            if let i = activeIndex(.corrupt),
-                roll(i, installed[i].spec.params.probability ?? ToxicParams.Defaults.probability)
-            {
-                let corrupted = Self.corrupted(bytes, using: &installed[i].random)
-                if corrupted != bytes { stats.framesCorrupted += 1 }
-                units = [corrupted]
-            }
-            if let i = activeIndex(.duplicate),
-                roll(i, installed[i].spec.params.probability ?? ToxicParams.Defaults.probability)
-            {
-                stats.framesDuplicated += 1
-                units.append(units[0])
-            }
-        }
-        for unit in units {
-            if isWholeFrame, activeIndex(.reorder) != nil {
-                reorder(unit, atMs: nowMs)
-            } else {
-                schedule(unit, readyMs: Double(nowMs))
-            }
-        }
+        if isWholeFrame { sendFrame(bytes, at: nowMs) } else { sendChunk(bytes, at: nowMs) }
         out += advance(to: nowMs)
         return out
     }
+
+    /// Tells an inactive pipeline about bytes the daemon passed around it (`isActive` false), so that its frame
+    /// boundaries stay right for the upstream; cheap (no allocation). Not needed downstream, where every `send` is a
+    /// whole frame, nor when the pipeline is created and first given a toxic while no frame is partly read.
+    public mutating func noteBypassed(_ bytes: [UInt8]) { splitter.skip(bytes) }
 
     /// Asks to close the connection gracefully at `nowMs` (the daemon closes a session, or the client sent EOF).
     ///
@@ -385,18 +361,107 @@ public struct FaultPipeline: Sendable {
         }
         for frame in held { stats.bytesBlackholed += frame.bytes.count }
         held.removeAll()
+        if !splitter.isAtBoundary, currentFrameUnit != lastEmittedUnit {
+            stats.bytesBlackholed += reassembly?.count ?? 0
+            reassembly = nil
+            currentFrameDropped = true
+        }
+    }
+
+    private var hasFrameToxics: Bool {
+        installed.contains { $0.isActive && $0.spec.kind.isFrameToxic }
+    }
+
+    private mutating func newUnit() -> UInt64 {
+        nextUnit += 1
+        return nextUnit
+    }
+
+    /// Gate and frame toxics for one whole frame, then the timing stages.
+    private mutating func sendFrame(_ bytes: [UInt8], at nowMs: Int64) {
+        guard phase == .open else {
+            stats.bytesDiscarded += bytes.count
+            return
+        }
+        if isBlackholed {
+            stats.bytesBlackholed += bytes.count
+            return
+        }
+        var copies = [bytes]
+        if let i = activeIndex(.drop), roll(i, installed[i].spec.params.probability ?? ToxicParams.Defaults.probability)
+        {
+            stats.framesDropped += 1
+            return
+        }
+        if let i = activeIndex(.corrupt),
+            roll(i, installed[i].spec.params.probability ?? ToxicParams.Defaults.probability)
+        {
+            let corrupted = Self.corrupted(bytes, using: &installed[i].random)
+            if corrupted != bytes { stats.framesCorrupted += 1 }
+            copies = [corrupted]
+        }
+        if let i = activeIndex(.duplicate),
+            roll(i, installed[i].spec.params.probability ?? ToxicParams.Defaults.probability)
+        {
+            stats.framesDuplicated += 1
+            copies.append(copies[0])
+        }
+        for copy in copies {
+            if activeIndex(.reorder) != nil {
+                reorder(copy, atMs: nowMs)
+            } else {
+                schedule(copy, readyMs: Double(nowMs), unit: newUnit())
+            }
+        }
+    }
+
+    /// Bytes in arbitrary pieces (upstream): split at frame boundaries; a frame is dropped by a blackhole only whole
+    /// (decided at its first byte), and with frame toxics active a frame is collected whole and treated as one.
+    private mutating func sendChunk(_ bytes: [UInt8], at nowMs: Int64) {
+        guard phase == .open else {
+            stats.bytesDiscarded += bytes.count
+            return
+        }
+        for segment in splitter.split(bytes) {
+            guard segment.isFramed else {
+                if isBlackholed {
+                    stats.bytesBlackholed += segment.bytes.count
+                } else {
+                    schedule(Array(segment.bytes), readyMs: Double(nowMs), unit: newUnit())
+                }
+                continue
+            }
+            if segment.startsFrame {
+                currentFrameUnit = newUnit()
+                currentFrameDropped = isBlackholed
+                reassembly = hasFrameToxics ? [] : nil
+            }
+            if currentFrameDropped {
+                stats.bytesBlackholed += segment.bytes.count
+                continue
+            }
+            if reassembly != nil {
+                reassembly! += segment.bytes
+                if segment.endsFrame, let whole = reassembly {
+                    reassembly = nil
+                    sendFrame(whole, at: nowMs)
+                }
+            } else {
+                schedule(Array(segment.bytes), readyMs: Double(nowMs), unit: currentFrameUnit)
+            }
+        }
     }
 
     /// `reorder`: with the toxic's probability a frame opens a window; it and the next window−1 frames are held, then
     /// released in an order shuffled by the toxic's generator. A window not yet full is released (shuffled) once its
     /// first frame has waited `delayMs`. A frame therefore moves at most window−1 places.
     private mutating func reorder(_ frame: [UInt8], atMs nowMs: Int64) {
-        guard let i = activeIndex(.reorder) else { return schedule(frame, readyMs: Double(nowMs)) }
+        guard let i = activeIndex(.reorder) else { return schedule(frame, readyMs: Double(nowMs), unit: newUnit()) }
         let p = installed[i].spec.params
         let window = p.window ?? ToxicParams.Defaults.window
         if held.isEmpty {
             guard roll(i, p.probability ?? ToxicParams.Defaults.probability) else {
-                return schedule(frame, readyMs: Double(nowMs))
+                return schedule(frame, readyMs: Double(nowMs), unit: newUnit())
             }
         }
         held.append(Held(bytes: frame, heldAtMs: nowMs))
@@ -411,13 +476,11 @@ public struct FaultPipeline: Sendable {
         stats.framesReordered += order.enumerated().filter { $0.offset != $0.element }.count
         let frames = held
         held.removeAll()
-        for index in order { schedule(frames[index].bytes, readyMs: atMs) }
+        for index in order { schedule(frames[index].bytes, readyMs: atMs, unit: newUnit()) }
     }
 
     /// Stages 3–6: latency, slicer, bandwidth, limit_data.
-    private mutating func schedule(_ bytes: [UInt8], readyMs: Double) {
-        let unit = nextUnit
-        nextUnit += 1
+    private mutating func schedule(_ bytes: [UInt8], readyMs: Double, unit: UInt64) {
         var t = readyMs
         if let i = activeIndex(.latency) {
             let p = installed[i].spec.params

@@ -64,13 +64,13 @@ import Testing
         try down.add(partition, at: 0)
         try up.add(partition, at: 0)
         #expect(down.send(frame(1), isWholeFrame: true, at: 10).isEmpty)
-        #expect(up.send([1, 2, 3], isWholeFrame: false, at: 10).isEmpty)
+        #expect(up.send(frame(1), isWholeFrame: false, at: 10).isEmpty)
         #expect(down.nextDeadlineMs == 1000)
         #expect(down.advance(to: 1000).isEmpty)
         #expect(down.toxics.isEmpty && !down.isActive)
         #expect(down.send(frame(2), isWholeFrame: true, at: 1001) == [.write(frame(2), atMs: 1001)])
         _ = up.advance(to: 1000)
-        #expect(up.send([4], isWholeFrame: false, at: 1000) == [.write([4], atMs: 1000)])
+        #expect(up.send(frame(2), isWholeFrame: false, at: 1000) == [.write(frame(2), atMs: 1000)])
     }
 
     @Test func downRefusesNewConnections() {

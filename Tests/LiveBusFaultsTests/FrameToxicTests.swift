@@ -47,14 +47,6 @@ import Testing
         }
     }
 
-    @Test func frameToxicsLeaveChunksThatAreNotWholeFramesAlone() throws {
-        var pipeline = FaultPipeline(seed: 1)
-        try pipeline.add(spec(.drop, ToxicParams(probability: 1), id: "d"), at: 0)
-        try pipeline.add(spec(.corrupt, ToxicParams(probability: 1), id: "c"), at: 0)
-        let chunk = Array(frame(1)[0..<10])
-        #expect(written(pipeline.send(chunk, isWholeFrame: false, at: 0)) == chunk)
-    }
-
     @Test func reorderPermutesWithinTheWindowAndReleasesEverything() throws {
         for seed in UInt64(0)..<20 {
             var pipeline = FaultPipeline(seed: seed)
