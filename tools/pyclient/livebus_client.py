@@ -310,9 +310,8 @@ class OrderBook:
         state = self.topic(topic)
         records, resends = [], []
         if flags & FLAG_RECONVERT and sequence <= state.last:
-            if sequence == state.last:
-                self._refresh(state, body)  # keep the content, take the new client instants
-            return records, resends
+            line = self._refresh(state, body) if sequence == state.last else None
+            return ([line] if line else []), resends
         if flags & FLAG_SNAPSHOT:
             if sequence <= state.last:
                 return records, resends  # older than what we show: a duplicate
@@ -365,20 +364,29 @@ class OrderBook:
         return any(state.held or state.resend_from is not None for state in self.topics.values())
 
     def _refresh(self, state, body):
-        """A `reconvert` EVENT for the last applied sequence: the content stays, the `client` instants are new
-        (no log line: no update was applied). Ignored if that update was not applied (Apple's rules)."""
+        """A `reconvert` EVENT for the last applied sequence: the content stays, the `client` instants are new.
+        Returns a {"type": "reconvert"} log record (as the Swift client writes one), or None when there is no
+        shown update of that sequence (it was refused by Apple's rules)."""
         client = body.get("client")
-        if state.record is None or not isinstance(client, dict):
-            return
-        self.refreshed += 1
         record = state.record
+        if record is None or record["seq"] != state.last or not isinstance(client, dict):
+            return None
+        self.refreshed += 1
         if isinstance(client.get("etaTarget"), int):
             record["etaTarget"] = client["etaTarget"]
         if isinstance(client.get("uncertaintyMs"), int):
             record["uncertaintyMs"] = client["uncertaintyMs"]
-        stale = client.get("staleDate")
-        state.stale_date = stale if isinstance(stale, int) else None
-        state.stale_reported = False
+        if not state.ended:
+            stale = client.get("staleDate")
+            state.stale_date = stale if isinstance(stale, int) else None
+            state.stale_reported = False
+        now = self.now_ms()
+        line = dict(record)
+        eta = line.get("etaTarget")
+        line.update({"type": "reconvert", "delivery": "reconvert", "clientTime": now,
+                     "remainingMs": max(0, eta - now) if isinstance(eta, int) else None,
+                     "stale": bool(state.stale_date is not None and now >= state.stale_date)})
+        return line
 
     def _apply(self, topic, state, sequence, flags, body):
         """Apply `sequence` (the sequence rules accept it) and make its log record."""
@@ -905,14 +913,10 @@ class SessionClient:
         if name == "EVENT":
             if self._catchup is not None and self.sync_state == "catchingUp":
                 self._catchup["seen"].add(frame.topic)
-            refreshed = self.book.refreshed
             records, resends = self.book.on_event(frame.topic, frame.sequence, frame.flags, body)
-            if self.book.refreshed != refreshed:
-                self._log("re-converted instants for %s seq %d (flags 0x%x)" % (frame.topic, frame.sequence,
-                                                                                 frame.flags))
             for record in records:
                 self._emit(record)
-                if self.send_acks and record:
+                if self.send_acks and record["type"] == "update":
                     self._send("ACK", b"", frame.topic, record["seq"])
             for topic, from_sequence in resends:
                 self._resend(topic, from_sequence)
@@ -1009,7 +1013,8 @@ USAGE_EPILOG = """\
 output: one JSON object per line on stdout for each update the sequence rules apply:
   {"type": "update", "session", "topic", "order", "seq", "event", "status", "etaTarget", "remainingMs",
    "stale", "applied", "reason", "clientTime", "uncertaintyMs", "delivery"}
-and {"type": "stale", ...same fields} when an order's stale date passes on the phone's clock.
+and {"type": "stale", ...same fields} when an order's stale date passes on the phone's clock, and
+{"type": "reconvert", "delivery": "reconvert", ...} when the daemon re-sends the shown update's instants.
 etaTarget and clientTime are ms since the Unix epoch on the phone's (skewed, drifting) clock.
 
 signals: SIGINT/SIGTERM say BYE and exit 0; SIGUSR1 drops the connection (the client resumes);

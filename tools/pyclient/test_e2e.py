@@ -63,6 +63,10 @@ class Daemon:
         self.dir.cleanup()
 
 
+def updates_of(client):
+    return [r for r in client.records if r["type"] == "update"]
+
+
 def parse_lines(text):
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
@@ -115,7 +119,7 @@ class EndToEndTests(unittest.TestCase):
         updates = [r for r in records if r["type"] == "update"]
         self.assert_delivered_run(updates, before, after)
         for record in records:
-            self.assertIn(record["type"], ("update", "stale"))
+            self.assertIn(record["type"], ("update", "stale", "reconvert"))
         self.assertIn("client said bye", daemon.read_log())
         self.assertNotIn("bad frame", err)
 
@@ -181,10 +185,10 @@ class EndToEndTests(unittest.TestCase):
         created = lb.admin_command(daemon.socket, "order.create", {"id": "PY1"})
         self.assertTrue(created["ok"], created)
         deadline = time.monotonic() + 5
-        while not client.records and time.monotonic() < deadline:
+        while not updates_of(client) and time.monotonic() < deadline:
             time.sleep(0.05)
-        self.assertTrue(client.records)
-        first = client.records[0]
+        self.assertTrue(updates_of(client))
+        first = updates_of(client)[0]
         self.assertEqual((first["order"], first["seq"], first["status"], first["event"]), ("PY1", 1, "created",
                                                                                            "start"))
         self.assertGreater(first["etaTarget"], int(time.time() * 1000) + SKEW_MS - 1000)
@@ -192,7 +196,7 @@ class EndToEndTests(unittest.TestCase):
 
     def test_clock_step_is_detected_and_instants_reconverted(self):
         """Step the phone clock +30 s: the daemon's probes detect the step (CLOCKSYNC.md §4) and it re-sends the
-        shown order's instants converted for the new clock; the client takes them without a new log line."""
+        shown order's instants converted for the new clock; the client takes them and logs a reconvert line."""
         daemon = self.start_daemon()
         client = lb.SessionClient(daemon.socket, out=io.StringIO(), err=io.StringIO())
         thread = threading.Thread(target=client.run, daemon=True)
@@ -204,16 +208,20 @@ class EndToEndTests(unittest.TestCase):
         deadline = time.monotonic() + 5
         while not client.records and time.monotonic() < deadline:
             time.sleep(0.05)
-        before = client.records[0]["etaTarget"]
+        time.sleep(2.0)  # the probe burst settles (a first reconvert may correct the HELLO-based offset)
+        before = client.book.topics["orders/ST1"].record["etaTarget"]
+        refreshed = client.book.refreshed
         client.step_clock(30_000)
         deadline = time.monotonic() + 25  # one probe interval (at most 16 s) and a confirming sample
-        while client.book.refreshed == 0 and time.monotonic() < deadline:
+        while client.book.topics["orders/ST1"].record["etaTarget"] - before < 25_000 and time.monotonic() < deadline:
             time.sleep(0.1)
-        self.assertGreaterEqual(client.book.refreshed, 1, "no re-converted EVENT after the step")
+        self.assertGreater(client.book.refreshed, refreshed, "no re-converted EVENT after the step")
         self.assertEqual(client.connections, 1)  # the `reconvert` EVENT did not end the connection
         after = client.book.topics["orders/ST1"].record["etaTarget"]
         self.assertLess(abs(after - before - 30_000), 50, (before, after))
-        self.assertEqual(len(client.records), 1)
+        self.assertEqual([r["type"] for r in client.records if r["type"] != "reconvert"], ["update"])
+        self.assertEqual(client.records[-1]["type"], "reconvert")
+        self.assertEqual(client.records[-1]["etaTarget"], after)
 
     def restart_daemon_under_client(self, daemon_args):
         """Attach, see order R1 created, kill -9 the daemon, start it again on the same socket (and data
@@ -230,9 +238,9 @@ class EndToEndTests(unittest.TestCase):
         time.sleep(0.5)
         self.assertTrue(lb.admin_command(first.socket, "order.create", {"id": "R1"})["ok"])
         deadline = time.monotonic() + 5
-        while not client.records and time.monotonic() < deadline:
+        while not updates_of(client) and time.monotonic() < deadline:
             time.sleep(0.05)
-        self.assertEqual(len(client.records), 1)
+        self.assertEqual(len(updates_of(client)), 1)
         first.process.kill()  # a crash
         first.process.wait()
         second = subprocess.Popen([DAEMON, "--socket", first.socket] + list(daemon_args), stdout=first.log,
@@ -246,7 +254,7 @@ class EndToEndTests(unittest.TestCase):
 
     def wait_records(self, client, count):
         deadline = time.monotonic() + 5
-        while len(client.records) < count and time.monotonic() < deadline:
+        while len(updates_of(client)) < count and time.monotonic() < deadline:
             time.sleep(0.05)
 
     @unittest.skipUnless(DAEMON_HAS_MEMORY, "this livebusd has no --memory (state kept across restarts)")
@@ -256,7 +264,7 @@ class EndToEndTests(unittest.TestCase):
         self.assertEqual(client.resumed_count, 0)
         self.assertTrue(lb.admin_command(socket_path, "order.create", {"id": "R2"})["ok"])
         self.wait_records(client, 2)
-        self.assertEqual([(r["order"], r["seq"], r["status"]) for r in client.records],
+        self.assertEqual([(r["order"], r["seq"], r["status"]) for r in updates_of(client)],
                          [("R1", 1, "created"), ("R2", 1, "created")])
 
     @unittest.skipUnless(DAEMON_HAS_MEMORY, "this livebusd keeps no state across restarts")
@@ -266,7 +274,7 @@ class EndToEndTests(unittest.TestCase):
         self.assertEqual(client.resumed_count, 1)
         self.assertTrue(lb.admin_command(socket_path, "order.create", {"id": "R2"})["ok"])
         self.wait_records(client, 2)
-        self.assertEqual([(r["order"], r["seq"], r["status"]) for r in client.records],
+        self.assertEqual([(r["order"], r["seq"], r["status"]) for r in updates_of(client)],
                          [("R1", 1, "created"), ("R2", 1, "created")])  # R1 not replayed again
 
     @unittest.skipUnless(os.access(SWIFT_CLI, os.X_OK), "no Swift CLI at %s to mix clients" % SWIFT_CLI)

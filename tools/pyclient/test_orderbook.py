@@ -181,7 +181,11 @@ class ContentRuleTests(unittest.TestCase):
         self.feed(1, eta=2_000_000, offset=90_000, stale=1_500_000)
         self.feed(2, eta=2_000_000, offset=90_000, stale=1_500_000)
         body = event(2, eta=2_000_000, offset=120_000, stale=1_500_000)  # the phone clock stepped +30 s
-        self.assertEqual(self.book.on_event(TOPIC, 2, lb.FLAG_RECONVERT, body), ([], []))
+        self.now.now = 1_200_000
+        records, resends = self.book.on_event(TOPIC, 2, lb.FLAG_RECONVERT, body)
+        self.assertEqual(resends, [])
+        self.assertEqual([(r["type"], r["seq"], r["delivery"], r["etaTarget"], r["remainingMs"], r["clientTime"])
+                          for r in records], [("reconvert", 2, "reconvert", 2_120_000, 920_000, 1_200_000)])
         state = self.book.topics[TOPIC]
         self.assertEqual(state.record["etaTarget"], 2_120_000)
         self.assertEqual(state.stale_date, 1_620_000)
