@@ -372,6 +372,17 @@ public struct FaultPipeline: Sendable {
         installed.contains { $0.isActive && $0.spec.kind.isFrameToxic }
     }
 
+    private func appliesToFrame(_ index: Int, _ frame: [UInt8]) -> Bool {
+        let types = installed[index].spec.params.frameTypes ?? ToxicParams.Defaults.frameTypes
+        return frame.count > 5 && types.contains(frame[5])
+    }
+
+    /// The index of the active frame toxic of `kind` when it covers this frame's type and its probability roll hits.
+    private mutating func frameToxic(_ kind: ToxicKind, for frame: [UInt8]) -> Int? {
+        guard let i = activeIndex(kind), appliesToFrame(i, frame) else { return nil }
+        return roll(i, installed[i].spec.params.probability ?? ToxicParams.Defaults.probability) ? i : nil
+    }
+
     private mutating func newUnit() -> UInt64 {
         nextUnit += 1
         return nextUnit
@@ -388,26 +399,22 @@ public struct FaultPipeline: Sendable {
             return
         }
         var copies = [bytes]
-        if let i = activeIndex(.drop), roll(i, installed[i].spec.params.probability ?? ToxicParams.Defaults.probability)
-        {
+        if frameToxic(.drop, for: bytes) != nil {
             stats.framesDropped += 1
             return
         }
-        if let i = activeIndex(.corrupt),
-            roll(i, installed[i].spec.params.probability ?? ToxicParams.Defaults.probability)
-        {
+        if let i = frameToxic(.corrupt, for: bytes) {
             let corrupted = Self.corrupted(bytes, using: &installed[i].random)
             if corrupted != bytes { stats.framesCorrupted += 1 }
             copies = [corrupted]
         }
-        if let i = activeIndex(.duplicate),
-            roll(i, installed[i].spec.params.probability ?? ToxicParams.Defaults.probability)
-        {
+        if frameToxic(.duplicate, for: bytes) != nil {
             stats.framesDuplicated += 1
             copies.append(copies[0])
         }
+        let reorders = activeIndex(.reorder).map { appliesToFrame($0, bytes) } ?? false
         for copy in copies {
-            if activeIndex(.reorder) != nil {
+            if reorders {
                 reorder(copy, atMs: nowMs)
             } else {
                 schedule(copy, readyMs: Double(nowMs), unit: newUnit())

@@ -39,8 +39,8 @@ public enum ToxicKind: String, Codable, CaseIterable, Sendable {
         case .limitData: return ["bytes"]
         case .timeout, .resetPeer: return ["timeoutMs"]
         case .down: return []
-        case .drop, .duplicate, .corrupt: return ["probability"]
-        case .reorder: return ["probability", "window", "delayMs"]
+        case .drop, .duplicate, .corrupt: return ["probability", "frameTypes"]
+        case .reorder: return ["probability", "window", "delayMs", "frameTypes"]
         case .partition: return ["durationMs"]
         }
     }
@@ -85,6 +85,9 @@ public struct ToxicParams: Codable, Sendable, Equatable {
     public var window: Int?
     /// `partition`: milliseconds the session stays blackholed in both directions before it heals by itself.
     public var durationMs: Int64?
+    /// Frame toxics: the frame type codes (PROTOCOL.md §3, byte 5) the toxic acts on; unset = PUBLISH and EVENT
+    /// (5, 6), the push messages, since a reliable stream loses no other frame. Other frames pass untouched.
+    public var frameTypes: [UInt8]?
 
     /// Parameters with every member unset (all defaults).
     public init(
@@ -99,7 +102,8 @@ public struct ToxicParams: Codable, Sendable, Equatable {
         timeoutMs: Int64? = nil,
         probability: Double? = nil,
         window: Int? = nil,
-        durationMs: Int64? = nil
+        durationMs: Int64? = nil,
+        frameTypes: [UInt8]? = nil
     ) {
         self.latencyMs = latencyMs
         self.jitterMs = jitterMs
@@ -113,6 +117,7 @@ public struct ToxicParams: Codable, Sendable, Equatable {
         self.probability = probability
         self.window = window
         self.durationMs = durationMs
+        self.frameTypes = frameTypes
     }
 
     /// Defaults for unset members. toxiproxy's own defaults are 0 for every attribute; where 0 would make the toxic a
@@ -142,6 +147,8 @@ public struct ToxicParams: Codable, Sendable, Equatable {
         public static let reorderDelayMs: Int64 = 100
         /// `partition` duration, milliseconds [ours; Jepsen's default nemesis interval is 10 s].
         public static let durationMs: Int64 = 10_000
+        /// Frame toxics act on PUBLISH (5) and EVENT (6) frames [ours].
+        public static let frameTypes: [UInt8] = [5, 6]
     }
 
     /// The member names that are set, in declaration order.
@@ -159,6 +166,7 @@ public struct ToxicParams: Codable, Sendable, Equatable {
         if probability != nil { names.append("probability") }
         if window != nil { names.append("window") }
         if durationMs != nil { names.append("durationMs") }
+        if frameTypes != nil { names.append("frameTypes") }
         return names
     }
 }
@@ -237,6 +245,14 @@ public struct ToxicSpec: Codable, Sendable, Equatable {
         if let v = p.probability { try check("probability", v, 0...1, "probability") }
         if let v = p.window { try check("window", Int64(v), 2...64, "frames") }
         if let v = p.durationMs { try check("durationMs", v, 1...3_600_000, "milliseconds") }
+        if let v = p.frameTypes {
+            guard !v.isEmpty, !v.contains(0) else {
+                throw FaultError(
+                    .invalidParameter,
+                    "\(kind.rawValue): frameTypes should list 1 or more frame type codes 1…255 (PROTOCOL.md §3)"
+                )
+            }
+        }
     }
 
     private static let idCharacters = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")

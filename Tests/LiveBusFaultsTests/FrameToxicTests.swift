@@ -47,6 +47,22 @@ import Testing
         }
     }
 
+    @Test func frameToxicsActOnPushMessagesUnlessToldOtherwise() throws {
+        var pipeline = FaultPipeline(seed: 1)
+        try pipeline.add(spec(.drop, ToxicParams(probability: 1)), at: 0)
+        let ping = frame(0, topic: "", body: "{\"t1\":5}", type: 0x08)
+        let welcome = frame(0, topic: "", body: "{}", type: 0x02)
+        #expect(written(pipeline.send(welcome, isWholeFrame: true, at: 0)) == welcome)
+        #expect(written(pipeline.send(ping, isWholeFrame: true, at: 0)) == ping)
+        #expect(pipeline.send(frame(1), isWholeFrame: true, at: 0).isEmpty, "EVENT dropped")
+        #expect(pipeline.send(frame(2, type: 0x05), isWholeFrame: true, at: 0).isEmpty, "PUBLISH dropped")
+
+        var probes = FaultPipeline(seed: 1)
+        try probes.add(spec(.drop, ToxicParams(probability: 1, frameTypes: [0x08])), at: 0)
+        #expect(probes.send(ping, isWholeFrame: true, at: 0).isEmpty, "PING dropped when asked")
+        #expect(written(probes.send(frame(1), isWholeFrame: true, at: 0)) == frame(1))
+    }
+
     @Test func reorderPermutesWithinTheWindowAndReleasesEverything() throws {
         for seed in UInt64(0)..<20 {
             var pipeline = FaultPipeline(seed: seed)

@@ -11,13 +11,13 @@ func crc32(_ bytes: some Sequence<UInt8>) -> UInt32 {
 }
 
 /// A well-formed LiveBus frame (PROTOCOL.md §2): EVENT on `topic` with `sequence`, a JSON body, and its CRC.
-func frame(_ sequence: UInt64, topic: String = "orders/A1", body: String = "{\"n\":1}") -> [UInt8] {
+func frame(_ sequence: UInt64, topic: String = "orders/A1", body: String = "{\"n\":1}", type: UInt8 = 0x06) -> [UInt8] {
     let topicBytes = Array(topic.utf8)
     let bodyBytes = Array(body.utf8)
     var header: [UInt8] = []
     func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.bigEndian) { header += $0 } }
     append(UInt32(20 + topicBytes.count + bodyBytes.count))
-    header += [1, 0x06, 0, 0]
+    header += [1, type, 0, 0]
     append(sequence)
     append(UInt16(topicBytes.count))
     append(UInt16(0))
