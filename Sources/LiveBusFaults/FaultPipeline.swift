@@ -8,8 +8,9 @@ public enum FaultAction: Sendable, Equatable {
     case write([UInt8], atMs: Int64)
     /// Close the connection gracefully (EOF): a requested close (`slow_close`), `limit_data` reached, `timeout` > 0.
     case closeGracefully(atMs: Int64)
-    /// Close abruptly (`reset_peer`): on a Unix socket, close while unread data is queued so the peer's `recv` gets
-    /// `ECONNRESET` (faults-sync-libuv.md §1.5).
+    /// Close abruptly (`reset_peer`): no BYE, bytes in flight discarded. On a Unix socket the peer's `recv` gets
+    /// `ECONNRESET` only when the closing side still has unread bytes from it queued, else EOF
+    /// (faults-sync-libuv.md §1.5); there is no `SO_LINGER` 0 reset as on TCP.
     case reset(atMs: Int64)
 }
 
@@ -40,7 +41,8 @@ public struct FaultStats: Sendable, Equatable {
 ///
 /// Stages, in this fixed order whatever the order toxics were added (toxiproxy chains toxics in the order added; a
 /// fixed order makes a preset mean the same thing however it was built):
-/// 1. gate: closed or closing → discard; blackholed (`timeout`, `partition`) → discard;
+/// 1. gate: closed or closing → discard; blackholed (`timeout`, `partition`) → discard (upstream chunks are split at
+///    frame boundaries by `FrameSplitter`, so a frame is discarded or kept whole);
 /// 2. frame toxics on whole frames only: `drop`, `corrupt`, `duplicate`, `reorder`;
 /// 3. `latency` (per frame or chunk, never reordering: a chunk leaves no earlier than the one before it);
 /// 4. `slicer` (pieces of average ± variation bytes, `delayUs` apart);
@@ -66,6 +68,41 @@ public struct FaultPipeline: Sendable {
         var item: Item
     }
 
+    /// A FIFO with O(1) amortised pops (bandwidth can queue thousands of slices).
+    private struct PendingQueue: Sendable {
+        private var items: [Pending] = []
+        private var head = 0
+
+        var isEmpty: Bool { head == items.count }
+        var first: Pending? { isEmpty ? nil : items[head] }
+        var entries: ArraySlice<Pending> { items[head...] }
+
+        mutating func append(_ entry: Pending) { items.append(entry) }
+
+        mutating func popFirst() -> Pending {
+            let entry = items[head]
+            head += 1
+            if head == items.count {
+                items.removeAll(keepingCapacity: true)
+                head = 0
+            } else if head >= 1024, head * 2 >= items.count {
+                items.removeFirst(head)
+                head = 0
+            }
+            return entry
+        }
+
+        mutating func removeAll(where shouldRemove: (Pending) -> Bool) {
+            items = items[head...].filter { !shouldRemove($0) }
+            head = 0
+        }
+
+        mutating func removeAll() {
+            items.removeAll()
+            head = 0
+        }
+    }
+
     private struct Held: Sendable {
         var bytes: [UInt8]
         var heldAtMs: Int64
@@ -86,7 +123,7 @@ public struct FaultPipeline: Sendable {
 
     private let seed: UInt64
     private var installed: [Installed] = []
-    private var pending: [Pending] = []
+    private var pending = PendingQueue()
     private var held: [Held] = []
     private var nextUnit: UInt64 = 0
     private var lastEmittedUnit: UInt64?
@@ -251,7 +288,7 @@ public struct FaultPipeline: Sendable {
             let pendingDue = pending.first?.dueMs
             let control = nextControl()
             if let due = pendingDue, due <= now, control.map({ due <= $0.atMs }) ?? true {
-                let entry = pending.removeFirst()
+                let entry = pending.popFirst()
                 let atMs = Int64(entry.dueMs.rounded(.up))
                 switch entry.item {
                 case .bytes(let bytes, let unit):
@@ -346,7 +383,9 @@ public struct FaultPipeline: Sendable {
 
     private mutating func finish() {
         phase = .closed
-        for entry in pending { if case .bytes(let bytes, _) = entry.item { stats.bytesDiscarded += bytes.count } }
+        for entry in pending.entries {
+            if case .bytes(let bytes, _) = entry.item { stats.bytesDiscarded += bytes.count }
+        }
         for frame in held { stats.bytesDiscarded += frame.bytes.count }
         pending.removeAll()
         held.removeAll()
@@ -354,7 +393,7 @@ public struct FaultPipeline: Sendable {
 
     /// Discards what is in flight, keeping the rest of a frame already partly written and any pending close.
     private mutating func discardForBlackhole() {
-        pending.removeAll { entry in
+        pending.removeAll { (entry: Pending) in
             guard case .bytes(let bytes, let unit) = entry.item, unit != lastEmittedUnit else { return false }
             stats.bytesBlackholed += bytes.count
             return true

@@ -104,3 +104,20 @@ import Testing
         #expect(pipeline.close(at: 4) == [.closeGracefully(atMs: 4)])
     }
 }
+
+/// Cost: a large backlog behind `bandwidth` drains in linear time.
+@Suite struct PipelineCostTests {
+    @Test func aMegabyteBehindASlowLinkDrainsInOrder() throws {
+        var pipeline = FaultPipeline(seed: 1)
+        try pipeline.add(spec(.bandwidth, ToxicParams(rateKBps: 0.5)), at: 0)
+        let frames = (0..<1000).map { frame(UInt64($0), body: String(repeating: "z", count: 1000)) }
+        var out: [FaultAction] = []
+        for f in frames { out += pipeline.send(f, isWholeFrame: true, at: 0) }
+        #expect(out.isEmpty)
+        out = pipeline.advance(to: 10_000_000)
+        #expect(written(out) == frames.flatMap { $0 })
+        #expect(writes(out).count == 1000 * 21, "each 1033-byte frame in 50-byte slices (100 ms at 0.5 KB/s)")
+        #expect(writes(out).last?.atMs == 2_066_000, "1 033 000 bytes at 500 bytes/s")
+        #expect(pipeline.nextDeadlineMs == nil)
+    }
+}
