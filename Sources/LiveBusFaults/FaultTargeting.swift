@@ -18,6 +18,9 @@ public enum FaultScope: Sendable, Equatable, Codable {
 ///   (shuffle nodes))`, `:majority (take (majority (count nodes)) (shuffle nodes))`, with `majority(n) = ⌊n/2⌋ + 1`.
 ///   So for 4 sessions the "minority" is 2 (half, not fewer than half), for 5 it is 2, for 1 it is none.
 public enum FaultTargeting {
+    /// The brief's spelling of `FaultScope`.
+    public typealias Scope = FaultScope
+
     /// The number of sessions `scope` picks among `count` (for `.session`, 1).
     public static func count(of scope: FaultScope, among count: Int) -> Int {
         switch scope {

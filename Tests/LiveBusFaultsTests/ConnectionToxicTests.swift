@@ -112,3 +112,38 @@ import Testing
         #expect(try survivors(extra: true) == survivors(extra: false))
     }
 }
+
+/// `SessionFaults` routes toxics to the right pipelines.
+@Suite struct SessionFaultsTests {
+    @Test func partitionGoesToBothDirectionsOthersToTheirOwn() throws {
+        var session = SessionFaults(seed: 7, session: "fold")
+        _ = try session.add(spec(.latency, direction: .upstream), at: 0)
+        _ = try session.add(spec(.partition, ToxicParams(durationMs: 50), id: "p"), at: 0)
+        #expect(session.downstream.toxics.map(\.id) == ["p"])
+        #expect(session.upstream.toxics.map(\.id) == ["latency_upstream", "p"])
+        #expect(session.toxics.map(\.id) == ["p", "latency_upstream"])
+        #expect(session.nextDeadlineMs == 50)
+        _ = session.downstream.advance(to: 50)
+        _ = session.upstream.advance(to: 50)
+        #expect(session.toxics.map(\.id) == ["latency_upstream"])
+        _ = session.remove(id: "latency_upstream", at: 60)
+        #expect(!session.isActive)
+    }
+
+    @Test func aConflictInEitherDirectionAddsNothing() throws {
+        var session = SessionFaults(seed: 7, session: "fold")
+        _ = try session.add(spec(.timeout, direction: .upstream, id: "t"), at: 0)
+        #expect(throws: FaultError.self) { try session.add(spec(.partition, id: "t"), at: 0) }
+        #expect(session.downstream.toxics.isEmpty)
+        #expect(throws: FaultError.self) { try session.add(spec(.down), at: 0) }
+    }
+
+    @Test func sessionsWithTheSameSeedButOtherNamesDrawDifferently() throws {
+        let affected = (0..<200).filter { n in
+            var session = SessionFaults(seed: 3, session: "phone\(n)")
+            _ = try? session.add(spec(.drop, toxicity: 0.5), at: 0)
+            return !session.downstream.activeToxicIDs.isEmpty
+        }
+        #expect((70...130).contains(affected.count))
+    }
+}
