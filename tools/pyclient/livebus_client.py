@@ -788,7 +788,10 @@ class SessionClient:
                 _, fold_state, orientation, app_state, window = request
                 if fold_state:
                     self.posture["foldState"] = normalize_fold(fold_state)
-                if orientation:
+                if orientation == "rotate":
+                    self.posture["orientation"] = "landscape" if self.posture["orientation"] == "portrait" \
+                        else "portrait"
+                elif orientation:
                     self.posture["orientation"] = orientation
                 if window:
                     self.posture["windowWidth"], self.posture["windowHeight"] = window
@@ -973,6 +976,58 @@ class SessionClient:
 
 
 # ---------------------------------------------------------------------------------------------------------------
+# Control lines (--control stdin): a scenario runner or a person drives the phone
+
+
+CONTROL_KEYS = {"f": "fold folded", "u": "fold flat", "h": "fold half-opened", "r": "rotate",
+                "b": "app-state background", "g": "app-state foreground", "s": "step +30s", "q": "quit"}
+
+
+def apply_control_line(client, line):
+    """One control line: `fold flat|half-opened|folded`, `orientation portrait|landscape`, `rotate`,
+    `window WxH`, `app-state foreground|background|suspended|terminated`, `step ±DURATION`, `drop`, `quit`, or
+    the single keys of `livebus attach` (f u h r b g s q). Returns an error text or None."""
+    words = line.strip().split()
+    if not words:
+        return None
+    if len(words) == 1 and words[0] in CONTROL_KEYS:
+        words = CONTROL_KEYS[words[0]].split()
+    command, args = words[0], words[1:]
+    try:
+        if command in ("fold", "posture") and len(args) in (1, 2):
+            orientation = args[1] if len(args) == 2 else None
+            if orientation is not None and orientation not in ORIENTATIONS:
+                return "unknown orientation %r" % orientation
+            client.set_posture(fold_state=normalize_fold(args[0]), orientation=orientation)
+        elif command == "orientation" and len(args) == 1 and args[0] in ORIENTATIONS:
+            client.set_posture(orientation=args[0])
+        elif command == "rotate" and not args:
+            client.set_posture(orientation="rotate")
+        elif command == "window" and len(args) == 1:
+            client.set_posture(window=_window(args[0]))
+        elif command in ("app-state", "appState") and len(args) == 1 and args[0] in APP_STATES:
+            client.set_posture(app_state=args[0])
+        elif command == "step" and len(args) == 1:
+            client.step_clock(parse_duration_ms(args[0]))
+        elif command == "drop" and not args:
+            client.drop_connection()
+        elif command == "quit" and not args:
+            client.stop()
+        else:
+            return "unknown control line %r" % line.strip()
+    except (ValueError, argparse.ArgumentTypeError) as error:
+        return str(error)
+    return None
+
+
+def _read_control(client, stream):
+    for line in stream:
+        error = apply_control_line(client, line)
+        if error:
+            client._warn(error)
+
+
+# ---------------------------------------------------------------------------------------------------------------
 # Admin commands (PROTOCOL.md §8), for tests and scripts
 
 
@@ -1107,6 +1162,9 @@ def build_parser():
                         help="delivered: exit 0 once every order seen has ended and the client is live")
     attach.add_argument("--duration", default=None, type=_duration_arg("s"), metavar="S",
                         help="exit 0 after this long: seconds (30) or with a unit (500ms, 2m)")
+    attach.add_argument("--control", default=None, choices=("stdin",),
+                        help="read control lines from stdin: fold STATE, orientation O, rotate, window WxH, "
+                             "app-state S, step ±DURATION, drop, quit (or the keys f u h r b g s q)")
     attach.add_argument("--no-reconnect", action="store_true", help="end instead of reconnecting")
     attach.add_argument("--ack", action="store_true", help="send ACK {} for every applied event")
     attach.add_argument("--verbose", "-v", action="store_true", help="sync state and connection notes on stderr")
@@ -1136,6 +1194,8 @@ def main(argv=None):
     signal.signal(signal.SIGTERM, lambda *_: client.stop())
     signal.signal(signal.SIGUSR1, lambda *_: client.drop_connection())
     signal.signal(signal.SIGUSR2, lambda *_: client.step_clock(30000))
+    if args.control == "stdin":
+        threading.Thread(target=_read_control, args=(client, sys.stdin), daemon=True).start()
     try:
         return client.run()
     except BrokenPipeError:  # stdout closed by the reader

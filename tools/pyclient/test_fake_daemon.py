@@ -218,6 +218,9 @@ class FakeDaemonTests(unittest.TestCase):
         time.sleep(0.5)
         client.set_posture(fold_state="flat", orientation="landscape")
         client.set_posture(app_state="background")
+        for line in ("h", "rotate", "app-state foreground", "fold closed landscape", "nonsense"):
+            error = lb.apply_control_line(client, line)
+            self.assertEqual(error is not None, line == "nonsense", line)
         time.sleep(0.3)
         client.stop()
         thread.join(10)
@@ -227,6 +230,10 @@ class FakeDaemonTests(unittest.TestCase):
             {"posture": {"foldState": "half-opened", "orientation": "portrait"}, "appState": "foreground"},
             {"posture": {"foldState": "flat", "orientation": "landscape"}, "appState": "foreground"},
             {"posture": {"foldState": "flat", "orientation": "landscape"}, "appState": "background"},
+            {"posture": {"foldState": "half-opened", "orientation": "landscape"}, "appState": "background"},
+            {"posture": {"foldState": "half-opened", "orientation": "portrait"}, "appState": "background"},
+            {"posture": {"foldState": "half-opened", "orientation": "portrait"}, "appState": "foreground"},
+            {"posture": {"foldState": "folded", "orientation": "landscape"}, "appState": "foreground"},
         ])
 
     def test_refused_device_exits_2(self):
