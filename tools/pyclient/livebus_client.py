@@ -552,7 +552,8 @@ class SessionClient:
     def __init__(self, socket_path, name=None, device="iphone-16-pro", fold_state="flat", orientation="portrait",
                  app_state="foreground", window=None, os_version=None, clock=None, out=None, err=None,
                  reconnect=True, exit_when_delivered=False, duration_ms=None, posture_script=(),
-                 send_acks=False, verbose=False, unreachable_after_ms=30000, hello_time_error_ms=0):
+                 send_acks=False, verbose=False, unreachable_after_ms=30000, hello_time_error_ms=0,
+                 language="en"):
         self.socket_path = socket_path
         self.name = name
         self.device = device
@@ -572,6 +573,7 @@ class SessionClient:
         self.verbose = verbose
         self.unreachable_after_ms = unreachable_after_ms
         self.hello_time_error_ms = hello_time_error_ms  # test hook: a HELLO clientTime off by this much
+        self.language = language  # which `summary` text the verbose lines show (en or ko)
 
         self.book = OrderBook(name or "", self.clock.now_ms)
         self.records = []              # every record written, for tests
@@ -919,6 +921,12 @@ class SessionClient:
             records, resends = self.book.on_event(frame.topic, frame.sequence, frame.flags, body)
             for record in records:
                 self._emit(record)
+                if self.verbose and record["type"] == "update" and record["applied"]:
+                    summary = (body.get("contentState") or {}).get("summary") or {}
+                    text = summary.get(self.language) or summary.get("en") or record["status"]
+                    self._log("%s #%d %s: %s, %d s left%s" % (record["order"], record["seq"], record["status"], text,
+                                                             (record["remainingMs"] or 0) // 1000,
+                                                             ", stale" if record["stale"] else ""))
                 if self.send_acks and record["type"] == "update":
                     self._send("ACK", b"", frame.topic, record["seq"])
             for topic, from_sequence in resends:
@@ -1162,6 +1170,8 @@ def build_parser():
                         help="delivered: exit 0 once every order seen has ended and the client is live")
     attach.add_argument("--duration", default=None, type=_duration_arg("s"), metavar="S",
                         help="exit 0 after this long: seconds (30) or with a unit (500ms, 2m)")
+    attach.add_argument("--language", default="en", choices=("en", "ko"),
+                        help="language of the order summaries shown with --verbose (the log is language-free)")
     attach.add_argument("--control", default=None, choices=("stdin",),
                         help="read control lines from stdin: fold STATE, orientation O, rotate, window WxH, "
                              "app-state S, step ±DURATION, drop, quit (or the keys f u h r b g s q)")
@@ -1171,9 +1181,25 @@ def build_parser():
     return parser
 
 
+_SIGNED_OPTIONS = ("--clock-skew", "--clock-drift")
+
+
+def _join_signed_values(argv):
+    """`--clock-skew -90s` → `--clock-skew=-90s` (argparse would take -90s for an option)."""
+    joined, index = [], 0
+    while index < len(argv):
+        if argv[index] in _SIGNED_OPTIONS and index + 1 < len(argv):
+            joined.append("%s=%s" % (argv[index], argv[index + 1]))
+            index += 2
+        else:
+            joined.append(argv[index])
+            index += 1
+    return joined
+
+
 def main(argv=None):
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parser.parse_args(_join_signed_values(list(sys.argv[1:] if argv is None else argv)))
     if args.command != "attach":
         parser.print_help(sys.stderr)
         return EXIT_USAGE
@@ -1189,7 +1215,7 @@ def main(argv=None):
                            os_version=args.os, clock=SimClock(args.clock_skew, args.clock_drift),
                            reconnect=not args.no_reconnect, exit_when_delivered=args.exit_when == "delivered",
                            duration_ms=args.duration, posture_script=args.posture_script, send_acks=args.ack,
-                           verbose=args.verbose)
+                           verbose=args.verbose, language=args.language)
     signal.signal(signal.SIGINT, lambda *_: client.stop())
     signal.signal(signal.SIGTERM, lambda *_: client.stop())
     signal.signal(signal.SIGUSR1, lambda *_: client.drop_connection())

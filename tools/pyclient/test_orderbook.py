@@ -230,6 +230,11 @@ class WordsAndClockTests(unittest.TestCase):
         clock.step(30_000)
         self.assertEqual(clock.now_ms(), 1_120_000 + 120_000 + 24)
 
+    def test_negative_skew_and_drift_parse(self):
+        args = lb.build_parser().parse_args(lb._join_signed_values(
+            ["attach", "--clock-skew", "-90s", "--clock-drift", "-200", "--duration", "2"]))
+        self.assertEqual((args.clock_skew, args.clock_drift, args.duration), (-90_000, -200.0, 2000))
+
     def test_cli_usage_errors_exit_2(self):
         for argv in (["attach", "--bogus"], ["attach", "--posture", "sideways"], ["attach", "--duration", "x"], []):
             with self.subTest(argv=argv):
