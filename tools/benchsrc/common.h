@@ -37,6 +37,7 @@ typedef struct conn {
     /* counters a parser may bump */
     uint64_t events;
     uint64_t uptodates;
+    uint64_t extra;          /* livebusd: re-sent EVENTs (flag reconvert): not counted as deliveries */
     uint64_t last_seq;       /* livebusd: sequence of the last EVENT */
     char token[80];          /* livebusd: resume token from WELCOME */
 } conn_t;

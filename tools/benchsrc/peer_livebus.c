@@ -137,6 +137,10 @@ static size_t lb_parse(conn_t *c, msg_fn on_msg, void *arg) {
         size_t blen = flen - 24 - tl;
         switch (type) {
         case T_EVENT: {
+            if (f[7] & 0x08) { /* reconvert: the same event again with re-converted instants (client clock moved) */
+                c->extra++;
+                break;
+            }
             uint64_t seq = 0;
             for (int i = 0; i < 8; i++) seq = seq << 8 | f[8 + i];
             c->last_seq = seq;

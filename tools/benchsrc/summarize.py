@@ -92,6 +92,16 @@ def main(raw, machine, profile):
         out.append(f"**{len(failed)} measurement(s) failed**: " + "; ".join(
             f"{r.get('peer')} {r.get('args', '')}".strip() for r in failed))
 
+    odd = [r for r in rows if r.get("mode") in ("throughput", "latency")
+           and (num(r, "stalls") or num(r, "resent") or abs(num(r, "loss") or 0) > 1e-9)]
+    if odd:
+        out.append("")
+        out.append("Irregular measurements (deliveries still missing 2 s after publishing stopped, closed-loop stalls, or livebusd EVENTs re-sent "
+                   "with re-converted instants, which are not counted as deliveries):")
+        for r in odd:
+            out.append(f"- {r.get('peer')} {r.get('mode')} N={r.get('subs')} run {r.get('run')}: "
+                       f"loss {r.get('loss')}, stalls {r.get('stalls')}, re-sent {r.get('resent', '0')}")
+
     fan = [r for r in rows if r.get("mode") == "throughput" and r.get("run", "").isdigit()]
     lat = [r for r in rows if r.get("mode") == "latency" and r.get("run", "").isdigit()]
     subs = sorted({int(r["subs"]) for r in fan + lat})
@@ -264,10 +274,10 @@ def main(raw, machine, profile):
         prof = ""
     if prof:
         out.append("")
-        out.append("### Profile (callgrind, livebusd, closed-loop fan-out to 10 sessions; self cost)")
+        out.append("### Profile (callgrind, livebusd, closed-loop fan-out to 10 sessions; self cost, top 40)")
         out.append("")
         out.append("```")
-        out.extend(prof.splitlines()[:60])
+        out.extend(prof.splitlines()[:40])
         out.append("```")
     print("\n".join(out))
 
