@@ -54,6 +54,8 @@ final class E2ERun {
     private var clockEvents: [String: [E2EClockEvent]] = [:]
     private var layouts: [String: [String]] = [:]
     private var postures: [String: E2EPosture] = [:]
+    /// Layout outcomes by device, posture and language (a storm repeats the same few postures).
+    private var layoutCache: [String: [JSONValue]] = [:]
     private var toxicIDs: [String: JSONValue] = [:]
     private var daemonLog = E2EDaemonLog()
     private var outcomes: [E2EActionOutcome] = []
@@ -214,7 +216,7 @@ final class E2ERun {
             let rss = daemonLog.rssKiB.last.map { "\($0.kib / 1024) MiB" } ?? "–"
             let line =
                 "  \(scenario.name): +\(String(format: "%.1f", Double(now - t0) / 1000)) s of \(String(format: "%.1f", Double(scenario.durationMilliseconds) / timeScale / 1000)) s · \(clients.count)/\(scenario.sessions.count) sessions · actions \(actionsDone)/\(scenario.actions.count) · livebusd \(rss)"
-            if InputReader.outputIsTerminal || isatty(2) == 1 {
+            if isatty(2) == 1 {
                 FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
             } else {
                 FileHandle.standardError.write(Data("\(line)\n".utf8))
@@ -261,7 +263,7 @@ final class E2ERun {
         var args = [
             "--socket", socket, "--name", s.name, "--device", s.device, "--posture", s.posture.foldState,
             "--orientation", s.posture.orientation, "--app-state", s.appState,
-            "--clock-skew", "\(s.clockSkewMilliseconds)ms", "--clock-drift", "\(s.clockDriftPPM)",
+            "--clock-skew=\(s.clockSkewMilliseconds)ms", "--clock-drift=\(s.clockDriftPPM)",
         ]
         if let w = s.posture.windowWidth, let h = s.posture.windowHeight {
             args += ["--window", "\(Self.points(w))x\(Self.points(h))"]
@@ -321,19 +323,24 @@ final class E2ERun {
     /// Lays the phone out as the layout engine does for `posture` and logs the outcome (the runner's layout log).
     private func recordLayout(_ name: String, posture: E2EPosture, at trueMs: Int64) {
         guard let spec = scenario.sessions.first(where: { $0.name == name }) else { return }
-        var invariants: [JSONValue] = []
-        do throws(LayoutError) {
-            let request = Self.layoutRequest(spec, posture)
-            let (_, result) = try OfflineLayout.run(request, catalog: options.catalog)
-            invariants = result.invariants.map {
-                .object(["name": .string($0.name), "holds": .bool($0.holds), "detail": .string($0.detail)])
+        let key =
+            "\(spec.device)/\(posture.foldState)/\(posture.orientation)/\(posture.windowWidth ?? 0)x\(posture.windowHeight ?? 0)/\(spec.language)"
+        var invariants: [JSONValue] = layoutCache[key] ?? []
+        if invariants.isEmpty {
+            do throws(LayoutError) {
+                let request = Self.layoutRequest(spec, posture)
+                let (_, result) = try OfflineLayout.run(request, catalog: options.catalog)
+                invariants = result.invariants.map {
+                    .object(["name": .string($0.name), "holds": .bool($0.holds), "detail": .string($0.detail)])
+                }
+            } catch {
+                invariants = [
+                    .object([
+                        "name": .string("postureResolves"), "holds": .bool(false), "detail": .string(error.message),
+                    ])
+                ]
             }
-        } catch {
-            invariants = [
-                .object([
-                    "name": .string("postureResolves"), "holds": .bool(false), "detail": .string(error.message),
-                ])
-            ]
+            layoutCache[key] = invariants
         }
         var p: [String: JSONValue] = [
             "foldState": .string(posture.foldState), "orientation": .string(posture.orientation),
@@ -408,14 +415,29 @@ final class E2ERun {
             description: a.typeName,
             ok: true
         )
+        var failedSessions: Set<String> = []
         func run(_ command: String, _ args: [String: JSONValue]) -> JSONValue? {
             let r = admin(command, args)
             if !r.ok {
                 outcome.ok = false
                 outcome.message = outcome.message.isEmpty ? r.message : outcome.message
             }
+            // Relayed commands (session.clock) answer per phone: {"results": [{session, ok, error?}]}.
+            if case .object(let o)? = r.data, case .array(let results)? = o["results"] {
+                for case .object(let one) in results where one["ok"]?.boolValue != true {
+                    let name = one["session"]?.stringValue ?? "?"
+                    failedSessions.insert(name)
+                    var why = "refused"
+                    if case .object(let e)? = one["error"] {
+                        why = "\(e["code"]?.stringValue ?? "error"): \(e["message"]?.stringValue ?? "")"
+                    }
+                    outcome.ok = false
+                    if outcome.message.isEmpty { outcome.message = "phone \(name) answered \(why)" }
+                }
+            }
             return r.data
         }
+        waitUntilAttached(a)
         switch a.kind {
         case .posture(let t, let p):
             outcome.description = "posture \(t) → \(p.foldState)/\(p.orientation)"
@@ -486,18 +508,34 @@ final class E2ERun {
         case .clock(let t, let step, let drift):
             outcome.description =
                 "clock \(t)" + (step.map { " step \($0) ms" } ?? "") + (drift.map { " drift \($0) ppm" } ?? "")
-            for s in sessionArgument(t) {
+            var viaCommand: [String] = []
+            for n in scenario.sessionNames(for: t) {
+                // The Python client steps its clock +30 s on SIGUSR2 (its documented interface) and does not
+                // take relayed session.clock commands.
+                if let c = clients[n], scenario.sessions.first(where: { $0.name == n })?.client == .python,
+                    step == 30_000, drift == nil
+                {
+                    kill(c.process.processIdentifier, SIGUSR2)
+                } else {
+                    viaCommand.append(n)
+                }
+            }
+            let everyone = Set(scenario.sessionNames(for: t))
+            let names = Set(viaCommand) == everyone && t == .all ? ["all"] : viaCommand
+            for s in names {
                 var args: [String: JSONValue] = ["session": .string(s)]
                 if let step { args["stepMs"] = .number(Double(step)) }
                 if let drift { args["driftPPM"] = .number(drift) }
                 _ = run("session.clock", args)
             }
-            if outcome.ok {
-                for n in scenario.sessionNames(for: t) {
-                    clockEvents[n, default: []].append(
-                        E2EClockEvent(trueTime: now, stepMilliseconds: step ?? 0, driftPPM: drift)
-                    )
-                }
+            // A phone that did not answer is named by id: then none of the addressed phones is trusted to have
+            // stepped.
+            if !failedSessions.isSubset(of: everyone) { failedSessions.formUnion(viaCommand) }
+            // The phones that answered ok stepped their clocks; the model follows them.
+            for n in scenario.sessionNames(for: t) where !failedSessions.contains(n) && clients[n] != nil {
+                clockEvents[n, default: []].append(
+                    E2EClockEvent(trueTime: now, stepMilliseconds: step ?? 0, driftPPM: drift)
+                )
             }
         case .killDaemon:
             outcome.description = "killDaemon (kill -9)"
@@ -541,6 +579,33 @@ final class E2ERun {
         outcomes.append(outcome)
     }
 
+    private var attached: Set<String> = []
+
+    /// Before an action addressed to sessions, waits (at most 10 s) until the daemon lists them, so that a fast
+    /// time scale does not outrun the clients' start-up.
+    private func waitUntilAttached(_ a: E2EAction) {
+        let target: E2ESessionTarget
+        switch a.kind {
+        case .posture(let t, _), .appState(let t, _), .clock(let t, _, _): target = t
+        case .addToxic(let x):
+            guard case .session(let n) = x.target else { return }
+            target = .named(n)
+        default: return
+        }
+        let wanted = Set(scenario.sessionNames(for: target).filter { clients[$0] != nil })
+        let deadline = e2eNowMs() + 10_000
+        while !wanted.isSubset(of: attached) && e2eNowMs() < deadline && daemon != nil {
+            if let r = try? AdminClient.request(socket: socket, command: "status", timeoutMs: 2000), r.ok,
+                case .object(let o)? = r.data, case .array(let list)? = o["sessions"]
+            {
+                for case .object(let s) in list where s["role"]?.stringValue == "session" {
+                    if let n = s["name"]?.stringValue { attached.insert(n) }
+                }
+            }
+            if !wanted.isSubset(of: attached) { usleep(50_000) }
+        }
+    }
+
     // MARK: - End
 
     /// Waits (at most the scenario's settle time) until every session processed the backend's last sequence.
@@ -559,7 +624,7 @@ final class E2ERun {
             if converged() { break }
             usleep(200_000)
         }
-        if options.progress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if options.progress && isatty(2) == 1 { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
 
     private func converged() -> Bool {

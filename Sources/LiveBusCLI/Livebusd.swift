@@ -9,7 +9,8 @@ public enum LivebusdCommand {
         livebusd — the LiveBus daemon: one libuv loop serving client sessions on a Unix socket
 
         USAGE
-          livebusd [--socket PATH] [--scenario NAME|FILE] [--time-scale X] [--seed N] [--log-level LEVEL]
+          livebusd [--socket PATH] [--scenario NAME|FILE] [--time-scale X] [--seed N] [--data-dir DIR|--memory] [--fresh]
+                   [--sync normal|full] [--log-level LEVEL]
 
         OPTIONS
           --socket PATH        Unix socket to listen on (mode 0600, at most 107 bytes).
@@ -18,7 +19,12 @@ public enum LivebusdCommand {
                                Default: none (orders only from `livebus order create`).
           --time-scale X       Play the scenario X times faster (10 plays demo-120s in 12 s). Default 1.
           --seed N             Seed for every random choice, so runs repeat. Default 1.
-          --data-dir DIR       Where state is kept. Default: none (in memory).
+          --data-dir DIR       Where state is kept (SQLite, WAL): events, sequence counters, the replay log, session
+                               resume records, the simulator. Default: PATH.d next to the socket. A restart on the same
+                               directory (even after kill -9) carries on: phones resume, no acknowledged update is lost.
+          --memory             Keep state in memory only (nothing survives a restart).
+          --fresh              Discard the data directory's state first (it is never discarded silently).
+          --sync full          fsync every commit (durable across power loss; default normal: across daemon crashes).
           --log-level LEVEL    debug, info, notice, warning or error. Default info. Logs go to stderr.
           --version            Print the version.
           --help               Print this help.
@@ -27,6 +33,7 @@ public enum LivebusdCommand {
           livebusd --socket /tmp/bus.sock --scenario demo-120s --time-scale 10
           livebusd --socket /tmp/bus.sock --scenario random:20 --seed 7
           livebusd --socket /tmp/bus.sock --scenario Protocol/scenarios/timeline-stall-recover.json
+          livebusd --socket /tmp/bus.sock --scenario demo-120s --fresh      # start the demo over
 
         SIGNALS
           SIGINT, SIGTERM      say BYE to every session, remove the socket file, exit 0.
@@ -50,20 +57,26 @@ public enum LivebusdCommand {
             let a = try Arguments(
                 argv,
                 command: "livebusd",
-                options: ["socket", "scenario", "time-scale", "seed", "data-dir", "log-level"],
-                flags: []
+                options: ["socket", "scenario", "time-scale", "seed", "data-dir", "log-level", "sync"],
+                flags: ["memory", "fresh"]
             )
             guard a.positionals.isEmpty else {
                 throw CLIError.usage("unexpected argument '\(a.positionals[0])'", recovery: "see `livebusd --help`")
             }
             let level = try a.choice("log-level", ["debug", "info", "notice", "warning", "error"], default: "info")
-            let options = DaemonOptions(
-                socketPath: a.value("socket") ?? defaultSocketPath(),
-                dataDirectory: a.value("data-dir"),
+            let socket = a.value("socket") ?? defaultSocketPath()
+            if a.flag("memory") && a.value("data-dir") != nil {
+                throw CLIError.usage("--memory and --data-dir exclude each other")
+            }
+            var options = DaemonOptions(
+                socketPath: socket,
+                dataDirectory: a.flag("memory") ? nil : (a.value("data-dir") ?? socket + ".d"),
                 scenario: a.value("scenario"),
                 timeScale: try a.double("time-scale", default: 1, in: 0.001...10_000),
                 seed: try a.uint("seed", default: 1)
             )
+            options.fresh = a.flag("fresh")
+            options.fullSync = try a.choice("sync", ["normal", "full"], default: "normal") == "full"
             let logger = Logger.standardError(
                 label: "livebusd",
                 minimumLevel: [
@@ -78,7 +91,9 @@ public enum LivebusdCommand {
             do {
                 try daemon.start()
             } catch {
-                let isScenario = error.message.hasPrefix("cannot load scenario")
+                let isScenario =
+                    error.message.hasPrefix("cannot load scenario") || error.message.contains("--fresh")
+                    || error.message.contains("--data-dir")
                 throw CLIError(
                     isScenario ? "invalidScenario" : "socketUnavailable",
                     error.message,

@@ -232,7 +232,7 @@ extension Daemon {
         request.id = args["id"]?.stringValue
         do {
             let events = try simulator!.createOrder(request, at: clock.now())
-            for e in events { publish(e) }
+            publish(events)
             rearmSimulator()
             let orderID = events.first?.orderID ?? request.id ?? "?"
             reply(
@@ -257,7 +257,7 @@ extension Daemon {
             return
         }
         let (outcome, events) = simulator!.cancelOrder(id: orderID, at: clock.now())
-        for e in events { publish(e) }
+        publish(events)
         rearmSimulator()
         switch outcome {
         case .canceled:

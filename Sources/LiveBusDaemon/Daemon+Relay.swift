@@ -222,7 +222,7 @@ extension Daemon {
         }
         do {
             let events = try simulator!.stall(orderID: args["order"]?.stringValue, durationMs: ms, at: clock.now())
-            for e in events { publish(e) }
+            publish(events)
             rearmSimulator()
             reply(
                 admin,

@@ -30,6 +30,10 @@ public final class Daemon {
     private var nextSessionNumber = 1
     var simulator: DeliverySimulator?
     private var simulatorTimer: LoopTimer?
+    /// The durable store when a data directory is used.
+    var durable: SQLiteStore?
+    /// Resume records loaded from the data directory (sessions of a daemon that was killed).
+    var persistedResume: [String: ResumeRecord] = [:]
     private var scenarioFinishedLogged = false
     let startedAt: ServerInstant
     var relays: [UInt64: PendingRelay] = [:]
@@ -73,7 +77,46 @@ public final class Daemon {
         case .absent:
             break
         }
-        if let scenario = options.scenario {
+        var restored = false
+        if let dir = options.dataDirectory {
+            if options.fresh { SQLiteStore.remove(directory: dir) }
+            let sql: SQLiteStore
+            do {
+                sql = try SQLiteStore(
+                    directory: dir,
+                    logCapacity: options.replayLogCapacity,
+                    fullSync: options.fullSync
+                )
+            } catch {
+                throw DaemonError(error.message)
+            }
+            let requested = "\(options.scenario ?? "none") seed \(options.seed)"
+            if let held = sql.meta("scenario"), held != requested {
+                throw DaemonError(
+                    "the data directory \(dir) holds the state of scenario '\(held)', not '\(requested)'; restart with the same --scenario and --seed to carry on, or add --fresh to discard that state"
+                )
+            }
+            sql.setMeta("scenario", requested)
+            if let data = sql.simulatorState() {
+                do {
+                    simulator = try DeliverySimulator(restoring: data)
+                    restored = true
+                } catch {
+                    throw DaemonError(
+                        "the simulator state in \(sql.path) cannot be read (\(error)); add --fresh to discard it"
+                    )
+                }
+            }
+            for r in sql.resumeRecords() { persistedResume[r.token] = r }
+            store = sql
+            durable = sql
+            logger.log(
+                .notice,
+                restored ? "state restored" : "state directory ready",
+                [("data_dir", dir), ("topics", "\(sql.topics.count)"), ("resume_records", "\(persistedResume.count)")]
+            )
+        }
+        if let scenario = options.scenario, !restored {
             do {
                 simulator = DeliverySimulator(
                     scenario: try Daemon.loadScenario(scenario, seed: options.seed),
@@ -168,13 +211,17 @@ public final class Daemon {
     private func simulatorTick() {
         guard simulator != nil else { return }
         let events = simulator!.advance(to: clock.now())
-        for e in events { publish(e) }
+        publish(events)
         armSimulator()
     }
 
-    /// Publishes a simulator event on its topic and fans it out.
-    func publish(_ e: OrderEvent) {
-        do {
+    /// Publishes one simulator event on its topic and fans it out.
+    func publish(_ e: OrderEvent) { publish([e]) }
+
+    /// Stores simulator events (with the simulator's state, in one transaction when durable) and fans them out.
+    func publish(_ events: [OrderEvent]) {
+        guard !events.isEmpty || durable != nil else { return }
+        let items = events.map { e -> (topic: String, body: EventBody) in
             var body = Daemon.body(of: e)
             if places[e.orderID] == nil, let o = simulator?.orders().first(where: { $0.id == e.orderID }) {
                 places[e.orderID] = PlacesBody(
@@ -183,17 +230,24 @@ public final class Daemon {
                 )
             }
             body.places = places[e.orderID]
-            let stored = try store.append(topic: e.topic, body: body)
-            logger.info(
-                "event",
-                [
-                    ("topic", stored.topic), ("seq", "\(stored.sequence)"), ("event", stored.body.event),
-                    ("status", stored.body.contentState.status),
-                ]
-            )
-            fanOut(stored)
+            return (e.topic, body)
+        }
+        if items.isEmpty && !(durable != nil && simulator != nil) { return }
+        do {
+            let state = durable != nil ? try simulator?.savedState() : nil
+            let stored = try store.commit(items, simulatorState: state)
+            for e in stored {
+                logger.info(
+                    "event",
+                    [
+                        ("topic", e.topic), ("seq", "\(e.sequence)"), ("event", e.body.event),
+                        ("status", e.body.contentState.status),
+                    ]
+                )
+                fanOut(e)
+            }
         } catch {
-            logger.log(.error, "cannot store event", [("topic", e.topic), ("error", "\(error)")])
+            logger.log(.error, "cannot store events", [("count", "\(items.count)"), ("error", "\(error)")])
         }
     }
 
@@ -408,14 +462,30 @@ public final class Daemon {
         s.handshakeOffsetMilliseconds = Double(h.clientTime - now.millisecondsSinceEpoch)
         var resumed = false
         if let r = h.resume {
-            guard let old = resumable.removeValue(forKey: r.token) else {
+            if let old = resumable.removeValue(forKey: r.token) {
+                s.name = old.name
+                s.patterns = old.patterns
+                s.resumeToken = old.resumeToken
+                s.clock = old.clock
+            } else if let rec = persistedResume.removeValue(forKey: r.token) {
+                // A session of a daemon that was killed: the data directory kept its record.
+                s.name = rec.name
+                s.patterns = rec.patterns
+                s.resumeToken = rec.token
+            } else if let live = sessions.values.first(where: {
+                $0 !== s && $0.resumeToken == r.token && $0.phase == .established
+            }) {
+                // The old connection is still open (the client saw it die first): take it over.
+                s.name = live.name
+                s.patterns = live.patterns
+                s.resumeToken = live.resumeToken
+                s.clock = live.clock
+                closeSession(live, reason: "resumed on a new connection", flush: false)
+                resumable[r.token] = nil
+            } else {
                 throw WireError(.resumeRejected, "resume token is unknown or expired; attach as a new session")
             }
             resumed = true
-            s.name = old.name
-            s.patterns = old.patterns
-            s.resumeToken = old.resumeToken
-            s.clock = old.clock
             // The client's own record wins: it knows what it applied.
             s.lastSent = r.topics
         } else {
@@ -424,6 +494,7 @@ public final class Daemon {
         }
         if let name = h.name { s.name = name }
         s.phase = .established
+        saveResume(s)
         send(
             s,
             .welcome,
@@ -454,6 +525,14 @@ public final class Daemon {
                 }
             }
         }
+    }
+
+    func saveResume(_ s: Session) {
+        guard let durable, s.role == .session else { return }
+        durable.saveResume(
+            ResumeRecord(token: s.resumeToken, name: s.name, patterns: s.patterns, lastSent: s.lastSent),
+            nowMs: clock.now().millisecondsSinceEpoch
+        )
     }
 
     static let appStates = ["foreground", "background", "suspended", "terminated"]
@@ -487,6 +566,7 @@ public final class Daemon {
         guard !patterns.isEmpty else { throw WireError(.invalidBody, "SUBSCRIBE body: field 'patterns' is empty") }
         for p in patterns { try Topic.validatePattern(p) }
         for p in patterns where !s.patterns.contains(p) { s.patterns.append(p) }
+        saveResume(s)
         for topic in store.topics where patterns.contains(where: { Topic.matches(pattern: $0, topic: topic) }) {
             catchUp(s, topic: topic, after: s.lastSent[topic] ?? 0, force: false)
         }

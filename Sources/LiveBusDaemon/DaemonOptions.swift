@@ -5,8 +5,12 @@ import LiveBusScheduler
 public struct DaemonOptions: Sendable {
     /// Unix socket path (at most 107 bytes).
     public var socketPath: String
-    /// Where the daemon keeps its state.
+    /// Where the daemon keeps its state (SQLite, WAL); `nil` keeps it in memory only.
     public var dataDirectory: String?
+    /// Discard the data directory's state at start (explicitly; a mismatch is never reset silently).
+    public var fresh: Bool = false
+    /// fsync every commit (durable across power loss, not only across a crash of the daemon).
+    public var fullSync: Bool = false
     /// `demo-120s`, `random:K` or a timeline file path; `nil` plays nothing.
     public var scenario: String?
     /// Scenario speed-up: 10 plays a 120 s scenario in 12 s.

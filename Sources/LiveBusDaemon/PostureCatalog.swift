@@ -31,7 +31,9 @@ enum PostureCatalog {
     /// Throws when the OS version cannot be read.
     /// - Throws: ``WireError`` `invalidBody` naming the field.
     static func check(os: String) throws(WireError) {
-        do { _ = try OSVersion.parse(os) } catch { throw WireError(.invalidBody, "HELLO body: field 'os': \(error.message)") }
+        do { _ = try OSVersion.parse(os) } catch {
+            throw WireError(.invalidBody, "HELLO body: field 'os': \(error.message)")
+        }
     }
 
     /// Throws when the device id is unknown.

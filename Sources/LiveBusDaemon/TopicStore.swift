@@ -1,3 +1,4 @@
+import Foundation
 import LiveBusWire
 
 /// One stored event of a topic: its sequence and body, plus the shared encoded prefix written to every subscriber.
@@ -40,6 +41,20 @@ public protocol TopicStore {
     func events(topic: String, from: UInt64) -> [StoredEvent]?
     /// Every topic with at least one event.
     var topics: [String] { get }
+    /// Appends several events and, in the same transaction where the store is durable, the simulator state that
+    /// produced them.
+    /// - Throws: ``StoreError`` when nothing could be stored.
+    mutating func commit(_ items: [(topic: String, body: EventBody)], simulatorState: Data?) throws -> [StoredEvent]
+}
+
+extension TopicStore {
+    public mutating func commit(_ items: [(topic: String, body: EventBody)], simulatorState: Data?) throws
+        -> [StoredEvent]
+    {
+        var out: [StoredEvent] = []
+        for (t, b) in items { out.append(try append(topic: t, body: b)) }
+        return out
+    }
 }
 
 /// An error of the store.

@@ -246,6 +246,12 @@ public final class SignalWatcher: LoopClosable {
     /// - Throws: ``LoopError`` if libuv cannot install the watcher.
     public init(loop: EventLoop, signals: [Int32], _ body: @escaping (Int32) -> Void) throws(LoopError) {
         self.body = body
+        // A parent may have spawned us with these signals blocked (libdispatch worker threads block every signal and
+        // posix_spawn keeps the mask): unblock them, or SIGTERM would never arrive.
+        var set = sigset_t()
+        sigemptyset(&set)
+        for s in signals { sigaddset(&set, s) }
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
         for s in signals {
             let h = UnsafeMutablePointer<uv_signal_t>.allocate(capacity: 1)
             try uvCheck(uv_signal_init(loop.loop, h), "uv_signal_init")

@@ -1,0 +1,338 @@
+import CSQLite
+import Foundation
+import LiveBusWire
+
+/// A failure of the durable store, with what to do about it.
+public struct StoreOpenError: Error, Sendable, CustomStringConvertible {
+    /// What is wrong with the data directory and what to do.
+    public var message: String
+    /// Creates an error.
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// What a session left for its resume: the token's owner, its subscriptions and what it had received.
+public struct ResumeRecord: Sendable, Codable, Equatable {
+    /// The resume token.
+    public var token: String
+    /// The session's name.
+    public var name: String
+    /// Its topic patterns.
+    public var patterns: [String]
+    /// Topic → last sequence written to it.
+    public var lastSent: [String: UInt64]
+}
+
+/// The daemon's durable state in SQLite (WAL mode) under `--data-dir`: events per topic with their sequence
+/// counters (the replay log and the retained latest state), session resume records, and the simulator's state.
+///
+/// Every write is one transaction; when ``append(topic:body:)`` or ``commit(_:simulatorState:)`` returns, the data
+/// survives a kill -9 of the daemon (WAL, `synchronous=NORMAL`; `fullSync` adds an fsync per commit for power loss).
+/// Source: https://www.sqlite.org/wal.html ("durable across application crashes"), https://www.sqlite.org/pragma.html#pragma_synchronous
+public final class SQLiteStore: TopicStore {
+    /// `PRAGMA application_id` of a LiveBus data file: "LBUS".
+    public static let applicationID: Int32 = 0x4C42_5553
+    /// The schema this build writes and reads.
+    public static let schemaVersion: Int32 = 1
+    private var db: OpaquePointer?
+    private var insertEvent: OpaquePointer?
+    private var upsertTopic: OpaquePointer?
+    private var selectFrom: OpaquePointer?
+    private var nextSequence: [String: UInt64] = [:]
+    private var latestCache: [String: StoredEvent] = [:]
+    private var appendsSinceTrim = 0
+    /// Events kept per topic for replay; older ones are trimmed.
+    public let logCapacity: Int
+    /// The database file.
+    public let path: String
+
+    /// Opens (or creates) `<directory>/livebus.db`.
+    /// - Throws: ``StoreOpenError`` when the directory cannot be created, the file is not SQLite, belongs to another
+    ///   application, or has a newer schema. A corrupt or foreign file is never reset silently.
+    public init(directory: String, logCapacity: Int = 1024, fullSync: Bool = false) throws(StoreOpenError) {
+        self.logCapacity = logCapacity
+        path = directory + "/livebus.db"
+        do {
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        } catch {
+            throw StoreOpenError("cannot create data directory \(directory): \(error.localizedDescription)")
+        }
+        let existed = FileManager.default.fileExists(atPath: path)
+        guard
+            sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
+                == SQLITE_OK
+        else {
+            throw StoreOpenError("cannot open \(path): \(lastError); check the directory's permissions")
+        }
+        let appID = (try? scalar("PRAGMA application_id")) ?? -1
+        if appID == -1 {
+            close()
+            throw StoreOpenError(
+                "\(path) is not a SQLite database (corrupt or foreign file); move it away or choose another --data-dir"
+            )
+        }
+        if existed && appID != 0 && appID != Self.applicationID {
+            close()
+            throw StoreOpenError(
+                "\(path) belongs to another application (application_id \(appID)); choose another --data-dir"
+            )
+        }
+        let tables = (try? scalar("SELECT count(*) FROM sqlite_master WHERE type='table'")) ?? 0
+        if existed && appID == 0 && tables > 0 {
+            close()
+            throw StoreOpenError("\(path) is a SQLite database of another application; choose another --data-dir")
+        }
+        let version = (try? scalar("PRAGMA user_version")) ?? 0
+        if version > Self.schemaVersion {
+            close()
+            throw StoreOpenError(
+                "\(path) has schema \(version), newer than this livebusd (\(Self.schemaVersion)); upgrade livebusd"
+            )
+        }
+        do {
+            try exec("PRAGMA journal_mode=WAL")
+            try exec("PRAGMA synchronous=\(fullSync ? "FULL" : "NORMAL")")
+            try exec("PRAGMA application_id=\(Self.applicationID)")
+            try exec("PRAGMA user_version=\(Self.schemaVersion)")
+            try exec(
+                """
+                CREATE TABLE IF NOT EXISTS events(topic TEXT NOT NULL, seq INTEGER NOT NULL, body BLOB NOT NULL,
+                    PRIMARY KEY(topic, seq)) WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS topics(topic TEXT PRIMARY KEY, next_seq INTEGER NOT NULL);
+                CREATE TABLE IF NOT EXISTS sessions(token TEXT PRIMARY KEY, record BLOB NOT NULL, updated_ms INTEGER NOT NULL);
+                CREATE TABLE IF NOT EXISTS simulator(id INTEGER PRIMARY KEY CHECK (id = 1), state BLOB NOT NULL);
+                CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+                """
+            )
+            insertEvent = try prepare("INSERT INTO events(topic, seq, body) VALUES(?, ?, ?)")
+            upsertTopic = try prepare(
+                "INSERT INTO topics(topic, next_seq) VALUES(?, ?) ON CONFLICT(topic) DO UPDATE SET next_seq = excluded.next_seq"
+            )
+            selectFrom = try prepare("SELECT seq, body FROM events WHERE topic = ? AND seq >= ? ORDER BY seq")
+            try loadTopics()
+        } catch {
+            close()
+            throw StoreOpenError(
+                "cannot use \(path): \(error.message); it may be corrupt: move it away to start afresh"
+            )
+        }
+    }
+
+    deinit { close() }
+
+    private func close() {
+        for s in [insertEvent, upsertTopic, selectFrom] where s != nil { sqlite3_finalize(s) }
+        insertEvent = nil
+        upsertTopic = nil
+        selectFrom = nil
+        if db != nil { sqlite3_close_v2(db) }
+        db = nil
+    }
+
+    private var lastError: String { db.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory" }
+
+    private func exec(_ sql: String) throws(StoreError) {
+        var err: UnsafeMutablePointer<CChar>?
+        if sqlite3_exec(db, sql, nil, nil, &err) != SQLITE_OK {
+            let m = err.map { String(cString: $0) } ?? lastError
+            sqlite3_free(err)
+            throw StoreError(m)
+        }
+    }
+
+    private func prepare(_ sql: String) throws(StoreError) -> OpaquePointer? {
+        var stmt: OpaquePointer?
+        guard sqlite3_prepare_v2(db, sql, -1, &stmt, nil) == SQLITE_OK else { throw StoreError(lastError) }
+        return stmt
+    }
+
+    private func scalar(_ sql: String) throws(StoreError) -> Int32 {
+        let stmt = try prepare(sql)
+        defer { sqlite3_finalize(stmt) }
+        guard sqlite3_step(stmt) == SQLITE_ROW else { throw StoreError(lastError) }
+        return sqlite3_column_int(stmt, 0)
+    }
+
+    private func loadTopics() throws(StoreError) {
+        let stmt = try prepare("SELECT topic, next_seq FROM topics")
+        defer { sqlite3_finalize(stmt) }
+        while sqlite3_step(stmt) == SQLITE_ROW {
+            let topic = String(cString: sqlite3_column_text(stmt, 0))
+            nextSequence[topic] = UInt64(sqlite3_column_int64(stmt, 1))
+        }
+        for topic in nextSequence.keys {
+            if let next = nextSequence[topic], next > 1, let e = events(topic: topic, from: next - 1)?.last {
+                latestCache[topic] = e
+            }
+        }
+    }
+
+    private func bindText(_ stmt: OpaquePointer?, _ i: Int32, _ s: String) {
+        sqlite3_bind_text(stmt, i, s, -1, CSQLite_transient())
+    }
+
+    private func bindBlob(_ stmt: OpaquePointer?, _ i: Int32, _ b: [UInt8]) {
+        b.withUnsafeBytes { raw in
+            _ = sqlite3_bind_blob(stmt, i, raw.baseAddress, Int32(raw.count), CSQLite_transient())
+        }
+    }
+
+    private func step(_ stmt: OpaquePointer?) throws(StoreError) {
+        defer {
+            sqlite3_reset(stmt)
+            sqlite3_clear_bindings(stmt)
+        }
+        guard sqlite3_step(stmt) == SQLITE_DONE else { throw StoreError(lastError) }
+    }
+
+    private func insert(topic: String, body: EventBody) throws -> StoredEvent {
+        let seq = nextSequence[topic, default: 1]
+        let e = try StoredEvent(topic: topic, sequence: seq, body: body)
+        bindText(insertEvent, 1, topic)
+        sqlite3_bind_int64(insertEvent, 2, Int64(seq))
+        bindBlob(insertEvent, 3, e.sharedPrefix + [UInt8(ascii: "}")])
+        try step(insertEvent)
+        bindText(upsertTopic, 1, topic)
+        sqlite3_bind_int64(upsertTopic, 2, Int64(seq + 1))
+        try step(upsertTopic)
+        return e
+    }
+
+    public func append(topic: String, body: EventBody) throws -> StoredEvent {
+        try commit([(topic, body)], simulatorState: nil)[0]
+    }
+
+    /// Stores events and, in the same transaction, the simulator state that produced them, so a restart never
+    /// re-emits what was already stored.
+    /// - Throws: ``StoreError`` when SQLite fails; nothing is stored then.
+    public func commit(_ items: [(topic: String, body: EventBody)], simulatorState: Data?) throws -> [StoredEvent] {
+        try exec("BEGIN IMMEDIATE")
+        var out: [StoredEvent] = []
+        do {
+            for (topic, body) in items { out.append(try insert(topic: topic, body: body)) }
+            if let simulatorState {
+                let stmt = try prepare("INSERT OR REPLACE INTO simulator(id, state) VALUES(1, ?)")
+                defer { sqlite3_finalize(stmt) }
+                bindBlob(stmt, 1, Array(simulatorState))
+                guard sqlite3_step(stmt) == SQLITE_DONE else { throw StoreError(lastError) }
+            }
+            try exec("COMMIT")
+        } catch {
+            try? exec("ROLLBACK")
+            throw error
+        }
+        for e in out {
+            nextSequence[e.topic] = e.sequence + 1
+            latestCache[e.topic] = e
+        }
+        appendsSinceTrim += out.count
+        if appendsSinceTrim >= 1024 {
+            appendsSinceTrim = 0
+            trim()
+        }
+        return out
+    }
+
+    /// Deletes events older than the replay log's capacity per topic (the latest is always kept).
+    private func trim() {
+        for (topic, next) in nextSequence where next > UInt64(logCapacity) + 1 {
+            let stmt = try? prepare("DELETE FROM events WHERE topic = ? AND seq < ?")
+            bindText(stmt, 1, topic)
+            sqlite3_bind_int64(stmt, 2, Int64(next) - Int64(logCapacity))
+            _ = sqlite3_step(stmt)
+            sqlite3_finalize(stmt)
+        }
+    }
+
+    public func latest(topic: String) -> StoredEvent? { latestCache[topic] }
+
+    public func events(topic: String, from: UInt64) -> [StoredEvent]? {
+        let next = nextSequence[topic, default: 1]
+        if from >= next { return [] }
+        bindText(selectFrom, 1, topic)
+        sqlite3_bind_int64(selectFrom, 2, Int64(from))
+        defer {
+            sqlite3_reset(selectFrom)
+            sqlite3_clear_bindings(selectFrom)
+        }
+        var out: [StoredEvent] = []
+        while sqlite3_step(selectFrom) == SQLITE_ROW {
+            let seq = UInt64(sqlite3_column_int64(selectFrom, 0))
+            let n = Int(sqlite3_column_bytes(selectFrom, 1))
+            guard let p = sqlite3_column_blob(selectFrom, 1) else { continue }
+            let bytes = [UInt8](UnsafeRawBufferPointer(start: p, count: n))
+            guard let body = try? WireJSON.decode(EventBody.self, from: bytes),
+                let e = try? StoredEvent(topic: topic, sequence: seq, body: body)
+            else { continue }
+            out.append(e)
+        }
+        guard let first = out.first, first.sequence == max(from, 1) else { return from <= 1 && out.isEmpty ? [] : nil }
+        return out
+    }
+
+    public var topics: [String] { nextSequence.keys.sorted() }
+
+    /// The saved simulator state, if any.
+    public func simulatorState() -> Data? {
+        guard let stmt = try? prepare("SELECT state FROM simulator WHERE id = 1") else { return nil }
+        defer { sqlite3_finalize(stmt) }
+        guard sqlite3_step(stmt) == SQLITE_ROW, let p = sqlite3_column_blob(stmt, 0) else { return nil }
+        return Data(bytes: p, count: Int(sqlite3_column_bytes(stmt, 0)))
+    }
+
+    /// Removes the database files of `directory` (`--fresh`).
+    public static func remove(directory: String) {
+        for suffix in ["", "-wal", "-shm"] { unlink(directory + "/livebus.db" + suffix) }
+    }
+
+    /// A value of the meta table.
+    public func meta(_ key: String) -> String? {
+        guard let stmt = try? prepare("SELECT value FROM meta WHERE key = ?") else { return nil }
+        defer { sqlite3_finalize(stmt) }
+        bindText(stmt, 1, key)
+        guard sqlite3_step(stmt) == SQLITE_ROW else { return nil }
+        return String(cString: sqlite3_column_text(stmt, 0))
+    }
+
+    /// Sets a value of the meta table.
+    public func setMeta(_ key: String, _ value: String) {
+        guard let stmt = try? prepare("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)") else { return }
+        defer { sqlite3_finalize(stmt) }
+        bindText(stmt, 1, key)
+        bindText(stmt, 2, value)
+        _ = sqlite3_step(stmt)
+    }
+
+    /// Saves a session's resume record.
+    public func saveResume(_ r: ResumeRecord, nowMs: Int64) {
+        guard let data = try? JSONEncoder().encode(r),
+            let stmt = try? prepare("INSERT OR REPLACE INTO sessions(token, record, updated_ms) VALUES(?, ?, ?)")
+        else {
+            return
+        }
+        defer { sqlite3_finalize(stmt) }
+        bindText(stmt, 1, r.token)
+        bindBlob(stmt, 2, Array(data))
+        sqlite3_bind_int64(stmt, 3, nowMs)
+        _ = sqlite3_step(stmt)
+    }
+
+    /// Every stored resume record.
+    public func resumeRecords() -> [ResumeRecord] {
+        guard let stmt = try? prepare("SELECT record FROM sessions ORDER BY updated_ms DESC LIMIT 10000") else {
+            return []
+        }
+        defer { sqlite3_finalize(stmt) }
+        var out: [ResumeRecord] = []
+        while sqlite3_step(stmt) == SQLITE_ROW {
+            guard let p = sqlite3_column_blob(stmt, 0) else { continue }
+            if let r = try? JSONDecoder().decode(
+                ResumeRecord.self,
+                from: Data(bytes: p, count: Int(sqlite3_column_bytes(stmt, 0)))
+            ) {
+                out.append(r)
+            }
+        }
+        return out
+    }
+}
