@@ -281,10 +281,16 @@ final class E2ERun {
 
     static func points(_ x: Double) -> String { x == x.rounded() ? String(Int(x)) : String(x) }
 
+    /// The running `livebus` binary, resolved once (a rebuild while the suite runs replaces the file; the path stays).
+    static let livebusPath: String = {
+        var path =
+            (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        if path.hasSuffix(" (deleted)") { path = String(path.dropLast(" (deleted)".count)) }
+        return path
+    }()
+
     /// The running `livebus` binary.
-    static func livebusBinary() -> String {
-        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
-    }
+    static func livebusBinary() -> String { livebusPath }
 
     private func startClient(_ s: E2ESessionSpec) throws(CLIError) {
         let (exe, args) = clientArguments(s)

@@ -86,11 +86,15 @@ private struct Context {
             }
         }
         self.timed = timed
+        // The first look at each (order, sequence) stands for the event published with it: during a stall the
+        // backend's state moves on (held changes) while its last published sequence stays.
         var observed: [String: E2EBackendObservation] = [:]
         var statuses = logs.timelineStatuses
-        for o in logs.observations + Array(logs.final.values) {
-            observed["\(o.order)#\(o.seq)"] = o
-            statuses[o.order, default: []].insert(o.status)
+        for o in logs.observations + logs.final.values.sorted(by: { $0.order < $1.order }) {
+            let key = "\(o.order)#\(o.seq)"
+            if observed[key] == nil { observed[key] = o }
+            // Every order starts `created` (its `start` event), even when no poll saw it in that state.
+            statuses[o.order, default: []].formUnion([o.status, "created"])
         }
         self.observed = observed
         self.backendStatuses = statuses
@@ -327,11 +331,15 @@ private struct Context {
         var changes: [String: Int] = [:]
         for a in logs.actions where a.ok { for n in a.postureTargets { changes[n, default: 0] += 1 } }
         for s in logs.sessions {
+            let model = s.clockModel
             for l in s.layouts {
+                var cursor = E2EClientClockModel.Cursor()
+                let when =
+                    l.clientTime.map { model.trueTime(ofClient: Double($0), cursor: &cursor) } ?? Double(l.trueTime)
                 for i in l.invariants {
                     t.check(
                         i.holds,
-                        "session \(s.name) (\(l.device) \(l.posture.foldState)/\(l.posture.orientation)) at \(at(Double(l.trueTime))): layout invariant \(i.name) failed: \(i.detail)"
+                        "session \(s.name) (\(l.device) \(l.posture.foldState)/\(l.posture.orientation)) at \(at(when)): layout invariant \(i.name) failed: \(i.detail)"
                     )
                 }
             }

@@ -78,6 +78,11 @@ public struct E2ELayoutRecord: Sendable, Equatable {
     public var invariants: [Outcome]
     /// 1-based line in the log file.
     public var line: Int
+    /// For a layout the client logged itself: its clock's reading (``trueTime`` then holds the same number until
+    /// the checker converts it), ms since the Unix epoch.
+    public var clientTime: Int64?
+    /// What triggered it (`attach`, `posture`, `update`), when the client says.
+    public var trigger: String?
 
     /// One invariant's outcome.
     public struct Outcome: Sendable, Equatable {
@@ -199,18 +204,10 @@ public struct E2ESessionLog: Sendable, Equatable {
             }
             if line.type == "error" { continue }
             if line.type == "layout" {
-                if let t = line.trueTime, let p = line.posture, let inv = line.invariants {
-                    layouts.append(
-                        E2ELayoutRecord(
-                            trueTime: t,
-                            device: line.device ?? "",
-                            posture: p.posture,
-                            invariants: inv.map { .init(name: $0.name, holds: $0.holds, detail: $0.detail ?? "") },
-                            line: lineNumber
-                        )
-                    )
+                if let l = line.layoutRecord(line: lineNumber) {
+                    layouts.append(l)
                 } else {
-                    malformed.append("\(lineNumber): a layout line without trueTime, posture or invariants")
+                    malformed.append("\(lineNumber): a layout line without posture or invariants")
                 }
                 continue
             }
@@ -282,6 +279,39 @@ private struct LogLine: Decodable {
     var device: String?
     var posture: Posture?
     var invariants: [Invariant]?
+    var foldState: String?
+    var orientation: String?
+    var invariantsHeld: Bool?
+    var failedInvariants: [String]?
+    var trigger: String?
+
+    /// A layout line in either shape: the runner's (`trueTime`, `posture`, `invariants`) or the Swift client's
+    /// (`clientTime`, `foldState`, `orientation`, `invariantsHeld`, `failedInvariants`, `trigger`).
+    func layoutRecord(line: Int) -> E2ELayoutRecord? {
+        if let t = trueTime, let p = posture, let inv = invariants {
+            return E2ELayoutRecord(
+                trueTime: t,
+                device: device ?? "",
+                posture: p.posture,
+                invariants: inv.map { .init(name: $0.name, holds: $0.holds, detail: $0.detail ?? "") },
+                line: line
+            )
+        }
+        guard let c = clientTime, let f = foldState, let o = orientation, let held = invariantsHeld else { return nil }
+        let failed = failedInvariants ?? []
+        var r = E2ELayoutRecord(
+            trueTime: c,
+            device: device ?? "",
+            posture: E2EPosture(foldState: f, orientation: o),
+            invariants: failed.isEmpty
+                ? [.init(name: "all", holds: held, detail: held ? "" : "invariantsHeld is false")]
+                : failed.map { .init(name: String($0.prefix { $0 != ":" }), holds: false, detail: $0) },
+            line: line
+        )
+        r.clientTime = c
+        r.trigger = trigger
+        return r
+    }
 }
 
 /// One look at the backend's state of an order (`order.list`), taken by the runner.

@@ -307,3 +307,36 @@ struct InvariantCheckerTests {
         }
     }
 }
+
+/// The Swift client's own layout lines (`AppliedLayout`) are read too; a failed invariant there is reported.
+@Test func clientLayoutLinesAreChecked() {
+    var s = E2ESessionLog(name: "duo")
+    s.appendLog(
+        """
+        {"type":"layout","session":"duo","device":"iphone-duo","foldState":"half-opened","orientation":"landscape","os":"27.1","arrangement":"horizontal","reason":"r","horizontalSizeClass":"regular","invariantsHeld":false,"failedInvariants":["noInteractiveAcrossReservedRegion: cardColumn crosses the hinge"],"island":{},"trigger":"posture","clientTime":1800000005000}
+        """
+    )
+    #expect(s.layouts.count == 1)
+    #expect(s.layouts[0].trigger == "posture")
+    var run = InvariantCheckerTests.goodRun()
+    run.sessions[0].layouts += s.layouts
+    let r = InvariantCheckerTests.result(run, "layout")
+    #expect(
+        r.counterexample
+            == "session pro (iphone-duo half-opened/landscape) at +5.0 s: layout invariant noInteractiveAcrossReservedRegion failed: noInteractiveAcrossReservedRegion: cardColumn crosses the hinge"
+    )
+}
+
+/// During a stall the backend's state moves on while its last published sequence stays: the first look at a
+/// sequence stands for the published event, so a later look does not make a correct phone wrong.
+@Test func firstObservationOfASequenceCounts() {
+    var run = InvariantCheckerTests.goodRun()
+    var held = run.observations[1]
+    held.trueTime += 2000
+    held.etaTarget += 30_000
+    held.lastConfirmed += 2000
+    run.observations.insert(held, at: 2)
+    for r in E2EInvariantChecker.check(run, scenario: InvariantCheckerTests.scenario) {
+        #expect(r.passed, "\(r.name): \(r.counterexample ?? "")")
+    }
+}
