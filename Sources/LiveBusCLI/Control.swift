@@ -282,3 +282,140 @@ enum ControlCommands {
         return 0
     }
 }
+
+/// `livebus fault add|list|remove|preset`: toxics on attached phones' connections (Protocol/FAULTS.md).
+enum FaultCommand {
+    static let toxics = [
+        "latency", "bandwidth", "slicer", "slow_close", "limit_data", "timeout", "reset_peer", "down", "drop",
+        "duplicate",
+        "reorder", "corrupt", "partition",
+    ]
+
+    static func run(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
+        let a = try Arguments(
+            argv,
+            command: "fault",
+            options: [
+                "socket", "session", "direction", "toxicity", "seed", "latency", "jitter", "rate", "average-size",
+                "size-variation", "delay-us", "delay", "bytes", "timeout", "probability", "window", "duration",
+            ],
+            flags: ["json", "all", "minority", "majority", "one"]
+        )
+        let socket = a.value("socket") ?? defaultSocketPath()
+        guard let verb = a.positionals.first else {
+            throw .usage("livebus fault needs add, list, remove or preset", recovery: "livebus fault list")
+        }
+        var target: [String: JSONValue] = [:]
+        if let s = a.value("session") { target["session"] = .string(s) }
+        for scope in ["all", "minority", "majority", "one"] where a.flag(scope) { target["scope"] = .string(scope) }
+        if a.value("seed") != nil { target["seed"] = .number(Double(try a.uint("seed", default: 1))) }
+        switch verb {
+        case "list":
+            let data = try LivebusCommand.resultData(AdminClient.request(socket: socket, command: "fault.list"))
+            var text = ""
+            if case .array(let list) = data {
+                if list.isEmpty { text = "no faults" }
+                for entry in list {
+                    text += "\(entry["session"]?.stringValue ?? "?"):\n"
+                    if case .array(let ts)? = entry["toxics"] {
+                        for t in ts {
+                            text +=
+                                "  \(t["id"]?.stringValue ?? "?") \(t["kind"]?.stringValue ?? "?") \(t["direction"]?.stringValue ?? "")"
+                            text +=
+                                " toxicity \(t["toxicity"]?.doubleValue ?? 1) \(t["params"].map { "\($0)" } ?? "")\n"
+                        }
+                    }
+                }
+            }
+            out.success(text, data: data)
+        case "remove":
+            var args: [String: JSONValue] = [:]
+            if a.flag("all") {
+                args["all"] = .bool(true)
+            } else if a.positionals.count > 1 {
+                args["id"] = .string(a.positionals[1])
+            } else {
+                throw .usage("livebus fault remove needs a fault id or --all", recovery: "livebus fault list")
+            }
+            let data = try LivebusCommand.resultData(
+                AdminClient.request(socket: socket, command: "fault.remove", args: args)
+            )
+            out.success("removed \(Int(data["removed"]?.doubleValue ?? 0)) toxic(s)", data: data)
+        case "preset":
+            guard a.positionals.count > 1 else {
+                throw .usage("livebus fault preset needs a preset: 3g, edge, lossy, very-bad, airplane")
+            }
+            var args = target
+            args["preset"] = .string(a.positionals[1])
+            let data = try LivebusCommand.resultData(
+                AdminClient.request(socket: socket, command: "fault.preset", args: args)
+            )
+            out.success(
+                "preset \(a.positionals[1]) added as \(data["id"]?.stringValue ?? "?") on \(ControlCommands.sessionsText(data))",
+                data: data
+            )
+        case "add":
+            guard a.positionals.count > 1 else {
+                throw .usage("livebus fault add needs a toxic: \(toxics.joined(separator: ", "))")
+            }
+            let kind = a.positionals[1].replacingOccurrences(of: "-", with: "_")
+            guard toxics.contains(kind) else {
+                throw .usage("'\(a.positionals[1])' is not a toxic; use one of \(toxics.joined(separator: ", "))")
+            }
+            var params: [String: JSONValue] = [:]
+            func ms(_ flag: String, _ key: String) throws(CLIError) {
+                if let v = a.value(flag) {
+                    params[key] = .number(
+                        Double(
+                            try parseDuration(
+                                v.hasSuffix("s") || v.hasSuffix("m") || v.hasSuffix("h") ? v : v + "ms",
+                                flag: flag
+                            )
+                        )
+                    )
+                }
+            }
+            try ms("latency", "latencyMs")
+            try ms("jitter", "jitterMs")
+            try ms("delay", "delayMs")
+            try ms("timeout", "timeoutMs")
+            try ms("duration", "durationMs")
+            for (flag, key) in [("rate", "rateKBps"), ("probability", "probability")] where a.value(flag) != nil {
+                params[key] = .number(try a.double(flag, default: 0, in: 0...1e9))
+            }
+            for (flag, key) in [
+                ("average-size", "averageSize"), ("size-variation", "sizeVariation"), ("delay-us", "delayUs"),
+                ("bytes", "bytes"), ("window", "window"),
+            ]
+            where a.value(flag) != nil {
+                params[key] = .number(Double(try a.uint(flag, default: 0)))
+            }
+            var toxic: [String: JSONValue] = [
+                "kind": .string(kind),
+                "direction": .string(
+                    try a.choice(
+                        "direction",
+                        ["down", "up"],
+                        aliases: ["downstream": "down", "upstream": "up"],
+                        default: "down"
+                    )
+                ),
+                "toxicity": .number(try a.double("toxicity", default: 1, in: 0...1)),
+                "params": .object(params),
+            ]
+            toxic["id"] = .string(kind)
+            var args = target
+            args["toxic"] = .object(toxic)
+            let data = try LivebusCommand.resultData(
+                AdminClient.request(socket: socket, command: "fault.add", args: args)
+            )
+            out.success(
+                "\(kind) added as \(data["id"]?.stringValue ?? "?") on \(ControlCommands.sessionsText(data).isEmpty ? "the daemon" : ControlCommands.sessionsText(data))",
+                data: data
+            )
+        default:
+            throw .usage("unknown fault action '\(verb)'; use add, list, remove or preset")
+        }
+        return 0
+    }
+}

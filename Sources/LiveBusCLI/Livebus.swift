@@ -130,6 +130,26 @@ public enum LivebusCommand {
             examples: ["livebus explain p3"]
         ),
         Command(
+            name: "fault",
+            summary: "Inject network faults (toxiproxy's toxics) on attached phones' connections",
+            usage:
+                "livebus fault add TOXIC [--session NAME|--all|--minority|--majority|--one] [--direction down|up] [--toxicity P] [--seed N] [--latency MS --jitter MS --rate KB/s --average-size B --size-variation B --delay-us US --delay MS --bytes N --timeout MS --probability P --window N --duration D] · livebus fault list · livebus fault remove ID|--all · livebus fault preset 3g|edge|lossy|very-bad|airplane [target]",
+            details: """
+                Toxics: latency, bandwidth, slicer, slow_close, limit_data, timeout, reset_peer, down (refuse new
+                connections), drop, duplicate, reorder, corrupt (frames, with --probability), partition (blackhole both
+                directions for --duration). Targets as Jepsen picks them, seeded so runs repeat. The bus repairs what the
+                network breaks: gaps are re-sent, corrupted frames reconnect and resume, duplicates are ignored.
+                Protocol/FAULTS.md has every parameter, its unit and default, and the presets' exact toxics.
+                """,
+            examples: [
+                "livebus fault add latency --all --latency 200 --jitter 50",
+                "livebus fault add drop --session duo --probability 0.3",
+                "livebus fault add partition --minority --duration 10s --seed 7",
+                "livebus fault preset very-bad --session pro",
+                "livebus fault remove --all",
+            ]
+        ),
+        Command(
             name: "backend",
             summary: "Stall the simulated backend (no news) for a while",
             usage: "livebus backend stall [ORDER] --duration D [--socket PATH] [--json]",
@@ -274,6 +294,7 @@ public enum LivebusCommand {
             case "push": return try ControlCommands.push(rest, out: out)
             case "explain": return try ControlCommands.explain(rest, out: out)
             case "backend": return try ControlCommands.backend(rest, out: out)
+            case "fault": return try FaultCommand.run(rest, out: out)
             default:
                 let close = commands.first { $0.name.hasPrefix(String(first.prefix(2))) }
                 throw CLIError.usage(

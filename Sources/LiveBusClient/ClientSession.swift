@@ -45,6 +45,8 @@ public struct AppliedUpdate: Sendable, Codable, Equatable {
     public var clientTime: Int64
     /// Uncertainty of the converted instants, ms.
     public var uncertaintyMs: Int
+    /// The event's timestamp in the client's clock (ms since the Unix epoch), when the line is an event.
+    public var eventTime: Int64? = nil
     /// `replay`, `snapshot` or nil for live events.
     public var delivery: String?
 }
@@ -446,6 +448,7 @@ public final class ClientSession {
                 reason: verdict.reason?.code,
                 clientTime: nowC.millisecondsSinceEpoch,
                 uncertaintyMs: c?.uncertaintyMs ?? 0,
+                eventTime: update.timestampInClientClock.millisecondsSinceEpoch,
                 delivery: delivery
             )
         )

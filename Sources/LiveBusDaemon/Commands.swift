@@ -1,5 +1,6 @@
 import Foundation
 import LiveBusClock
+import LiveBusFaults
 import LiveBusScheduler
 import LiveBusSimulator
 import LiveBusWire
@@ -30,6 +31,7 @@ struct SessionStatus: Codable {
     var connectedAt: Int64
     var profile: ProfileBody
     var scheduler: SchedulerStatus?
+    var faults: [ToxicSpec]
     var explain: [Decision]?
 }
 
@@ -79,6 +81,7 @@ extension Daemon {
             return
         }
         if relayCommand(c, id: id, from: s) { return }
+        if faultCommand(c, id: id, from: s) { return }
         switch c.command {
         case "status":
             reply(s, id: id, ResultBody(ok: true, data: statusData(explain: c.args["explain"]?.boolValue ?? false)))
@@ -134,6 +137,7 @@ extension Daemon {
                 connectedAt: s.connectedAt.millisecondsSinceEpoch,
                 profile: s.profile,
                 scheduler: s.scheduler?.status(at: now),
+                faults: s.faults?.toxics ?? [],
                 explain: explain ? s.scheduler?.explain(last: 10) : nil
             )
         }

@@ -1,5 +1,6 @@
 import Foundation
 import LiveBusClock
+import LiveBusFaults
 import LiveBusLoop
 import LiveBusSimulator
 import LiveBusWire
@@ -39,6 +40,11 @@ public final class Daemon {
     var relays: [UInt64: PendingRelay] = [:]
     var nextRelayID: UInt64 = 0
     var pushCounter = 0
+    /// Daemon-wide toxics (`down`: refuse new connections).
+    var daemonToxics: [ToxicSpec] = []
+    var nextFaultNumber = 0
+    /// Toxics of disconnected phones, re-applied when they resume.
+    var resumedFaults: [String: SessionFaults] = [:]
     /// Order id → store and customer locations (from the simulator), sent with each event for the phone's map.
     var places: [String: PlacesBody] = [:]
     /// Verdicts of recent pushes, newest last (`livebus explain`).
@@ -286,7 +292,7 @@ public final class Daemon {
     // MARK: - Connections
 
     private func accept(_ c: Connection) {
-        if isShuttingDown {
+        if isShuttingDown || FaultPipeline.refusesConnections(daemonToxics) {
             c.close()
             return
         }
@@ -319,16 +325,26 @@ public final class Daemon {
         s.probeTimer = nil
         s.schedulerTimer?.cancel()
         s.schedulerTimer = nil
+        s.faultTimer?.cancel()
+        s.faultTimer = nil
         sessions[s.id] = nil
         if flush { s.connection.closeAfterFlush() } else { s.connection.close() }
+        s.announceTimer?.cancel()
+        s.announceTimer = nil
         if wasEstablished && s.role == .session {
             resumable[s.resumeToken] = s
+            if let f = s.faults, !f.toxics.isEmpty { resumedFaults[s.resumeToken] = f }
             if resumable.count > 10_000, let k = resumable.keys.first { resumable[k] = nil }
         }
         logger.info("session closed", [("session.id", s.id), ("session.name", s.name), ("reason", reason)])
     }
 
     private func received(_ bytes: UnsafeRawBufferPointer, from s: Session) {
+        if s.faults != nil, input(s, bytes) != nil { return }
+        receivedAfterFaults(bytes, from: s)
+    }
+
+    func receivedAfterFaults(_ bytes: UnsafeRawBufferPointer, from s: Session) {
         s.decoder.append(bytes)
         while s.phase != .closed {
             let frame: Frame?
@@ -361,7 +377,7 @@ public final class Daemon {
     func send(_ s: Session, _ type: FrameType, sequence: UInt64 = 0, topic: String = "", body: some Encodable) {
         do {
             let bytes = try WireJSON.encode(body)
-            try s.connection.write { buf throws(WireError) in
+            try output(s) { buf throws(WireError) in
                 try Frame.encode(
                     type: type,
                     flags: [],
@@ -516,9 +532,16 @@ public final class Daemon {
                 ("client", s.client),
             ]
         )
+        if resumed, let old = resumedFaults.removeValue(forKey: s.resumeToken) {
+            // Toxics belong to the phone, not to one connection (as toxiproxy's belong to the proxy).
+            var f = SessionFaults(seed: options.seed, session: s.name)
+            for t in old.toxics { _ = try? f.add(t, at: monotonicMs) }
+            s.faults = f
+        }
         if s.role == .session {
             startScheduler(s)
             startProbing(s)
+            startAnnouncing(s)
             if resumed {
                 for topic in store.topics where s.isSubscribed(to: topic) {
                     catchUp(s, topic: topic, after: s.lastSent[topic] ?? 0, force: true)
@@ -634,7 +657,7 @@ public final class Daemon {
             )
         )
         do {
-            try s.connection.write { buf throws(WireError) in
+            try output(s) { buf throws(WireError) in
                 try Frame.encode(
                     type: .event,
                     flags: flags,
@@ -701,6 +724,17 @@ public final class Daemon {
     }
 
     // MARK: - Clock probes
+
+    /// Once a second, tells the phone the latest sequence of every topic it has not acknowledged, so a lost last
+    /// event (a dropped `end`, a partition on a quiet topic) is noticed and asked for again (PROTOCOL.md §5.4).
+    private func startAnnouncing(_ s: Session) {
+        s.announceTimer = loop.schedule(after: 1000, repeat: 1000) { [unowned self, weak s] in
+            guard let s, s.phase == .established else { return }
+            for (topic, sent) in s.lastSent where (s.lastAcked[topic] ?? 0) < sent {
+                self.send(s, .upToDate, topic: topic, body: UpToDateBody(sequence: sent))
+            }
+        }
+    }
 
     private func startProbing(_ s: Session) {
         sendProbe(s)

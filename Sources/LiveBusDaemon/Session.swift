@@ -1,4 +1,5 @@
 import LiveBusClock
+import LiveBusFaults
 import LiveBusScheduler
 import LiveBusLoop
 import LiveBusWire
@@ -44,6 +45,10 @@ final class Session {
     /// Topic → newest event held back while the connection is congested (coalesced: newest wins).
     var held: [String: StoredEvent] = [:]
     var coalescedCount = 0
+    /// This session's toxics (downstream and upstream pipelines), or `nil`.
+    var faults: SessionFaults?
+    var faultTimer: LoopTimer?
+    var announceTimer: LoopTimer?
     /// Decides when an update may reach this phone (app state, push priority and budget, coalescing).
     var scheduler: RefreshScheduler?
     var schedulerTimer: LoopTimer?

