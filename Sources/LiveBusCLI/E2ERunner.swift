@@ -231,8 +231,8 @@ final class E2ERun {
     }
 
     @discardableResult
-    private func pollBackend() -> Bool {
-        guard let r = try? AdminClient.request(socket: socket, command: "order.list", timeoutMs: 2000), r.ok,
+    private func pollBackend(timeoutMs: UInt64 = 2000) -> Bool {
+        guard let r = try? AdminClient.request(socket: socket, command: "order.list", timeoutMs: timeoutMs), r.ok,
             case .array(let list)? = r.data
         else { return false }
         let now = e2eNowMs()
@@ -630,6 +630,23 @@ final class E2ERun {
             if converged() { break }
             usleep(200_000)
         }
+        // The backend's final state, however busy the daemon is (a failed poll must not leave an old `final`).
+        var finalOK = false
+        for _ in 0..<3 where daemon != nil && !finalOK {
+            finalOK = pollBackend(timeoutMs: 10_000)
+        }
+        if !finalOK {
+            outcomes.append(
+                E2EActionOutcome(
+                    line: 0,
+                    atMilliseconds: scenario.durationMilliseconds,
+                    description: "final order.list",
+                    ok: false,
+                    message:
+                        "the daemon did not answer order.list within 3 × 10 s (or its answer exceeded the frame limit)"
+                )
+            )
+        }
         if options.progress && isatty(2) == 1 { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
 
@@ -645,7 +662,7 @@ final class E2ERun {
         return true
     }
 
-    /// Stops every client (SIGTERM, then SIGKILL after 3 s) and the daemon (SIGTERM); idempotent.
+    /// Stops every client (SIGTERM, then SIGKILL after 5 s) and the daemon (SIGTERM); idempotent.
     private func stopEverything() {
         let list = Array(clients.values)
         for c in list where c.process.isRunning {
@@ -654,7 +671,7 @@ final class E2ERun {
                 c.process.terminate()
             }
         }
-        let deadline = e2eNowMs() + 3000
+        let deadline = e2eNowMs() + 5000
         for c in list {
             while c.process.isRunning && e2eNowMs() < deadline { usleep(10_000) }
             if c.process.isRunning { kill(c.process.processIdentifier, SIGKILL) }

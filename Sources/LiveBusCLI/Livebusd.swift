@@ -25,6 +25,10 @@ public enum LivebusdCommand {
           --memory             Keep state in memory only (nothing survives a restart).
           --fresh              Discard the data directory's state first (it is never discarded silently).
           --sync full          fsync every commit (durable across power loss; default normal: across daemon crashes).
+          --push-budget N      Priority-10 pushes a backgrounded phone may get per scenario hour before they are
+                               throttled (ours: Apple publishes no number). Default 12; frequent updates: 5×.
+          --coalesce-bytes N   Bytes queued to a phone above which its non-terminal updates are coalesced. Default 262144.
+          --slow-consumer-bytes N  Bytes queued above which a phone is disconnected as a slow consumer. Default 4194304.
           --log-level LEVEL    debug, info, notice, warning or error. Default info. Logs go to stderr.
           --version            Print the version.
           --help               Print this help.
@@ -57,7 +61,11 @@ public enum LivebusdCommand {
             let a = try Arguments(
                 argv,
                 command: "livebusd",
-                options: ["socket", "scenario", "time-scale", "seed", "data-dir", "log-level", "sync"],
+                options: [
+                    "socket", "scenario", "time-scale", "seed", "data-dir", "log-level", "sync", "push-budget",
+                    "coalesce-bytes",
+                    "slow-consumer-bytes",
+                ],
                 flags: ["memory", "fresh"]
             )
             guard a.positionals.isEmpty else {
@@ -76,6 +84,20 @@ public enum LivebusdCommand {
                 seed: try a.uint("seed", default: 1)
             )
             options.fresh = a.flag("fresh")
+            if a.value("push-budget") != nil {
+                let n = Int(try a.uint("push-budget", default: 12))
+                options.scheduler.priority10BudgetPerHour = n
+                options.scheduler.frequentUpdatesPriority10BudgetPerHour = n * 5
+            }
+            options.coalesceThresholdBytes = Int(
+                try a.uint("coalesce-bytes", default: UInt64(options.coalesceThresholdBytes))
+            )
+            options.slowConsumerLimitBytes = Int(
+                try a.uint("slow-consumer-bytes", default: UInt64(options.slowConsumerLimitBytes))
+            )
+            guard options.slowConsumerLimitBytes > options.coalesceThresholdBytes else {
+                throw CLIError.usage("--slow-consumer-bytes must be larger than --coalesce-bytes")
+            }
             options.fullSync = try a.choice("sync", ["normal", "full"], default: "normal") == "full"
             let logger = Logger.standardError(
                 label: "livebusd",

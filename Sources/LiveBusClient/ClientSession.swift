@@ -167,6 +167,8 @@ public final class ClientSession {
         userClosed = true
         reconnectTimer?.cancel()
         staleTimer?.cancel()
+        relayoutTimer?.cancel()
+        relayoutTimer = nil
         if let c = connection {
             send(.bye, body: ByeBody(reason: reason))
             c.closeAfterFlush()
@@ -454,7 +456,7 @@ public final class ClientSession {
         )
         send(.ack, sequence: f.sequence, topic: f.topic, body: EmptyBody())
         armStaleTimer()
-        relayout(trigger: "update")
+        scheduleRelayout()
     }
 
     /// Runs the activity rules' timers (stale date, dismissal, system limits) at the board's next deadline.
@@ -518,6 +520,19 @@ public final class ClientSession {
         }
         send(.posture, body: PostureChangeBody(posture: posture, appState: appState, profile: newProfile))
         if posture != nil { relayout(trigger: "posture") }
+    }
+
+    private var relayoutTimer: LoopTimer?
+
+    /// Updates change the content (status, timer, rider position, map camera): lay out again within 100 ms,
+    /// coalescing bursts, so a phone spends its time on layout only as often as a screen would redraw.
+    private func scheduleRelayout() {
+        guard relayoutTimer == nil else { return }
+        relayoutTimer = loop.schedule(after: 100) { [weak self] in
+            guard let self else { return }
+            self.relayoutTimer = nil
+            self.relayout(trigger: "update")
+        }
     }
 
     /// Lays the phone out again now (a posture change triggers it at once, before the daemon answers).
