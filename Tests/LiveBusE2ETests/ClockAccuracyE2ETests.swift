@@ -1,6 +1,7 @@
 import Foundation
 import LiveBusClient
 import LiveBusClock
+import LiveBusFaults
 @testable import LiveBusDaemon
 import LiveBusLoop
 import LiveBusWire
@@ -77,6 +78,61 @@ struct E2EClockAccuracyTests {
             let mine = samples.items.filter { $0.session == name }
             let worst = mine.map { abs($0.errorMs) }.max() ?? .infinity
             #expect(worst <= 25, "\(name): worst displayed error \(worst) ms over \(mine.count) samples")
+        }
+        for s in sessions { s.close() }
+        bus.shutdown()
+    }
+
+    /// With 20 ms ± 15 ms latency injected on the link (both directions), the displayed remaining time stays within
+    /// 25 ms of the truth, and the error bound the daemon sends covers the true conversion error in every sample.
+    @Test func latencyWithJitterStaysWithin25ms() throws {
+        let bus = try TestBus(scenario: "demo-120s", timeScale: 8)
+        let setups: [(String, Int64, Double)] = [
+            ("slow-link-fast", 90_000, 200), ("slow-link-behind", -3_600_000, -200),
+        ]
+        let sessions = setups.map { name, skew, drift in
+            bus.session(name) { o in
+                o.clockSkewMilliseconds = skew
+                o.clockDriftPPM = drift
+            }
+        }
+        var delivered = Set<String>()
+        for s in sessions {
+            s.onUpdate = { u in if u.status == "delivered" { delivered.insert(u.session) } }
+            s.start()
+        }
+        // Put the toxic on as soon as the daemon knows the sessions, before the first events.
+        bus.run(timeoutMs: 2000) { bus.daemon.sessions.values.filter { $0.role == .session }.count == 2 }
+        for ds in bus.daemon.sessions.values where ds.role == .session {
+            var f = SessionFaults(seed: 5, session: ds.name)
+            for dir in [FaultDirection.downstream, .upstream] {
+                _ = try f.add(
+                    ToxicSpec(
+                        id: "lat-\(dir.rawValue)",
+                        kind: .latency,
+                        direction: dir,
+                        params: ToxicParams(latencyMs: 20, jitterMs: 15)
+                    ),
+                    at: bus.daemon.monotonicMs
+                )
+            }
+            ds.faults = f
+        }
+        let samples = SampleBox()
+        let timer = Self.sampler(bus, sessions, into: samples)
+        let done = bus.run(timeoutMs: 40_000) { delivered.count == sessions.count }
+        timer.cancel()
+        #expect(done)
+        for (name, _, _) in setups {
+            let mine = samples.items.filter { $0.session == name }
+            #expect(mine.count > 300)
+            let worst = mine.map { abs($0.errorMs) }.max() ?? .infinity
+            #expect(worst <= 25, "\(name): worst displayed error \(worst) ms")
+            let uncovered = mine.filter { abs($0.errorMs) > Double($0.uncertaintyMs) + 1 }
+            #expect(
+                uncovered.isEmpty,
+                "\(name): \(uncovered.count) samples outside the stated bound, e.g. \(uncovered.first.map { "\($0.errorMs) > \($0.uncertaintyMs)" } ?? "")"
+            )
         }
         for s in sessions { s.close() }
         bus.shutdown()
