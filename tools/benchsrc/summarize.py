@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Turns tools/bench's raw key=value lines into the Markdown tables of BENCHMARKS.md.
 
-    summarize.py RAW MACHINE PROFILE      -> Markdown on stdout
+    summarize.py RAW MACHINE OUTDIR       -> Markdown on stdout (profiles read from OUTDIR)
     summarize.py --splice BENCHMARKS.md RESULTS.md
                                           -> replaces the text between the bench:results markers
 """
@@ -267,17 +267,28 @@ def main(raw, machine, profile):
             f"{verdict(layout[0] > 100000)} |"
         )
 
-    try:
-        with open(profile) as f:
-            prof = f.read().strip()
-    except OSError:
-        prof = ""
-    if prof:
+    import os
+    for name, what in (("publish", "1 session, 1 topic: the per-PUBLISH path with a full replay log"),
+                       ("fanout", "100 sessions, 10 topics: the per-delivery path")):
+        path = os.path.join(profile, f"profile-{name}-inclusive.txt")
+        try:
+            with open(path) as f:
+                prof = f.read().strip()
+            with open(os.path.join(profile, f"profile-{name}-run.txt")) as f:
+                run = {k: v for k, v in (t.split("=", 1) for t in f.read().split() if "=" in t)}
+        except OSError:
+            continue
+        if not prof:
+            continue
         out.append("")
-        out.append("### Profile (callgrind, livebusd, closed-loop fan-out to 10 sessions; self cost, top 40)")
+        out.append(f"### Profile `{name}` (callgrind, livebusd; {what})")
+        out.append("")
+        out.append(f"{run.get('published', '?')} PUBLISHes, {run.get('delivered', '?')} deliveries under callgrind. "
+                   "Inclusive instruction counts of LiveBus functions (and Foundation JSON); "
+                   f"the tree is in `profile-{name}-tree.txt`.")
         out.append("")
         out.append("```")
-        out.extend(prof.splitlines()[:40])
+        out.extend(prof.splitlines()[:45])
         out.append("```")
     print("\n".join(out))
 
