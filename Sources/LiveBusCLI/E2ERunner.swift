@@ -211,7 +211,8 @@ final class E2ERun {
             c.earlyExit =
                 "\(Self.describe(c.process)) on its own at +\(Double(now - t0) / 1000) s; stderr: \(e2eTail(c.errPath))"
         }
-        if options.progress && now - lastProgressMs >= 1000 {
+        // Every second on a terminal (one line, rewritten), every 5 s in a log.
+        if options.progress && now - lastProgressMs >= (isatty(2) == 1 ? 1000 : 5000) {
             lastProgressMs = now
             let rss = daemonLog.rssKiB.last.map { "\($0.kib / 1024) MiB" } ?? "–"
             let line =
@@ -487,17 +488,20 @@ final class E2ERun {
             _ = run("backend.stall", args)
         case .addToxic(let x):
             outcome.description = "addToxic \(x.label) (\(x.toxic) \(x.direction))"
-            var target: [String: JSONValue] = [:]
-            switch x.target {
-            case .session(let s): target["session"] = .string(s)
-            case .scope(let s): target["scope"] = .string(s)
-            }
+            // fault.add {"toxic": {id, kind, direction, toxicity, params}, "session"? | "scope"?, "seed"?}
+            // (PROTOCOL.md §8, FAULTS.md).
             var args: [String: JSONValue] = [
-                "toxic": .string(x.toxic), "target": .object(target), "direction": .string(x.direction),
-                "params": .object(x.params.mapValues { .number($0) }),
+                "toxic": .object([
+                    "id": .string(x.label), "kind": .string(x.toxic), "direction": .string(x.direction),
+                    "toxicity": .number(x.toxicity ?? 1),
+                    "params": .object(x.params.mapValues { .number($0) }),
+                ]),
+                "seed": .number(Double(x.seed ?? seed)),
             ]
-            if let v = x.toxicity { args["toxicity"] = .number(v) }
-            args["seed"] = .number(Double(x.seed ?? seed))
+            switch x.target {
+            case .session(let s): args["session"] = .string(s)
+            case .scope(let s): args["scope"] = .string(s)
+            }
             if case .object(let o)? = run("fault.add", args), let id = o["id"] { toxicIDs[x.label] = id }
         case .removeToxic(let label):
             outcome.description = "removeToxic \(label ?? "all")"

@@ -292,14 +292,16 @@ private struct Context {
                         )
                         continue
                     }
-                    // Shown in time when the state lasted past the stale date.
-                    if end > staleDate + latency + slack {
+                    // Shown in time when the state lasted past the stale date (an update that arrives after its
+                    // stale date, e.g. replayed on attach, must be stale at once).
+                    let due = max(staleDate, u.trueMs) + latency + slack
+                    if end > due {
                         let firstStale = window.first { $0.record.stale }
                         t.check(
-                            firstStale.map { $0.trueMs <= staleDate + latency + slack } ?? false,
+                            firstStale.map { $0.trueMs <= due } ?? false,
                             "session \(s.name), \(topic)#\(rec.seq): stale date \(at(staleDate)) passed; "
                                 + (firstStale.map {
-                                    "stale shown only at \(at($0.trueMs)) (log line \($0.record.line)), \(Int64(($0.trueMs - staleDate).rounded())) ms late > \(Int64(latency + slack)) ms"
+                                    "stale shown only at \(at($0.trueMs)) (log line \($0.record.line)), \(Int64(($0.trueMs - due + latency + slack).rounded())) ms after it was due > \(Int64(latency + slack)) ms"
                                 } ?? "stale never shown before the next update at \(at(end))")
                         )
                     } else {

@@ -689,7 +689,7 @@ private struct Decoding {
             }
             target = .session(s)
         } else if let n = to.members["scope"]?.value {
-            target = .scope(try choice(n, to.child("scope"), ["all", "minority", "majority"]))
+            target = .scope(try choice(n, to.child("scope"), ["all", "minority", "majority", "one"]))
         } else {
             throw fail(targetNode.line, to.child("session"), "missing required field (or scope)")
         }
@@ -700,7 +700,12 @@ private struct Decoding {
         if let n = o.members["params"]?.value {
             let po = try object(n, o.child("params"), allowed: allowed.keys.sorted())
             for key in po.order {
-                params[key] = try number(po.members[key]!.value, po.child(key), in: allowed[key]!)
+                let node = po.members[key]!.value
+                let x = try number(node, po.child(key), in: allowed[key]!)
+                if E2EToxic.integerParameters.contains(key) && x != x.rounded() {
+                    throw fail(node.line, po.child(key), "must be a whole number, got \(x)")
+                }
+                params[key] = x
             }
         }
         var toxicity: Double?

@@ -201,7 +201,7 @@ public enum E2ESessionTarget: Sendable, Equatable, CustomStringConvertible {
 public enum E2EToxicTarget: Sendable, Equatable {
     /// One session by name.
     case session(String)
-    /// `all`, `minority` or `majority` of the sessions.
+    /// `all`, `minority`, `majority` or `one` of the sessions connected when it is added.
     case scope(String)
 }
 
@@ -209,8 +209,8 @@ public enum E2EToxicTarget: Sendable, Equatable {
 public struct E2EToxic: Sendable, Equatable {
     /// The label a `removeToxic` action names.
     public var label: String
-    /// `latency`, `bandwidth`, `slicer`, `timeout`, `reset_peer`, `limit_data`, `drop`, `duplicate`, `reorder`,
-    /// `corrupt` or `partition`.
+    /// `latency`, `bandwidth`, `slicer`, `slow_close`, `timeout`, `reset_peer`, `limit_data`, `down`, `drop`,
+    /// `duplicate`, `reorder`, `corrupt` or `partition`.
     public var toxic: String
     /// Whom it applies to.
     public var target: E2EToxicTarget
@@ -223,19 +223,27 @@ public struct E2EToxic: Sendable, Equatable {
     /// Seed of the toxic's random choices.
     public var seed: UInt64?
 
-    /// Each toxic's parameters and their allowed ranges (`Protocol/E2E.md` §2.4).
+    /// Each toxic's parameters and their allowed ranges (`Protocol/FAULTS.md` §3, `Protocol/E2E.md` §2.3).
     public static let parameters: [String: [String: ClosedRange<Double>]] = [
         "latency": ["latencyMs": 0...600_000, "jitterMs": 0...600_000],
-        "bandwidth": ["kbps": 0.001...10_000_000],
+        "bandwidth": ["rateKBps": 0.001...1_000_000],
         "slicer": ["averageSize": 1...65536, "sizeVariation": 0...65536, "delayUs": 0...10_000_000],
+        "slow_close": ["delayMs": 0...600_000],
         "timeout": ["timeoutMs": 0...3_600_000],
         "reset_peer": ["timeoutMs": 0...3_600_000],
-        "limit_data": ["bytes": 0...1e12],
+        "limit_data": ["bytes": 0...2_147_483_647],
+        "down": [:],
         "drop": ["probability": 0...1],
         "duplicate": ["probability": 0...1],
-        "reorder": ["window": 1...10_000, "probability": 0...1],
+        "reorder": ["window": 2...64, "probability": 0...1, "delayMs": 0...600_000],
         "corrupt": ["probability": 0...1],
-        "partition": ["durationMs": 0...3_600_000],
+        "partition": ["durationMs": 1...3_600_000],
+    ]
+
+    /// Parameters that must be whole numbers (the daemon reads them as integers).
+    public static let integerParameters: Set<String> = [
+        "latencyMs", "jitterMs", "averageSize", "sizeVariation", "delayUs", "delayMs", "timeoutMs", "bytes", "window",
+        "durationMs",
     ]
 }
 
