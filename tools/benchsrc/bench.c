@@ -545,6 +545,63 @@ static int run_resume(void) {
     return 0;
 }
 
+/* mosquitto: the same reconnect with a persistent session (clean session 0) and QoS 1, which is how MQTT
+ * keeps what a session missed. Redis pub/sub and NATS core have no resume: what is published while a
+ * subscriber is away is lost (NATS needs JetStream for it). */
+int mq_session_connect(conn_t *c, const char *addr, const char *client_id, const char *filter, int subscribe);
+size_t mq_parse_acking(conn_t *c);
+void mq_disconnect(conn_t *c);
+int mq_publish_qos1(void *pp, const char *topic, const unsigned char *payload, size_t len, int n);
+
+static void mq_read_until(conn_t *c, uint64_t events, int timeout_ms) {
+    uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000ull;
+    for (;;) {
+        size_t used = mq_parse_acking(c);
+        memmove(c->buf, c->buf + used, c->len - used);
+        c->len -= used;
+        if (c->events >= events) return;
+        uint64_t t = now_ns();
+        if (t >= deadline || read_more(c, (int)((deadline - t) / 1000000ull) + 1) <= 0)
+            die("mosquitto resume: timed out (%llu/%llu messages)", (unsigned long long)c->events,
+                (unsigned long long)events);
+    }
+}
+
+static int run_resume_mqtt(void) {
+    void *pub = peer_mqtt.pub_open(opt.addr, 0);
+    if (!pub) die("mosquitto resume: publisher could not connect");
+    unsigned char msg[512];
+    memcpy(msg, payload_tpl, payload_len);
+    for (int r = 0; r < opt.runs; r++) {
+        char topic[256], filter[256], id[64];
+        snprintf(topic, sizeof topic, "%s/r%d/t0", opt.prefix, r);
+        snprintf(filter, sizeof filter, "%s/r%d/#", opt.prefix, r);
+        snprintf(id, sizeof id, "bench-resume-%d-%d", (int)getpid(), r);
+        conn_t *c = make_conns(1, 1 << 21);
+        if (mq_session_connect(c, opt.addr, id, filter, 1) < 0) die("mosquitto resume: session failed");
+        if (mq_publish_qos1(pub, topic, msg, payload_len, 1) < 0) die("mosquitto resume: publish failed");
+        mq_read_until(c, 1, 5000);
+        mq_disconnect(c);
+        usleep(100000);
+        if (mq_publish_qos1(pub, topic, msg, payload_len, opt.missed) < 0) die("mosquitto resume: publish failed");
+        c->len = 0;
+        c->events = 0;
+        uint64_t t0 = now_ns();
+        if (mq_session_connect(c, opt.addr, id, filter, 0) < 0) die("mosquitto resume: reconnect failed");
+        uint64_t tw = now_ns();
+        mq_read_until(c, (uint64_t)opt.missed, 10000);
+        uint64_t t1 = now_ns();
+        printf("peer=mosquitto mode=resume attempt=%d missed=%d replayed=%llu welcome_ms=%.3f caught_up_ms=%.3f\n", r,
+               opt.missed, (unsigned long long)c->events, (double)(tw - t0) / 1e6, (double)(t1 - t0) / 1e6);
+        fflush(stdout);
+        mq_disconnect(c);
+        free(c->buf);
+        free(c);
+    }
+    peer_mqtt.pub_close(pub);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     parse_args(argc, argv);
     signal(SIGPIPE, SIG_IGN);
@@ -552,7 +609,7 @@ int main(int argc, char **argv) {
     peer = find_peer(opt.peer ? opt.peer : "livebusd");
     if (!strcmp(opt.mode, "fanout")) return run_fanout();
     if (!strcmp(opt.mode, "sessions")) return run_sessions();
-    if (!strcmp(opt.mode, "resume")) return run_resume();
+    if (!strcmp(opt.mode, "resume")) return peer == &peer_mqtt ? run_resume_mqtt() : run_resume();
     die("unknown mode %s", opt.mode);
     return 1;
 }
