@@ -25,7 +25,14 @@ final class E2EProcesses: @unchecked Sendable {
     func remove(directory: String) { lock.withLock { _ = directories.remove(directory) } }
 
     /// Installs the handlers: on SIGINT, SIGTERM or SIGHUP, SIGKILL every child, remove every directory, exit 130.
+    ///
+    /// First unblocks the signals the children rely on: a parent that blocked them (a test runner does) would
+    /// pass the blocked mask on, and a Python client would then never see its SIGTERM or SIGUSR2.
     func installSignalHandlers() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for sig in [SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGUSR2, SIGCONT, SIGCHLD] { sigaddset(&set, sig) }
+        pthread_sigmask(SIG_UNBLOCK, &set, nil)
         lock.withLock {
             guard sources.isEmpty else { return }
             for sig in [SIGINT, SIGTERM, SIGHUP] {
