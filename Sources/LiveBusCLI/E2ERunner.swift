@@ -61,6 +61,7 @@ final class E2ERun {
     private var outcomes: [E2EActionOutcome] = []
     private var observations: [E2EBackendObservation] = []
     private var final: [String: E2EBackendObservation] = [:]
+    private var finalAfterStop: [String: E2EBackendObservation] = [:]
     private var lastPollMs: Int64 = 0
     private var lastProgressMs: Int64 = 0
     private var t0: Int64 = 0
@@ -231,29 +232,34 @@ final class E2ERun {
             ? "killed by signal \(p.terminationStatus)" : "exited with status \(p.terminationStatus)"
     }
 
-    @discardableResult
-    private func pollBackend(timeoutMs: UInt64 = 2000) -> Bool {
+    /// One `order.list`: the backend's state per order, or nil when the daemon did not answer.
+    private func fetchOrders(timeoutMs: UInt64) -> [String: E2EBackendObservation]? {
         guard let r = try? AdminClient.request(socket: socket, command: "order.list", timeoutMs: timeoutMs), r.ok,
             case .array(let list)? = r.data
-        else { return false }
+        else { return nil }
         let now = e2eNowMs()
         var latest: [String: E2EBackendObservation] = [:]
         for item in list {
             guard case .object(let o) = item, let id = o["id"]?.stringValue, let status = o["status"]?.stringValue,
                 let eta = o["etaTarget"]?.doubleValue, let lc = o["lastConfirmed"]?.doubleValue
             else { continue }
-            let seq = UInt64(max(0, o["sequence"]?.doubleValue ?? 0))
-            let ob = E2EBackendObservation(
+            latest[id] = E2EBackendObservation(
                 trueTime: now,
                 order: id,
                 status: status,
-                seq: seq,
+                seq: UInt64(max(0, o["sequence"]?.doubleValue ?? 0)),
                 etaTarget: Int64(eta),
                 lastConfirmed: Int64(lc)
             )
-            latest[id] = ob
-            if seq > 0 { observations.append(ob) }
         }
+        return latest
+    }
+
+    /// Polls the backend: records every order's state as an observation and as the latest `final`.
+    @discardableResult
+    private func pollBackend(timeoutMs: UInt64 = 2000) -> Bool {
+        guard let latest = fetchOrders(timeoutMs: timeoutMs) else { return false }
+        for o in latest.values.sorted(by: { $0.order < $1.order }) where o.seq > 0 { observations.append(o) }
         final = latest
         return true
     }
@@ -683,6 +689,8 @@ final class E2ERun {
             registry.remove(c.process.processIdentifier)
         }
         if let d = daemon {
+            // Where the backend is after the clients stopped (it may have published meanwhile).
+            if d.process.isRunning, finalAfterStop.isEmpty { finalAfterStop = fetchOrders(timeoutMs: 10_000) ?? [:] }
             daemonScheduledExit = true
             d.stop()
             registry.remove(d.process.processIdentifier)
@@ -730,7 +738,7 @@ final class E2ERun {
             sessions.append(s)
         }
         let (timelineStatuses, staleAfter) = backendKnowledge()
-        return E2ERunLogs(
+        var logs = E2ERunLogs(
             sessions: sessions,
             observations: observations,
             final: final,
@@ -741,6 +749,8 @@ final class E2ERun {
             startTrueMs: t0,
             endTrueMs: e2eNowMs()
         )
+        logs.finalAfterStop = finalAfterStop
+        return logs
     }
 
     /// What the backend timeline publishes: statuses per order, and stale-after per status in wall ms.

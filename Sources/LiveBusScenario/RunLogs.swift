@@ -419,8 +419,10 @@ public struct E2ERunLogs: Sendable, Equatable {
     public var sessions: [E2ESessionLog]
     /// The backend's states, polled during the run.
     public var observations: [E2EBackendObservation]
-    /// The backend's final state per order (the last `order.list`).
+    /// The backend's final state per order (the last `order.list` before the clients were stopped).
     public var final: [String: E2EBackendObservation]
+    /// The backend's state per order after the clients were stopped (before the daemon was); empty if unknown.
+    public var finalAfterStop: [String: E2EBackendObservation] = [:]
     /// Statuses the backend timeline file publishes per order (in addition to observed ones).
     public var timelineStatuses: [String: Set<String>]
     /// Stale-after per status, **wall** ms (the timeline's scenario durations divided by the time scale).

@@ -89,6 +89,7 @@ struct InvariantCheckerTests {
             sessions: [session("pro", skew: 0, drift: 0), session("py", skew: 90_000, drift: 200)],
             observations: obs,
             final: ["A1": obs[3]],
+            timelineStatuses: ["A1": ["created", "cooking", "delivering", "delivered"]],
             staleAfterMs: ["created": 10_000, "cooking": 8000, "delivering": 8000],
             daemon: E2EDaemonLog(
                 exits: [.init(trueTime: start + 30_000, scheduled: true, description: "exit 0")],
@@ -356,5 +357,30 @@ struct InvariantCheckerTests {
     #expect(
         InvariantCheckerTests.result(run, "stale").counterexample?.contains("stale never shown before the next update")
             == true
+    )
+}
+
+/// Sessions must agree on the status of one sequence (one event, one status), whatever the backend polls saw.
+@Test func sessionsDisagreeingOnASequenceFail() {
+    var run = InvariantCheckerTests.goodRun()
+    run.observations.remove(at: 2)
+    run.sessions[1].records[3].status = "cooking"
+    #expect(
+        InvariantCheckerTests.result(run, "statuses").counterexample
+            == "session py shows A1 cooking at #3 (log line 4); session pro shows delivering at the same sequence"
+    )
+}
+
+/// A backend still publishing while the clients stop: ending between the last look before and after the stop
+/// converges; ending before it does not.
+@Test func convergenceWindowAtTheStop() {
+    var run = InvariantCheckerTests.goodRun()
+    run.final["A1"] = run.observations[2]
+    run.finalAfterStop["A1"] = run.observations[3]
+    #expect(InvariantCheckerTests.result(run, "convergence").passed)
+    run.sessions[0].records.removeLast(2)
+    #expect(
+        InvariantCheckerTests.result(run, "convergence").counterexample
+            == "session pro, orders/A1: ends at #2 showing cooking, the backend ends at #3…#4 (delivering … delivered)"
     )
 }
