@@ -49,6 +49,32 @@ public struct AppliedUpdate: Sendable, Codable, Equatable {
     public var eventTime: Int64? = nil
     /// `replay`, `snapshot` or nil for live events.
     public var delivery: String?
+
+    private enum CodingKeys: String, CodingKey {
+        case type, session, topic, order, seq, event, status, etaTarget, remainingMs, stale, applied, reason, clientTime
+        case uncertaintyMs, eventTime, delivery
+    }
+
+    /// Writes every field, `null` included, so each log line has the same keys (PROTOCOL.md §10).
+    public func encode(to encoder: any Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(type, forKey: .type)
+        try c.encode(session, forKey: .session)
+        try c.encode(topic, forKey: .topic)
+        try c.encode(order, forKey: .order)
+        try c.encode(seq, forKey: .seq)
+        try c.encode(event, forKey: .event)
+        try c.encode(status, forKey: .status)
+        try c.encode(etaTarget, forKey: .etaTarget)
+        try c.encode(remainingMs, forKey: .remainingMs)
+        try c.encode(stale, forKey: .stale)
+        try c.encode(applied, forKey: .applied)
+        try c.encode(reason, forKey: .reason)
+        try c.encode(clientTime, forKey: .clientTime)
+        try c.encode(uncertaintyMs, forKey: .uncertaintyMs)
+        try c.encode(eventTime, forKey: .eventTime)
+        try c.encode(delivery, forKey: .delivery)
+    }
 }
 
 /// What the client holds for one topic.
@@ -248,6 +274,20 @@ public final class ClientSession {
         }
     }
 
+    /// ACK of an applied event: topic and sequence in the header, empty body (PROTOCOL.md §3).
+    private func sendAck(sequence: UInt64, topic: String) {
+        connection?.write { buf in
+            try? Frame.encode(
+                type: .ack,
+                flags: [],
+                sequence: sequence,
+                topic: Array(topic.utf8),
+                bodyParts: [],
+                into: &buf
+            )
+        }
+    }
+
     func send(_ type: FrameType, sequence: UInt64 = 0, topic: String = "", body: some Encodable) {
         guard let c = connection, let bytes = try? WireJSON.encode(body) else { return }
         c.write { buf in
@@ -309,6 +349,11 @@ public final class ClientSession {
             }
             receiveEvent(f, body)
         case .upToDate:
+            if f.topic.isEmpty {
+                // The SUBSCRIBE's catch-up is complete.
+                if catchingUpTopics.isEmpty { becomeLive() }
+                return
+            }
             catchingUpTopics.remove(f.topic)
             if let u = try? WireJSON.decode(UpToDateBody.self, from: f.body),
                 (replicas[f.topic]?.sequence ?? 0) < u.sequence
@@ -454,7 +499,7 @@ public final class ClientSession {
                 delivery: delivery
             )
         )
-        send(.ack, sequence: f.sequence, topic: f.topic, body: EmptyBody())
+        sendAck(sequence: f.sequence, topic: f.topic)
         armStaleTimer()
         scheduleRelayout()
     }
@@ -482,7 +527,7 @@ public final class ClientSession {
         let topic = "orders/\(t.orderID)"
         onUpdate?(
             AppliedUpdate(
-                type: t.kind.rawValue,
+                type: t.kind == .becameStale ? "stale" : t.kind.rawValue,
                 session: name,
                 topic: topic,
                 order: t.orderID,

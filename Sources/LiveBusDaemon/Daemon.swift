@@ -593,6 +593,8 @@ public final class Daemon {
         for topic in store.topics where patterns.contains(where: { Topic.matches(pattern: $0, topic: topic) }) {
             catchUp(s, topic: topic, after: s.lastSent[topic] ?? 0, force: false)
         }
+        // The whole SUBSCRIBE is caught up (also when no topic matched): PROTOCOL.md §5.3.
+        send(s, .upToDate, body: UpToDateBody(sequence: 0))
     }
 
     /// Sends `topic`'s events after `after`: replayed from the log, or one snapshot of the latest state when the

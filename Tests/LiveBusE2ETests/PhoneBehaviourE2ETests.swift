@@ -62,7 +62,7 @@ struct E2EPhoneBehaviourTests {
         for s in [fg, bg] {
             s.onUpdate = { u in
                 if u.type == "update" { applied[u.session, default: []].append(u) }
-                if u.type == "becameStale" && u.session == "bg" { staleMarks += 1 }
+                if u.type == "stale" && u.session == "bg" { staleMarks += 1 }
                 if u.status == "delivered" { delivered.insert(u.session) }
                 // The order was placed in the foreground (an activity starts only there), then the app left.
                 if s === bg && u.event == "start" && u.applied { bg.change(appState: "background") }

@@ -137,6 +137,17 @@ enum GoldenVectors {
                 note: "PUBLISH with request id 41"
             ),
             Vector(name: "event", frame: eventFrame, note: "EVENT seq 2, client clock +90 s"),
+            Vector(
+                name: "event-reconvert",
+                frame: Frame(
+                    type: .event,
+                    flags: [.reconvert],
+                    sequence: 2,
+                    topic: "orders/A1001",
+                    body: eventFrame.body
+                ),
+                note: "the same EVENT seq 2 re-sent with instants re-converted for the client's clock (flag bit 3)"
+            ),
             Vector(name: "event-end", frame: endFrame, note: "terminal EVENT (end, delivered)"),
             Vector(
                 name: "ack-publish",
@@ -146,7 +157,7 @@ enum GoldenVectors {
             Vector(
                 name: "ack-event",
                 frame: Frame(type: .ack, sequence: 2, topic: "orders/A1001"),
-                note: "client ACK of event seq 2 (empty body)"
+                note: "client ACK of event seq 2 (empty body; {} is accepted too)"
             ),
             Vector(
                 name: "ping",

@@ -934,6 +934,11 @@ class SessionClient:
             return None
         if name == "UPTODATE":
             sequence = body.get("sequence")
+            if frame.topic == "":
+                # PROTOCOL.md §5.3: an UPTODATE with an empty topic closes a SUBSCRIBE's whole catch-up.
+                if self._catchup is not None:
+                    self._catchup["closed"] = True
+                return None
             if isinstance(sequence, int):
                 if self._catchup is not None:
                     self._catchup["uptodate"].add(frame.topic)
@@ -964,7 +969,8 @@ class SessionClient:
 
     def _check_live(self):
         """catchingUp → live once every topic we expect or saw has had its UPTODATE and no gap is open;
-        with no topic at all, after 300 ms of quiet. Returns True when live."""
+        with no topic at all, once the empty-topic UPTODATE closes the SUBSCRIBE (or after 300 ms of quiet from an
+        older daemon). Returns True when live."""
         if self.sync_state == "live":
             if self.book.pending():
                 self._set_sync("catchingUp")
@@ -976,7 +982,7 @@ class SessionClient:
         waiting = (catchup["expect"] | catchup["seen"]) - catchup["uptodate"]
         if waiting or self.book.pending():
             return False
-        if not catchup["uptodate"] and time.monotonic() - catchup["since"] < 0.3:
+        if not catchup["uptodate"] and not catchup.get("closed") and time.monotonic() - catchup["since"] < 0.3:
             return False
         self._set_sync("live")
         self.last_live_ms = self.clock.now_ms()
