@@ -24,7 +24,6 @@ final class Session {
     var appState = "foreground"
     var os: String?
     var resumeToken = ""
-    var patterns: [String] = []
     /// Topic → highest sequence written to this session.
     var lastSent: [String: UInt64] = [:]
     /// Topic → the ETA target as last converted for this session (to re-send after steps and drift).
@@ -62,8 +61,19 @@ final class Session {
         self.connectedAt = now
     }
 
+    /// Topic → whether a pattern matches; patterns are matched once per topic, not once per event.
+    private var matchCache: [String: Bool] = [:]
+    /// The session's topic patterns (SUBSCRIBE); changing them clears the match cache.
+    var patterns: [String] = [] {
+        didSet { matchCache.removeAll(keepingCapacity: true) }
+    }
+
     func isSubscribed(to topic: String) -> Bool {
-        patterns.contains { Topic.matches(pattern: $0, topic: topic) }
+        if let hit = matchCache[topic] { return hit }
+        let m = patterns.contains { Topic.matches(pattern: $0, topic: topic) }
+        if matchCache.count > 100_000 { matchCache.removeAll(keepingCapacity: true) }
+        matchCache[topic] = m
+        return m
     }
 
     /// Converts a server instant into this session's clock, keeping the full conversion.

@@ -67,35 +67,58 @@ public struct StoreError: Error, Sendable, CustomStringConvertible {
 }
 
 /// The in-memory topic store: a ring of the last `logCapacity` events per topic.
+///
+/// - Complexity: ``append(topic:body:)`` is O(1) (one dictionary lookup, one ring slot written in place).
 public struct MemoryTopicStore: TopicStore {
-    private struct TopicLog {
+    /// One topic's ring; a class so appends mutate it in place instead of copying the log.
+    private final class TopicLog {
         var next: UInt64 = 1
-        var log: [StoredEvent] = []
+        var ring: [StoredEvent] = []
+        var head = 0  // index of the oldest event once the ring is full
+
+        func append(_ e: StoredEvent, capacity: Int) {
+            if ring.count < capacity {
+                ring.append(e)
+            } else {
+                ring[head] = e
+                head = (head + 1) % capacity
+            }
+        }
+
+        var count: Int { ring.count }
+        var oldest: StoredEvent? { ring.isEmpty ? nil : ring[head] }
+        var newest: StoredEvent? { ring.isEmpty ? nil : ring[(head + ring.count - 1) % ring.count] }
+        func event(at i: Int) -> StoredEvent { ring[(head + i) % ring.count] }
     }
     private var logs: [String: TopicLog] = [:]
     /// Events kept per topic for replay.
     public let logCapacity: Int
 
     /// Creates a store keeping `logCapacity` events per topic.
-    public init(logCapacity: Int = 1024) { self.logCapacity = logCapacity }
+    public init(logCapacity: Int = 1024) { self.logCapacity = max(1, logCapacity) }
 
     public mutating func append(topic: String, body: EventBody) throws -> StoredEvent {
-        var t = logs[topic, default: TopicLog()]
+        let t: TopicLog
+        if let existing = logs[topic] {
+            t = existing
+        } else {
+            t = TopicLog()
+            logs[topic] = t
+        }
         let e = try StoredEvent(topic: topic, sequence: t.next, body: body)
         t.next += 1
-        t.log.append(e)
-        if t.log.count > logCapacity { t.log.removeFirst(t.log.count - logCapacity) }
-        logs[topic] = t
+        t.append(e, capacity: logCapacity)
         return e
     }
 
-    public func latest(topic: String) -> StoredEvent? { logs[topic]?.log.last }
+    public func latest(topic: String) -> StoredEvent? { logs[topic]?.newest }
 
     public func events(topic: String, from: UInt64) -> [StoredEvent]? {
         guard let t = logs[topic] else { return from <= 1 ? [] : nil }
         if from >= t.next { return [] }
-        guard let first = t.log.first, first.sequence <= from else { return nil }
-        return Array(t.log[Int(from - first.sequence)...])
+        guard let first = t.oldest, first.sequence <= max(from, 1) else { return nil }
+        let start = Int(max(from, 1) - first.sequence)
+        return (start..<t.count).map { t.event(at: $0) }
     }
 
     public var topics: [String] { logs.keys.sorted() }

@@ -399,13 +399,53 @@ public struct EventBody: Sendable, Hashable, Codable {
     }
 
     /// The per-session suffix that closes a ``sharedPrefix()``: `,"client":{…}}`.
+    /// - Complexity: O(1); digits are written straight into the bytes (this runs once per delivery).
     public static func sessionSuffix(_ c: ClientInstantsBody) -> [UInt8] {
-        var s = ",\"client\":{\"dismissalDate\":"
-        s += c.dismissalDate.map { String($0) } ?? "null"
-        s += ",\"etaTarget\":\(c.etaTarget),\"lastConfirmed\":\(c.lastConfirmed),\"staleDate\":"
-        s += c.staleDate.map { String($0) } ?? "null"
-        s += ",\"timestamp\":\(c.timestamp),\"uncertaintyMs\":\(c.uncertaintyMs)}}"
-        return Array(s.utf8)
+        var b: [UInt8] = []
+        b.reserveCapacity(160)
+        func text(_ s: StaticString) {
+            s.withUTF8Buffer { b.append(contentsOf: $0) }
+        }
+        func number(_ v: Int64?) {
+            guard let v else {
+                text("null")
+                return
+            }
+            if v < 0 { b.append(UInt8(ascii: "-")) }
+            var m = v.magnitude
+            var digits:
+                (
+                    UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                    UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
+                ) =
+                    (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+            var n = 0
+            withUnsafeMutableBytes(of: &digits) { d in
+                repeat {
+                    d[n] = UInt8(ascii: "0") + UInt8(m % 10)
+                    m /= 10
+                    n += 1
+                } while m > 0
+                while n > 0 {
+                    n -= 1
+                    b.append(d[n])
+                }
+            }
+        }
+        text(",\"client\":{\"dismissalDate\":")
+        number(c.dismissalDate)
+        text(",\"etaTarget\":")
+        number(c.etaTarget)
+        text(",\"lastConfirmed\":")
+        number(c.lastConfirmed)
+        text(",\"staleDate\":")
+        number(c.staleDate)
+        text(",\"timestamp\":")
+        number(c.timestamp)
+        text(",\"uncertaintyMs\":")
+        number(Int64(c.uncertaintyMs))
+        text("}}")
+        return b
     }
 }
 
