@@ -1,0 +1,191 @@
+import Foundation
+import LiveBusWire
+import Testing
+
+/// The built binaries as a user meets them: every command's help (golden files), the `--json` envelope on success and
+/// on each error class, and the exit codes. `RECORD_SNAPSHOTS=1` rewrites the golden files and fails the run.
+/// Source: issue 10; swift-argument-parser `AssertExecuteCommand`, `assertSnapshot`.
+@Suite(.serialized)
+struct E2ECLIGoldenTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent()
+    static let bin = root.appendingPathComponent(".build/debug").path
+    static let snapshots = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent(
+        "Snapshots"
+    )
+
+    struct Run {
+        var exit: Int32
+        var stdout: String
+        var stderr: String
+        var json: JSONValue? { try? WireJSON.decode(JSONValue.self, from: Array(stdout.utf8)) }
+    }
+
+    static func run(_ args: [String], tool: String = "livebus", stdin: String? = nil) throws -> Run {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: bin + "/" + tool)
+        p.arguments = args
+        let out = Pipe()
+        let err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        if let stdin {
+            let i = Pipe()
+            p.standardInput = i
+            i.fileHandleForWriting.write(Data(stdin.utf8))
+            try? i.fileHandleForWriting.close()
+        } else {
+            p.standardInput = FileHandle.nullDevice
+        }
+        try p.run()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return Run(
+            exit: p.terminationStatus,
+            stdout: String(decoding: o, as: UTF8.self),
+            stderr: String(decoding: e, as: UTF8.self)
+        )
+    }
+
+    static let commands = [
+        "demo", "attach", "status", "order", "posture", "app-state", "profile", "clock", "push", "explain", "fault",
+        "backend",
+        "devices", "layout", "doctor", "help",
+    ]
+
+    static func assertSnapshot(_ name: String, _ text: String) throws {
+        let file = snapshots.appendingPathComponent(name)
+        if ProcessInfo.processInfo.environment["RECORD_SNAPSHOTS"] != nil {
+            try FileManager.default.createDirectory(at: snapshots, withIntermediateDirectories: true)
+            try text.write(to: file, atomically: true, encoding: .utf8)
+            Issue.record("Recorded new baseline \(name)")
+            return
+        }
+        let golden = try String(contentsOf: file, encoding: .utf8)
+        #expect(golden == text, "\(name) differs from its golden file; RECORD_SNAPSHOTS=1 to accept")
+    }
+
+    /// `livebus help COMMAND` for every command matches its golden file, exits 0, and lists examples.
+    @Test(arguments: commands)
+    func helpIsGolden(_ command: String) throws {
+        let r = try Self.run(["help", command])
+        #expect(r.exit == 0)
+        #expect(r.stdout.contains("USAGE"))
+        if command != "help" { #expect(r.stdout.contains("EXAMPLES")) }
+        try Self.assertSnapshot("help-\(command).txt", r.stdout)
+        if command != "help" {
+            let viaFlag = try Self.run([command, "--help"])
+            #expect(viaFlag.stdout == r.stdout, "`livebus \(command) --help` equals `livebus help \(command)`")
+        }
+    }
+
+    /// The top-level help and livebusd's help are golden, and the README's command table lists every command.
+    @Test func topLevelHelpIsGoldenAndMatchesTheReadme() throws {
+        let r = try Self.run(["help"])
+        #expect(r.exit == 0)
+        try Self.assertSnapshot("help.txt", r.stdout)
+        let d = try Self.run(["--help"], tool: "livebusd")
+        #expect(d.exit == 0)
+        try Self.assertSnapshot("livebusd-help.txt", d.stdout)
+        let readme = try String(contentsOf: Self.root.appendingPathComponent("README.md"), encoding: .utf8)
+        for c in Self.commands {
+            #expect(readme.contains("`livebus \(c)"), "README's command reference lacks `livebus \(c)`")
+        }
+    }
+
+    /// `--json` success envelopes: `{"ok": true, "data": …}`.
+    @Test func successEnvelopes() throws {
+        for args in [
+            ["--version", "--json"], ["devices", "--json"],
+            ["layout", "--device", "iphone-duo", "--posture", "half-opened", "--orientation", "landscape", "--json"],
+        ] {
+            let r = try Self.run(args)
+            #expect(r.exit == 0, "\(args): \(r.stderr)")
+            #expect(r.json?["ok"] == .bool(true), "\(args): \(r.stdout.prefix(200))")
+            #expect(r.json?["data"] != nil)
+        }
+    }
+
+    /// Each error class gives its exit code and an error envelope with code, message and recovery.
+    @Test func errorClassesAndExitCodes() throws {
+        var template = Array("/tmp/lbc-XXXXXX".utf8CString)
+        let dir = String(cString: mkdtemp(&template)!)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let cases: [([String], Int32, String)] = [
+            (["status", "--bogus", "--json"], 2, "usage"),
+            (["frobnicate", "--json"], 2, "usage"),
+            (["layout", "--device", "nokia-3310", "--json"], 2, "unknown-device"),
+            (["layout", "--device", "iphone-16", "--posture", "half-opened", "--json"], 2, "unsupported-fold-state"),
+            (["attach", "--clock-skew", "soon", "--json"], 2, "usage"),
+            (["status", "--socket", dir + "/none.sock", "--json"], 3, "daemonUnreachable"),
+            (["posture", "x", "flat", "--socket", dir + "/none.sock", "--json"], 3, "daemonUnreachable"),
+        ]
+        for (args, code, name) in cases {
+            let r = try Self.run(args)
+            #expect(r.exit == code, "\(args): exit \(r.exit), want \(code); \(r.stdout)")
+            #expect(r.json?["ok"] == .bool(false), "\(args): \(r.stdout)")
+            #expect(r.json?["error"]?["code"]?.stringValue == name, "\(args): \(r.stdout)")
+            let message = r.json?["error"]?["message"]?.stringValue ?? ""
+            #expect(message.count > 10, "\(args): message '\(message)'")
+            #expect(r.json?["error"]?["recovery"] != nil)
+        }
+        // Without --json the error goes to stderr with a hint, stdout stays empty.
+        let plain = try Self.run(["status", "--socket", dir + "/none.sock"])
+        #expect(
+            plain.exit == 3 && plain.stdout.isEmpty && plain.stderr.hasPrefix("error: ")
+                && plain.stderr.contains("hint: ")
+        )
+    }
+
+    /// Against a live daemon: a verdict that fails gives 1, a wait that runs out gives 4, and the external driver script
+    /// (`tools/drive-session`) passes.
+    @Test func verdictTimeoutAndDriverScript() throws {
+        var template = Array("/tmp/lbc-XXXXXX".utf8CString)
+        let dir = String(cString: mkdtemp(&template)!)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let sock = dir + "/bus.sock"
+        let d = try DaemonChild(
+            ["--socket", sock, "--memory", "--scenario", "demo-120s", "--time-scale", "2", "--log-level", "warning"],
+            log: dir + "/d.log"
+        )
+        defer { d.terminate() }
+        for _ in 0..<300 where !FileManager.default.fileExists(atPath: sock) { usleep(10_000) }
+        let attach = Process()
+        attach.executableURL = URL(fileURLWithPath: Self.bin + "/livebus")
+        attach.arguments = ["attach", "--socket", sock, "--name", "solo", "--json", "--duration", "20s"]
+        attach.standardOutput = FileHandle.nullDevice
+        attach.standardError = FileHandle.nullDevice
+        try attach.run()
+        defer { attach.terminate() }
+        usleep(1_000_000)
+        // An update stamped in 2026-01 is older than what the phone shows: ignored, so --expect applied fails (exit 1).
+        let payload =
+            #"{"aps":{"timestamp":1767225630,"event":"update","content-state":{"status":"cooking","etaEnd":788919600}}}"#
+        let push = try Self.run(
+            ["push", "solo", "-", "--order", "A1001", "--socket", sock, "--expect", "applied", "--json"],
+            stdin: payload
+        )
+        #expect(push.exit == 1, "push: \(push.stdout) \(push.stderr)")
+        #expect(push.stdout.contains("olderTimestamp"))
+        let tooBig = try Self.run(
+            ["push", "solo", "-", "--order", "A1001", "--socket", sock, "--json"],
+            stdin: String(repeating: " ", count: 5000) + payload
+        )
+        #expect(tooBig.exit == 2 && tooBig.json?["error"]?["code"]?.stringValue == "payloadTooLarge")
+        let wait = try Self.run([
+            "attach", "--socket", sock, "--name", "waiter", "--exit-when", "delivered", "--duration", "1s", "--json",
+        ])
+        #expect(wait.exit == 4, "attach that cannot see delivered within its duration: exit \(wait.exit)")
+        let script = Process()
+        script.executableURL = URL(fileURLWithPath: Self.root.appendingPathComponent("tools/drive-session").path)
+        script.arguments = [Self.bin]
+        let out = Pipe()
+        script.standardOutput = out
+        script.standardError = out
+        try script.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        script.waitUntilExit()
+        #expect(script.terminationStatus == 0, "tools/drive-session: \(text)")
+    }
+}
