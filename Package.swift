@@ -33,8 +33,9 @@ let package = Package(
         .target(name: "LiveBusActivity", dependencies: ["LiveBusClock", "LiveBusSimulator"]),
         // Network faults on demand: toxiproxy-named toxics applied to a session's byte and frame stream (pure).
         .target(name: "LiveBusFaults"),
-        // End-to-end scenario files and the invariant checker over clients' JSON-lines logs (pure).
-        .target(name: "LiveBusScenario"),
+        // End-to-end scenario files and the invariant checker over clients' JSON-lines logs (pure; reuses the
+        // simulator's line-tracking JSON reader for file:line:field errors).
+        .target(name: "LiveBusScenario", dependencies: ["LiveBusSimulator"]),
         .target(name: "LiveBusLayout", resources: [.copy("Resources/devices.json")]),
 
         // Real text measurement (FreeType + HarfBuzz with a Hangul-covering Debian font) for the layout engine.

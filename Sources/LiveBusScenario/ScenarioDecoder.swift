@@ -1,3 +1,5 @@
+import LiveBusSimulator
+
 /// A scenario file that breaks a rule of `Protocol/E2E.md`: the file, the 1-based line and the field path.
 ///
 /// Printed as `file:line: field 'path': message`, or `file:line: message` for syntax errors.
@@ -39,8 +41,8 @@ public enum E2EScenarioDecoder {
     public static func decode(_ bytes: [UInt8], file: String, knownDevices: Set<String>? = nil) throws(E2EScenarioError)
         -> E2EScenario
     {
-        let root: E2EJSONNode
-        do { root = try E2ELineJSON.parse(bytes) } catch {
+        let root: JSONNode
+        do { root = try LineJSON.parse(bytes) } catch {
             throw E2EScenarioError(file: file, line: error.line, field: nil, message: error.message)
         }
         var d = Decoding(file: file, knownDevices: knownDevices)
@@ -102,7 +104,7 @@ private struct Decoding {
 
     /// An object's members with the keys taken so far, so that leftovers are reported as unknown.
     struct Object {
-        var members: [String: E2EJSONNode.Member]
+        var members: [String: JSONNode.Member]
         var order: [String]
         var path: String
         var line: Int
@@ -110,11 +112,11 @@ private struct Decoding {
         func child(_ key: String) -> String { path.isEmpty ? key : "\(path).\(key)" }
     }
 
-    func object(_ node: E2EJSONNode, _ path: String, allowed: [String]) throws(E2EScenarioError) -> Object {
+    func object(_ node: JSONNode, _ path: String, allowed: [String]) throws(E2EScenarioError) -> Object {
         guard case .object(let members) = node.value else {
             throw fail(node.line, path.isEmpty ? "(document)" : path, "expected an object, got \(node.kindName)")
         }
-        var byKey: [String: E2EJSONNode.Member] = [:]
+        var byKey: [String: JSONNode.Member] = [:]
         var order: [String] = []
         for m in members {
             let p = path.isEmpty ? m.key : "\(path).\(m.key)"
@@ -130,21 +132,21 @@ private struct Decoding {
         return Object(members: byKey, order: order, path: path, line: node.line)
     }
 
-    func required(_ o: Object, _ key: String) throws(E2EScenarioError) -> E2EJSONNode {
+    func required(_ o: Object, _ key: String) throws(E2EScenarioError) -> JSONNode {
         guard let m = o.members[key] else {
             throw fail(o.line, o.child(key), "missing required field")
         }
         return m.value
     }
 
-    func string(_ node: E2EJSONNode, _ path: String) throws(E2EScenarioError) -> String {
+    func string(_ node: JSONNode, _ path: String) throws(E2EScenarioError) -> String {
         guard case .string(let s) = node.value else {
             throw fail(node.line, path, "expected a string, got \(node.kindName)")
         }
         return s
     }
 
-    func number(_ node: E2EJSONNode, _ path: String, in range: ClosedRange<Double>) throws(E2EScenarioError)
+    func number(_ node: JSONNode, _ path: String, in range: ClosedRange<Double>) throws(E2EScenarioError)
         -> Double
     {
         guard case .number(let x, _) = node.value else {
@@ -160,7 +162,7 @@ private struct Decoding {
         return x
     }
 
-    func integer(_ node: E2EJSONNode, _ path: String, in range: ClosedRange<Int64>) throws(E2EScenarioError)
+    func integer(_ node: JSONNode, _ path: String, in range: ClosedRange<Int64>) throws(E2EScenarioError)
         -> Int64
     {
         guard case .number(let x, let text) = node.value else {
@@ -173,7 +175,7 @@ private struct Decoding {
         return i
     }
 
-    func choice(_ node: E2EJSONNode, _ path: String, _ choices: [String]) throws(E2EScenarioError) -> String {
+    func choice(_ node: JSONNode, _ path: String, _ choices: [String]) throws(E2EScenarioError) -> String {
         let s = try string(node, path)
         guard choices.contains(s) else {
             throw fail(node.line, path, "'\(s)' is not one of: \(choices.joined(separator: ", "))")
@@ -182,7 +184,7 @@ private struct Decoding {
     }
 
     /// A duration: a string like `"90s"` / `"1m30s"` / `"250ms"` (signed when `signed`), or integer ms.
-    func duration(_ node: E2EJSONNode, _ path: String, signed: Bool = false, positive: Bool = false)
+    func duration(_ node: JSONNode, _ path: String, signed: Bool = false, positive: Bool = false)
         throws(E2EScenarioError) -> Int64
     {
         let ms: Int64
@@ -221,7 +223,7 @@ private struct Decoding {
 
     // MARK: - Document
 
-    mutating func scenario(_ root: E2EJSONNode) throws(E2EScenarioError) -> E2EScenario {
+    mutating func scenario(_ root: JSONNode) throws(E2EScenarioError) -> E2EScenario {
         let o = try object(
             root,
             "",
@@ -265,7 +267,7 @@ private struct Decoding {
         return s
     }
 
-    func backend(_ node: E2EJSONNode) throws(E2EScenarioError) -> E2EBackend {
+    func backend(_ node: JSONNode) throws(E2EScenarioError) -> E2EBackend {
         let text = try string(node, "backend")
         if text == "none" { return .none }
         if text.hasPrefix("random:") {
@@ -289,7 +291,7 @@ private struct Decoding {
 
     // MARK: - Sessions
 
-    func posture(_ node: E2EJSONNode, _ path: String) throws(E2EScenarioError) -> E2EPosture {
+    func posture(_ node: JSONNode, _ path: String) throws(E2EScenarioError) -> E2EPosture {
         let o = try object(node, path, allowed: ["foldState", "orientation", "window"])
         var p = E2EPosture(foldState: "flat", orientation: "portrait")
         if let n = o.members["foldState"]?.value {
@@ -312,7 +314,7 @@ private struct Decoding {
         return p
     }
 
-    func sessions(_ node: E2EJSONNode) throws(E2EScenarioError) -> [E2ESessionSpec] {
+    func sessions(_ node: JSONNode) throws(E2EScenarioError) -> [E2ESessionSpec] {
         guard case .array(let items) = node.value else {
             throw fail(node.line, "sessions", "expected an array, got \(node.kindName)")
         }
@@ -397,7 +399,7 @@ private struct Decoding {
         return out
     }
 
-    func tolerances(_ node: E2EJSONNode) throws(E2EScenarioError) -> E2ETolerances {
+    func tolerances(_ node: JSONNode) throws(E2EScenarioError) -> E2ETolerances {
         let o = try object(
             node,
             "tolerances",
@@ -417,7 +419,7 @@ private struct Decoding {
         return t
     }
 
-    func expectations(_ node: E2EJSONNode) throws(E2EScenarioError) -> E2EExpectations {
+    func expectations(_ node: JSONNode) throws(E2EScenarioError) -> E2EExpectations {
         let o = try object(node, "expect", allowed: ["finalStatus", "minimumOrders"])
         var e = E2EExpectations()
         if let n = o.members["finalStatus"] {
@@ -468,7 +470,7 @@ private struct Decoding {
         return .named(s)
     }
 
-    mutating func actions(_ node: E2EJSONNode, scenario: E2EScenario) throws(E2EScenarioError) -> [E2EAction] {
+    mutating func actions(_ node: JSONNode, scenario: E2EScenario) throws(E2EScenarioError) -> [E2EAction] {
         guard case .array(let items) = node.value else {
             throw fail(node.line, "actions", "expected an array, got \(node.kindName)")
         }
