@@ -57,6 +57,20 @@ extension Daemon {
     }
 
     func reply(_ s: Session, id: UInt64, _ r: ResultBody) {
+        // A RESULT must fit in one frame; say so instead of leaving the caller waiting.
+        if let bytes = try? WireJSON.encode(r), bytes.count > options.maximumFrameSize - Frame.headerSize {
+            let tooBig = ResultBody(
+                ok: false,
+                error: ResultErrorBody(
+                    code: "resultTooLarge",
+                    message:
+                        "the answer is \(bytes.count) bytes, over the \(options.maximumFrameSize)-byte frame limit",
+                    recovery: "ask for less: order.list takes limit and offset"
+                )
+            )
+            send(s, .result, sequence: id, body: tooBig)
+            return
+        }
         send(s, .result, sequence: id, body: r)
     }
 
@@ -88,7 +102,25 @@ extension Daemon {
         case "push.explain":
             pushExplain(c.args, id: id, from: s)
         case "order.list":
-            reply(s, id: id, ResultBody(ok: true, data: Daemon.jsonValue(orderViews())))
+            let all = orderViews()
+            let offset = max(0, Int(c.args["offset"]?.int64Value ?? 0))
+            let limit = max(1, Int(c.args["limit"]?.int64Value ?? 100))
+            let page = Array(all.dropFirst(offset).prefix(limit))
+            if c.args["limit"] == nil && c.args["offset"] == nil && all.count <= limit {
+                reply(s, id: id, ResultBody(ok: true, data: Daemon.jsonValue(page)))
+            } else {
+                reply(
+                    s,
+                    id: id,
+                    ResultBody(
+                        ok: true,
+                        data: .object([
+                            "orders": Daemon.jsonValue(page), "total": .number(Double(all.count)),
+                            "offset": .number(Double(offset)),
+                        ])
+                    )
+                )
+            }
         case "order.create":
             orderCreate(c.args, id: id, from: s)
         case "order.cancel":
@@ -148,7 +180,8 @@ extension Daemon {
             "timeScale": .number(options.timeScale),
             "seed": .number(Double(options.seed)),
             "sessions": Daemon.jsonValue(views),
-            "orders": Daemon.jsonValue(orderViews()),
+            "orders": Daemon.jsonValue(Array(orderViews().suffix(100))),
+            "orderCount": .number(Double(simulator?.orders().count ?? 0)),
         ]
         data["scenario"] = options.scenario.map { .string($0) } ?? .null
         data["scenarioFinished"] = .bool(simulator?.isFinished ?? true)
@@ -208,7 +241,8 @@ extension Daemon {
             return OrderStatusView(
                 id: o.id,
                 customer: o.customerID,
-                status: o.status.rawValue,
+                // What phones were told (the last published event), not the simulator's state ahead of it.
+                status: c.status.rawValue,
                 summary: SummaryBody(ko: c.summary.ko, en: c.summary.en),
                 etaTarget: c.etaTarget.millisecondsSinceEpoch,
                 progress: c.progress,

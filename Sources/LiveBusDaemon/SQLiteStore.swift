@@ -185,8 +185,10 @@ public final class SQLiteStore: TopicStore {
         guard sqlite3_step(stmt) == SQLITE_DONE else { throw StoreError(lastError) }
     }
 
-    private func insert(topic: String, body: EventBody) throws -> StoredEvent {
-        let seq = nextSequence[topic, default: 1]
+    private func insert(topic: String, body: EventBody, pending: inout [String: UInt64]) throws -> StoredEvent {
+        // Several events of one topic may share a transaction: number them from what this transaction already used.
+        let seq = pending[topic] ?? nextSequence[topic, default: 1]
+        pending[topic] = seq + 1
         let e = try StoredEvent(topic: topic, sequence: seq, body: body)
         bindText(insertEvent, 1, topic)
         sqlite3_bind_int64(insertEvent, 2, Int64(seq))
@@ -209,7 +211,8 @@ public final class SQLiteStore: TopicStore {
         try exec("BEGIN IMMEDIATE")
         var out: [StoredEvent] = []
         do {
-            for (topic, body) in items { out.append(try insert(topic: topic, body: body)) }
+            var pending: [String: UInt64] = [:]
+            for (topic, body) in items { out.append(try insert(topic: topic, body: body, pending: &pending)) }
             if let simulatorState {
                 let stmt = try prepare("INSERT OR REPLACE INTO simulator(id, state) VALUES(1, ?)")
                 defer { sqlite3_finalize(stmt) }

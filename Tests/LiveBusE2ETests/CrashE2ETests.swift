@@ -1,7 +1,7 @@
 import Foundation
 import LiveBusClient
 import LiveBusClock
-import LiveBusDaemon
+@testable import LiveBusDaemon
 import LiveBusLoop
 import LiveBusWire
 import Testing
@@ -115,5 +115,48 @@ struct E2ECrashTests {
         loop.run()
         loop.close()
         daemon.terminate()
+    }
+}
+
+/// The durable store in isolation: several events of one topic in one transaction get consecutive sequences, a
+/// reopened store carries on numbering, and a foreign file is refused.
+struct E2ESQLiteStoreTests {
+    static func body(_ status: String) -> EventBody {
+        var b = GoldenVectorsForTests.event
+        b.contentState.status = status
+        return b
+    }
+
+    @Test func batchOfOneTopicNumbersConsecutivelyAndSurvivesReopen() throws {
+        var template = Array("/tmp/lbq-XXXXXX".utf8CString)
+        let dir = String(cString: mkdtemp(&template)!)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        do {
+            let store = try SQLiteStore(directory: dir, logCapacity: 4)
+            let stored = try store.commit(
+                [
+                    ("orders/A", Self.body("cooking")), ("orders/A", Self.body("pickedUp")),
+                    ("orders/B", Self.body("cooking")),
+                ],
+                simulatorState: Data("{}".utf8)
+            )
+            #expect(stored.map(\.sequence) == [1, 2, 1])
+            for i in 0..<10 { _ = try store.append(topic: "orders/A", body: Self.body("delivering \(i)")) }
+            #expect(store.latest(topic: "orders/A")?.sequence == 12)
+        }
+        let reopened = try SQLiteStore(directory: dir, logCapacity: 4)
+        #expect(reopened.latest(topic: "orders/A")?.sequence == 12)
+        #expect(reopened.events(topic: "orders/A", from: 11)?.map(\.sequence) == [11, 12])
+        #expect(try reopened.append(topic: "orders/A", body: Self.body("delivered")).sequence == 13)
+        #expect(reopened.simulatorState() == Data("{}".utf8))
+    }
+
+    @Test func foreignAndCorruptFilesAreRefused() throws {
+        var template = Array("/tmp/lbq-XXXXXX".utf8CString)
+        let dir = String(cString: mkdtemp(&template)!)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Data("this is not sqlite".utf8).write(to: URL(fileURLWithPath: dir + "/livebus.db"))
+        #expect(throws: StoreOpenError.self) { _ = try SQLiteStore(directory: dir) }
+        do { _ = try SQLiteStore(directory: dir) } catch { #expect(error.message.contains("not a SQLite database")) }
     }
 }
