@@ -86,7 +86,8 @@ let package = Package(
             name: "LiveBusE2ETests",
             dependencies: [
                 "LiveBusDaemon", "LiveBusClient", "LiveBusWire", "LiveBusLoop", "LiveBusClock", "LiveBusCLI",
-            ]
+            ],
+            exclude: ["Snapshots"]
         ),
     ],
     swiftLanguageModes: [.v6]

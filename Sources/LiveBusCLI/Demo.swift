@@ -138,7 +138,7 @@ final class DaemonProcess {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: daemonBinary())
         p.arguments = arguments
-        FileManager.default.createFile(atPath: logPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         p.standardError = FileHandle(forWritingAtPath: logPath)
         p.standardOutput = FileHandle.nullDevice
         p.standardInput = FileHandle.nullDevice

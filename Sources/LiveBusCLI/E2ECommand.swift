@@ -36,10 +36,8 @@ enum E2ECommand {
                 let s = try E2EScenarioDecoder.decode(Array(data), file: file, knownDevices: devices)
                 try preflight(s, file: file, catalog: catalog)
                 scenarios.append((file, s))
-            } catch let e as E2EScenarioError {
-                throw CLIError("invalidScenario", e.description, recovery: "see Protocol/E2E.md", exit: .usage)
             } catch {
-                throw CLIError("invalidScenario", "\(file): \(error)", exit: .usage)
+                throw CLIError("invalidScenario", error.description, recovery: "see Protocol/E2E.md", exit: .usage)
             }
         }
         let python = a.value("python-client") ?? findPythonClient()

@@ -53,12 +53,13 @@ enum SessionView {
             if let c = v.countdown { first += " · \(c)" }
             first += " · seq \(seq)"
             lines.append(pad(first))
-            if !v.compactLeading.isEmpty {
-                lines.append(
-                    pad(
-                        "  Dynamic Island: ⟦\(v.compactLeading.joined(separator: " ")) │ \(v.compactTrailing ?? "")⟧  minimal: \(v.minimal ?? "-")"
-                    )
-                )
+            // The planner decides the presentation: compact for one ongoing activity, minimal (attached and
+            // detached) for two or more, chosen by relevance score (live-activities.md §1.1, §4.1).
+            if island == "compact" && !v.compactLeading.isEmpty {
+                let leading = v.compactLeading.joined(separator: " ")
+                lines.append(pad("  Dynamic Island compact: ⟦\(leading) │ \(v.compactTrailing ?? "")⟧"))
+            } else if island.hasPrefix("minimal") {
+                lines.append(pad("  Dynamic Island \(island): ⟦\(v.minimal ?? "-")⟧"))
             }
             for l in v.lockScreen.dropFirst() { lines.append(pad("  " + l)) }
             if en.showsStaleLines || en.showsLastEstimateLine {

@@ -18,7 +18,7 @@ final class DaemonChild {
     init(_ args: [String], log: String) throws {
         process.executableURL = URL(fileURLWithPath: Self.binary)
         process.arguments = args
-        FileManager.default.createFile(atPath: log, contents: nil)
+        _ = FileManager.default.createFile(atPath: log, contents: nil)
         let h = FileHandle(forWritingAtPath: log)!
         h.seekToEndOfFile()
         process.standardError = h
