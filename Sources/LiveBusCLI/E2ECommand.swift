@@ -112,6 +112,16 @@ enum E2ECommand {
     /// with the file, the line and the field.
     static func preflight(_ s: E2EScenario, file: String, catalog: DeviceCatalog) throws(E2EScenarioError) {
         for (i, spec) in s.sessions.enumerated() {
+            if let os = spec.os {
+                do throws(LayoutError) { _ = try OSVersion.parse(os) } catch {
+                    throw E2EScenarioError(
+                        file: file,
+                        line: spec.line,
+                        field: "sessions[\(i)].os",
+                        message: error.message
+                    )
+                }
+            }
             do throws(LayoutError) {
                 _ = try OfflineLayout.run(E2ERun.layoutRequest(spec, spec.posture), catalog: catalog)
             } catch {

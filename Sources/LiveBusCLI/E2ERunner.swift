@@ -288,6 +288,7 @@ final class E2ERun {
         if let w = s.posture.windowWidth, let h = s.posture.windowHeight {
             args += ["--window", "\(Self.points(w))x\(Self.points(h))"]
         }
+        if let os = s.os { args += ["--os", os] }
         switch s.client {
         case .swift:
             return (E2ERun.livebusBinary(), ["attach", "--json"] + args)
@@ -350,7 +351,7 @@ final class E2ERun {
     private func recordLayout(_ name: String, posture: E2EPosture, at trueMs: Int64) {
         guard let spec = scenario.sessions.first(where: { $0.name == name }) else { return }
         let key =
-            "\(spec.device)/\(posture.foldState)/\(posture.orientation)/\(posture.windowWidth ?? 0)x\(posture.windowHeight ?? 0)/\(spec.language)"
+            "\(spec.device)/\(posture.foldState)/\(posture.orientation)/\(posture.windowWidth ?? 0)x\(posture.windowHeight ?? 0)/\(spec.language)/\(spec.os ?? "newest")"
         var invariants: [JSONValue] = layoutCache[key] ?? []
         if invariants.isEmpty {
             do throws(LayoutError) {
@@ -399,7 +400,8 @@ final class E2ERun {
                 timerText: "1:27",
                 progress: 0.6,
                 lastConfirmedText: ko ? "마지막 확인 12:03" : "Last confirmed 12:03"
-            )
+            ),
+            osVersion: (try? OSVersion.parse(spec.os ?? "newest")) ?? .newest
         )
     }
 

@@ -360,6 +360,13 @@ private struct Context {
         var t = Tally("layout")
         var changes: [String: Int] = [:]
         for a in logs.actions where a.ok { for n in a.postureTargets { changes[n, default: 0] += 1 } }
+        // Sessions ever given a window (client layout lines do not carry it): the OS rule is checked full screen.
+        var windowed: Set<String> = Set(scenario.sessions.filter { $0.posture.windowWidth != nil }.map(\.name))
+        for a in scenario.actions {
+            if case .posture(let target, let p) = a.kind, p.windowWidth != nil {
+                windowed.formUnion(scenario.sessionNames(for: target))
+            }
+        }
         for s in logs.sessions {
             let model = s.clockModel
             for l in s.layouts {
@@ -373,6 +380,9 @@ private struct Context {
                     )
                 }
             }
+            if let spec = scenario.sessions.first(where: { $0.name == s.name }) {
+                checkOSRule(spec, s, windowed: windowed, into: &t)
+            }
             let expected = 1 + (changes[s.name] ?? 0)
             t.check(
                 s.layouts.count >= expected,
@@ -380,6 +390,36 @@ private struct Context {
             )
         }
         return t.result
+    }
+
+    /// The OS-version rule of the layout engine, on the layouts the client logged itself (`os`, `arrangement`): a
+    /// session that declares an OS version lays out for that version, and an unfolded (flat or half-opened,
+    /// full-screen) iPhone Duo gets the split `horizontal` arrangement from iOS 27.1 and never before (the fallback
+    /// layers the cards over the map).
+    func checkOSRule(_ spec: E2ESessionSpec, _ s: E2ESessionLog, windowed: Set<String>, into t: inout Tally) {
+        guard let declared = spec.osVersion else { return }
+        for l in s.layouts {
+            if let logged = l.os {
+                t.check(
+                    E2EOSVersion(logged) == declared,
+                    "session \(s.name): declared os \(declared) but the client laid out for \(logged) (log line \(l.line))"
+                )
+            }
+            guard spec.device == "iphone-duo", !windowed.contains(s.name), let arrangement = l.arrangement,
+                ["flat", "half-opened"].contains(l.posture.foldState)
+            else { continue }
+            if declared < E2EOSVersion.arrangementAPI {
+                t.check(
+                    arrangement != "horizontal",
+                    "session \(s.name) (iphone-duo \(l.posture.foldState)/\(l.posture.orientation), iOS \(declared) < \(E2EOSVersion.arrangementAPI)): arrangement horizontal, but ArrangementView is unavailable before \(E2EOSVersion.arrangementAPI) (log line \(l.line))"
+                )
+            } else {
+                t.check(
+                    arrangement == "horizontal",
+                    "session \(s.name) (iphone-duo \(l.posture.foldState)/\(l.posture.orientation), iOS \(declared) >= \(E2EOSVersion.arrangementAPI)): arrangement \(arrangement), expected the horizontal split (log line \(l.line))"
+                )
+            }
+        }
     }
 
     /// No daemon crash except the scheduled kills; no client process ended on its own.

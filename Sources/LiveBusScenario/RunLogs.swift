@@ -83,6 +83,10 @@ public struct E2ELayoutRecord: Sendable, Equatable {
     public var clientTime: Int64?
     /// What triggered it (`attach`, `posture`, `update`), when the client says.
     public var trigger: String?
+    /// The OS version the client laid out for (`27.1`), when the client says.
+    public var os: String?
+    /// The arrangement the client chose (`vertical`, `horizontal`…), when the client says.
+    public var arrangement: String?
 
     /// One invariant's outcome.
     public struct Outcome: Sendable, Equatable {
@@ -284,6 +288,8 @@ private struct LogLine: Decodable {
     var invariantsHeld: Bool?
     var failedInvariants: [String]?
     var trigger: String?
+    var os: String?
+    var arrangement: String?
 
     /// A layout line in either shape: the runner's (`trueTime`, `posture`, `invariants`) or the Swift client's
     /// (`clientTime`, `foldState`, `orientation`, `invariantsHeld`, `failedInvariants`, `trigger`).
@@ -310,6 +316,8 @@ private struct LogLine: Decodable {
         )
         r.clientTime = c
         r.trigger = trigger
+        r.os = os
+        r.arrangement = arrangement
         return r
     }
 }

@@ -327,8 +327,8 @@ private struct Decoding {
                 item,
                 path,
                 allowed: [
-                    "name", "client", "device", "posture", "appState", "clockSkew", "clockDrift", "language", "count",
-                    "attachAt", "note",
+                    "name", "client", "device", "posture", "appState", "clockSkew", "clockDrift", "language", "os",
+                    "count", "attachAt", "note",
                 ]
             )
             let nameNode = try required(o, "name")
@@ -368,6 +368,17 @@ private struct Decoding {
             }
             if let n = o.members["language"]?.value {
                 spec.language = try choice(n, o.child("language"), ["ko", "en"])
+            }
+            if let n = o.members["os"]?.value {
+                let v = try string(n, o.child("os"))
+                guard v == "newest" || E2EOSVersion(v) != nil else {
+                    throw fail(
+                        n.line,
+                        o.child("os"),
+                        "'\(v)' is not an OS version; give MAJOR.MINOR[.PATCH] such as 26.4 or 27.1, or newest"
+                    )
+                }
+                spec.os = v
             }
             if let n = o.members["attachAt"]?.value { spec.attachAtMilliseconds = try duration(n, o.child("attachAt")) }
             var count: Int64 = 1

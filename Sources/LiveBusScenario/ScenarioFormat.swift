@@ -148,8 +148,14 @@ public struct E2ESessionSpec: Sendable, Equatable {
     public var language: String
     /// The scenario-time delay before this session attaches, ms.
     public var attachAtMilliseconds: Int64
+    /// The OS version the phone runs as written (`26.4`, `27.1.2` or `newest`), passed to the client as `--os`;
+    /// nil = not declared (the clients' default, the newest version the layout engine knows).
+    public var os: String?
     /// The 1-based line of the session's object in the file.
     public var line: Int
+
+    /// The declared version, nil when none is declared or it is `newest`.
+    public var osVersion: E2EOSVersion? { os.flatMap(E2EOSVersion.init) }
 
     /// Creates a session.
     public init(
@@ -162,6 +168,7 @@ public struct E2ESessionSpec: Sendable, Equatable {
         clockDriftPPM: Double = 0,
         language: String = "ko",
         attachAtMilliseconds: Int64 = 0,
+        os: String? = nil,
         group: String? = nil,
         line: Int = 0
     ) {
@@ -175,11 +182,59 @@ public struct E2ESessionSpec: Sendable, Equatable {
         self.clockDriftPPM = clockDriftPPM
         self.language = language
         self.attachAtMilliseconds = attachAtMilliseconds
+        self.os = os
         self.line = line
     }
 
     /// App states the format accepts.
     public static let appStates = ["foreground", "background", "suspended", "terminated"]
+}
+
+/// An OS version as scenario files write it: `MAJOR.MINOR[.PATCH]`, each part 1–4 digits (`26.4`, `27.1.2`).
+///
+/// The scenario module does not import the layout engine; this mirrors the format and order of its `OSVersion`
+/// (part by part, a missing patch is 0). `livebus e2e` checks every declared version with the engine's own parser
+/// before running.
+public struct E2EOSVersion: Sendable, Hashable, Comparable, CustomStringConvertible {
+    /// Major version, e.g. 27.
+    public var major: Int
+    /// Minor version, e.g. 1.
+    public var minor: Int
+    /// Patch version, 0 when not written.
+    public var patch: Int
+
+    /// Creates a version from its parts.
+    public init(_ major: Int, _ minor: Int, _ patch: Int = 0) {
+        self.major = major
+        self.minor = minor
+        self.patch = patch
+    }
+
+    /// Parses `MAJOR.MINOR[.PATCH]`; nil for anything else (including `newest`).
+    /// - Parameter text: e.g. `26.4` or `27.1.2`.
+    public init?(_ text: String) {
+        let parts = text.split(separator: ".", omittingEmptySubsequences: false)
+        guard (2...3).contains(parts.count) else { return nil }
+        var numbers: [Int] = []
+        for part in parts {
+            guard (1...4).contains(part.count), part.allSatisfy({ $0.isASCII && $0.isNumber }), let n = Int(part)
+            else { return nil }
+            numbers.append(n)
+        }
+        self.init(numbers[0], numbers[1], numbers.count == 3 ? numbers[2] : 0)
+    }
+
+    /// The first version with `ArrangementView`, the split arrangement on an unfolded foldable (the layout engine's
+    /// `OSVersion.arrangementAPI`): 27.1.
+    public static let arrangementAPI = E2EOSVersion(27, 1)
+
+    /// `27.1` or `26.4.1`: the patch is written only when it is not 0 (as the clients log it).
+    public var description: String { patch == 0 ? "\(major).\(minor)" : "\(major).\(minor).\(patch)" }
+
+    /// Part-by-part order.
+    public static func < (a: E2EOSVersion, b: E2EOSVersion) -> Bool {
+        (a.major, a.minor, a.patch) < (b.major, b.minor, b.patch)
+    }
 }
 
 /// Which sessions an action addresses.
