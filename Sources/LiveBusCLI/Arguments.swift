@@ -1,4 +1,5 @@
 import Foundation
+import LiveBusDaemon
 import LiveBusWire
 
 /// Exit codes shared by every `livebus` command (README "Exit codes").
@@ -53,6 +54,10 @@ public struct Arguments {
     /// The command name, for messages.
     public let command: String
 
+    /// How messages name the command and where its help is.
+    private var invocation: String { command == "livebusd" ? "livebusd" : "livebus \(command)" }
+    private var helpHint: String { command == "livebusd" ? "see `livebusd --help`" : "see `livebus help \(command)`" }
+
     /// Parses `args` (without the command words) knowing which flags take values and which are booleans.
     /// - Throws: ``CLIError`` (usage) for an unknown flag or a missing value.
     public init(_ args: [String], command: String, options: Set<String>, flags: Set<String>) throws(CLIError) {
@@ -90,7 +95,7 @@ public struct Arguments {
             } else if options.contains(name) {
                 if value == nil {
                     guard i < args.count else {
-                        throw .usage("--\(name) needs a value", recovery: "see `livebus help \(command)`")
+                        throw .usage("--\(name) needs a value", recovery: helpHint)
                     }
                     value = args[i]
                     i += 1
@@ -100,9 +105,8 @@ public struct Arguments {
                 let all = (options.union(flags)).sorted()
                 let close = all.first { $0.hasPrefix(String(name.prefix(3))) }
                 throw .usage(
-                    "unknown option '--\(name)' for `livebus \(command)`",
-                    recovery: close.map { "did you mean --\($0)? see `livebus help \(command)`" }
-                        ?? "see `livebus help \(command)`"
+                    "unknown option '--\(name)' for `\(invocation)`",
+                    recovery: close.map { "did you mean --\($0)? \(helpHint)" } ?? helpHint
                 )
             }
             seen.insert(name)
@@ -222,14 +226,14 @@ public struct Output {
         } else {
             var text = "error: \(e.message)\n"
             if let r = e.recovery { text += "hint: \(r)\n" }
-            FileHandle.standardError.write(Data(text.utf8))
+            StandardStream.write(Array(text.utf8), to: 2)
         }
     }
 
     /// Prints one compact JSON line (NDJSON).
     public func printJSON(_ v: some Encodable) {
         if let b = try? WireJSON.encode(v) {
-            FileHandle.standardOutput.write(Data(b + [0x0A]))
+            StandardStream.write(Array(b + [0x0A]), to: 1)
         }
     }
 }

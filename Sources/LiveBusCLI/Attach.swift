@@ -138,7 +138,7 @@ enum AttachCommand {
             if json {
                 out.printJSON(["type": "error", "session": session.name, "message": msg])
             } else {
-                FileHandle.standardError.write(Data("\(session.name): \(msg)\n".utf8))
+                StandardStream.write(Array("\(session.name): \(msg)\n".utf8), to: 2)
             }
             if !welcomed && (msg.hasPrefix("daemon error") || msg.hasPrefix("cannot connect")) {
                 failure = CLIError("rejected", msg, exit: msg.hasPrefix("cannot connect") ? .daemonUnreachable : .usage)

@@ -1,4 +1,7 @@
 import Foundation
+import LiveBusClock
+import LiveBusDaemon
+import LiveBusLoop
 import LiveBusWire
 
 /// Commands that drive attached phones from outside, for scripts: posture, app state, profile, clock, push,
@@ -416,6 +419,154 @@ enum FaultCommand {
         default:
             throw .usage("unknown fault action '\(verb)'; use add, list, remove or preset")
         }
+        return 0
+    }
+}
+
+/// `livebus watch`: every event the daemon publishes, as it happens (NDJSON with --json).
+enum WatchCommand {
+    static func run(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
+        let a = try Arguments(argv, command: "watch", options: ["socket", "topic", "duration"], flags: ["json"])
+        let socket = a.value("socket") ?? defaultSocketPath()
+        let patterns = a.values("topic").isEmpty ? [">"] : a.values("topic")
+        for p in patterns {
+            do { try Topic.validatePattern(p) } catch { throw CLIError("invalidTopic", error.message, exit: .usage) }
+        }
+        let duration = try a.value("duration").map { v throws(CLIError) in try parseDuration(v, flag: "duration") }
+        let loop: EventLoop
+        do { loop = try EventLoop() } catch { throw CLIError("internal", "\(error)", exit: .daemonUnreachable) }
+        var failure: CLIError?
+        var connection: Connection?
+        Connection.connect(loop: loop, path: socket) { r in
+            switch r {
+            case .failure(let e):
+                failure = CLIError(
+                    "daemonUnreachable",
+                    "no daemon at \(socket): \(e)",
+                    recovery: "start one with `livebusd --socket \(socket)` or pass --socket",
+                    exit: .daemonUnreachable
+                )
+                loop.stop()
+            case .success(let c):
+                connection = c
+                var decoder = FrameDecoder()
+                c.onRead = { bytes in
+                    decoder.append(bytes)
+                    while let f = try? decoder.next() {
+                        switch f.type {
+                        case .event:
+                            guard let b = try? WireJSON.decode(EventBody.self, from: f.body) else { continue }
+                            if out.json {
+                                var flags: [JSONValue] = []
+                                if f.flags.contains(.replay) { flags.append(.string("replay")) }
+                                if f.flags.contains(.snapshot) { flags.append(.string("snapshot")) }
+                                if f.flags.contains(.terminal) { flags.append(.string("terminal")) }
+                                out.printJSON(
+                                    JSONValue.object([
+                                        "type": .string("event"), "topic": .string(f.topic),
+                                        "seq": .number(Double(f.sequence)),
+                                        "flags": .array(flags),
+                                        "body": (try? WireJSON.decode(JSONValue.self, from: f.body)) ?? .null,
+                                    ])
+                                )
+                            } else {
+                                print(
+                                    "\(f.topic)#\(f.sequence) \(b.event) \(b.contentState.status) (\(b.contentState.summary.ko) · \(b.contentState.summary.en)) priority \(b.priority)"
+                                        + (f.flags.contains(.replay) ? " [replay]" : "")
+                                )
+                            }
+                        case .ping:
+                            if let p = try? WireJSON.decode(PingBody.self, from: f.body),
+                                let body = try? WireJSON.encode(PongBody(t1: p.t1, t2: p.t1, t3: p.t1))
+                            {
+                                c.write { buf in
+                                    try? Frame.encode(
+                                        type: .pong,
+                                        flags: [],
+                                        sequence: 0,
+                                        topic: [],
+                                        bodyParts: [body],
+                                        into: &buf
+                                    )
+                                }
+                            }
+                        case .error:
+                            let e = try? WireJSON.decode(ErrorBody.self, from: f.body)
+                            failure = CLIError(e?.name ?? "error", "daemon refused: \(e?.message ?? "?")", exit: .usage)
+                            loop.stop()
+                        default:
+                            break
+                        }
+                    }
+                }
+                c.onClose = { _ in loop.stop() }
+                try? c.startReading()
+                let now = SystemServerClock().now().millisecondsSinceEpoch
+                let hello = try? WireJSON.encode(
+                    HelloBody(
+                        client: "livebus-watch/\(liveBusVersion)",
+                        role: .observer,
+                        name: "watch-\(getpid())",
+                        clientTime: now
+                    )
+                )
+                let sub = try? WireJSON.encode(SubscribeBody(patterns: patterns))
+                for (type, body) in [(FrameType.hello, hello), (.subscribe, sub)] {
+                    c.write { buf in
+                        try? Frame.encode(
+                            type: type,
+                            flags: [],
+                            sequence: 0,
+                            topic: [],
+                            bodyParts: [body ?? []],
+                            into: &buf
+                        )
+                    }
+                }
+            }
+        }
+        let signals = try? SignalWatcher(loop: loop, signals: [SIGINT, SIGTERM]) { _ in loop.stop() }
+        if let duration { loop.schedule(after: UInt64(max(0, duration))) { loop.stop() } }
+        loop.run()
+        signals?.close()
+        connection?.close()
+        loop.close()
+        if let failure { throw failure }
+        return 0
+    }
+}
+
+/// `livebus simulate SESSION [--not-ready MS] [--start-failures N]`: exercise the start-intent rules.
+enum SimulateCommand {
+    static func run(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
+        let a = try Arguments(
+            argv,
+            command: "simulate",
+            options: ["socket", "not-ready", "start-failures"],
+            flags: ["json"]
+        )
+        guard a.positionals.count == 1 else {
+            throw .usage(
+                "livebus simulate needs SESSION",
+                recovery: "livebus simulate duo --not-ready 2s --start-failures 1"
+            )
+        }
+        var args: [String: JSONValue] = ["session": .string(a.positionals[0])]
+        if let v = a.value("not-ready") {
+            args["notReadyMs"] = .number(Double(try parseDuration(v, flag: "not-ready")))
+        }
+        if a.value("start-failures") != nil {
+            args["startFailures"] = .number(Double(try a.uint("start-failures", default: 0)))
+        }
+        guard args.count > 1 else { throw .usage("give --not-ready DURATION and/or --start-failures N") }
+        let data = try LivebusCommand.resultData(
+            AdminClient.request(
+                socket: a.value("socket") ?? defaultSocketPath(),
+                command: "session.simulate",
+                args: args
+            )
+        )
+        out.success("simulation set", data: data)
         return 0
     }
 }

@@ -91,7 +91,7 @@ enum DemoCommand {
                     loop.schedule(after: 300) { loop.stop() }
                 }
             }
-            s.onError = { msg in FileHandle.standardError.write(Data("\(s.name): \(msg)\n".utf8)) }
+            s.onError = { msg in StandardStream.err("\(s.name): \(msg)\n") }
             s.start()
         }
         let redraw = tty ? loop.schedule(after: 0, repeat: 200) { draw() } : nil

@@ -1,4 +1,5 @@
 import Foundation
+import LiveBusDaemon
 import LiveBusLayout
 import LiveBusLoop
 import LiveBusScenario
@@ -219,9 +220,9 @@ final class E2ERun {
             let line =
                 "  \(scenario.name): +\(String(format: "%.1f", Double(now - t0) / 1000)) s of \(String(format: "%.1f", Double(scenario.durationMilliseconds) / timeScale / 1000)) s · \(clients.count)/\(scenario.sessions.count) sessions · actions \(actionsDone)/\(scenario.actions.count) · livebusd \(rss)"
             if isatty(2) == 1 {
-                FileHandle.standardError.write(Data("\r\u{1B}[K\(line)".utf8))
+                StandardStream.write(Array("\r\u{1B}[K\(line)".utf8), to: 2)
             } else {
-                FileHandle.standardError.write(Data("\(line)\n".utf8))
+                StandardStream.write(Array("\(line)\n".utf8), to: 2)
             }
         }
     }

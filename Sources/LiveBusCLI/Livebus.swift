@@ -150,6 +150,24 @@ public enum LivebusCommand {
             ]
         ),
         Command(
+            name: "watch",
+            summary: "Stream every event the daemon publishes (NDJSON with --json)",
+            usage: "livebus watch [--topic PATTERN]... [--duration D] [--socket PATH] [--json]",
+            details:
+                "Events arrive as published, in the server's clock, outside any phone's refresh scheduler. PATTERN uses * for one segment and > for the rest (default >).",
+            examples: [
+                "livebus watch", "livebus watch --topic 'orders/A1001' --json | jq -c '.body.contentState.status'",
+            ]
+        ),
+        Command(
+            name: "simulate",
+            summary: "Make a phone's app not ready for a while, or fail its next Live Activity starts",
+            usage: "livebus simulate SESSION [--not-ready DURATION] [--start-failures N] [--socket PATH] [--json]",
+            details:
+                "Exercises the start-intent rules of the Delivery Lab report: a start requested while not ready is kept and applied once ready; a failed start keeps the created order and can be retried.",
+            examples: ["livebus simulate duo --not-ready 2s", "livebus simulate pro --start-failures 1"]
+        ),
+        Command(
             name: "backend",
             summary: "Stall the simulated backend (no news) for a while",
             usage: "livebus backend stall [ORDER] --duration D [--socket PATH] [--json]",
@@ -295,6 +313,8 @@ public enum LivebusCommand {
             case "explain": return try ControlCommands.explain(rest, out: out)
             case "backend": return try ControlCommands.backend(rest, out: out)
             case "fault": return try FaultCommand.run(rest, out: out)
+            case "watch": return try WatchCommand.run(rest, out: out)
+            case "simulate": return try SimulateCommand.run(rest, out: out)
             default:
                 let close = commands.first { $0.name.hasPrefix(String(first.prefix(2))) }
                 throw CLIError.usage(
@@ -442,7 +462,7 @@ public enum LivebusCommand {
                     throw CLIError("cannotWrite", "cannot write \(svg): \(error)", exit: .usage)
                 }
             }
-            if let warning { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
+            if let warning { StandardStream.err("warning: \(warning)\n") }
             let data = (try? WireJSON.decode(JSONValue.self, from: Array(LayoutRenderer.json(result).utf8))) ?? .null
             var text = LayoutRenderer.text(result, width: 40) + "\n"
             text += "arrangement: \(result.arrangement) — \(result.reason)\n"

@@ -15,8 +15,9 @@ public enum LivebusdCommand {
         OPTIONS
           --socket PATH        Unix socket to listen on (mode 0600, at most 107 bytes).
                                Default: $LIVEBUS_SOCKET, else $XDG_RUNTIME_DIR/livebus.sock, else /tmp/livebus-<uid>.sock
-          --scenario NAME|FILE demo-120s, random:K (K random orders) or a timeline file (Protocol/SCENARIOS.md).
-                               Default: none (orders only from `livebus order create`).
+          --scenario NAME|FILE demo-120s, random (with --orders K; also random:K) or a timeline file
+                               (Protocol/SCENARIOS.md). Default: none (orders only from `livebus order create`).
+          --orders K           With --scenario random: how many orders (realistic phases, seeded). Default 5.
           --time-scale X       Play the scenario X times faster (10 plays demo-120s in 12 s). Default 1.
           --seed N             Seed for every random choice, so runs repeat. Default 1.
           --data-dir DIR       Where state is kept (SQLite, WAL): events, sequence counters, the replay log, session
@@ -35,7 +36,7 @@ public enum LivebusdCommand {
 
         EXAMPLES
           livebusd --socket /tmp/bus.sock --scenario demo-120s --time-scale 10
-          livebusd --socket /tmp/bus.sock --scenario random:20 --seed 7
+          livebusd --socket /tmp/bus.sock --scenario random --orders 20 --seed 7
           livebusd --socket /tmp/bus.sock --scenario Protocol/scenarios/timeline-stall-recover.json
           livebusd --socket /tmp/bus.sock --scenario demo-120s --fresh      # start the demo over
 
@@ -64,7 +65,7 @@ public enum LivebusdCommand {
                 options: [
                     "socket", "scenario", "time-scale", "seed", "data-dir", "log-level", "sync", "push-budget",
                     "coalesce-bytes",
-                    "slow-consumer-bytes",
+                    "slow-consumer-bytes", "orders",
                 ],
                 flags: ["memory", "fresh"]
             )
@@ -76,10 +77,17 @@ public enum LivebusdCommand {
             if a.flag("memory") && a.value("data-dir") != nil {
                 throw CLIError.usage("--memory and --data-dir exclude each other")
             }
+            var scenario = a.value("scenario")
+            if a.value("orders") != nil {
+                guard scenario == "random" else { throw CLIError.usage("--orders goes with --scenario random") }
+                let k = try a.uint("orders", default: 5)
+                guard k > 0 else { throw CLIError.usage("--orders must be at least 1") }
+                scenario = "random:\(k)"
+            }
             var options = DaemonOptions(
                 socketPath: socket,
                 dataDirectory: a.flag("memory") ? nil : (a.value("data-dir") ?? socket + ".d"),
-                scenario: a.value("scenario"),
+                scenario: scenario,
                 timeScale: try a.double("time-scale", default: 1, in: 0.001...10_000),
                 seed: try a.uint("seed", default: 1)
             )

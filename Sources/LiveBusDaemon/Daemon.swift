@@ -284,7 +284,8 @@ public final class Daemon {
     }
 
     func fanOut(_ e: StoredEvent) {
-        for s in sessions.values where s.phase == .established && s.role == .session && s.isSubscribed(to: e.topic) {
+        for s in sessions.values
+        where s.phase == .established && (s.role == .session || s.role == .observer) && s.isSubscribed(to: e.topic) {
             offer(e, to: s)
         }
     }

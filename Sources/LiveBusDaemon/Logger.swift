@@ -39,7 +39,7 @@ public struct Logger: Sendable {
             var line = "\(timestamp()) \(label) \(level) \(message)"
             for (k, v) in metadata { line += " \(k)=\(v.contains(" ") ? "\"\(v)\"" : v)" }
             line += "\n"
-            FileHandle.standardError.write(Data(line.utf8))
+            StandardStream.write(Array(line.utf8), to: 2)
         }
     }
 
@@ -81,4 +81,32 @@ public struct Logger: Sendable {
             Int(ts.tv_nsec / 1_000_000)
         )
     }
+}
+
+/// Writes to a file descriptor without Foundation's `FileHandle.write`, which traps on a closed pipe
+/// (`livebus attach --json | head` must end quietly, not crash).
+public enum StandardStream {
+    /// Writes all of `bytes` to `fd`. When the reader went away (EPIPE) the process exits 0 for stdout, as `yes | head`
+    /// does; other errors are ignored (nowhere left to report them).
+    public static func write(_ bytes: [UInt8], to fd: Int32) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { raw in
+                Glibc.write(fd, raw.baseAddress! + offset, raw.count - offset)
+            }
+            if n > 0 {
+                offset += n
+            } else if n < 0 && errno == EINTR {
+                continue
+            } else {
+                if errno == EPIPE && fd == 1 { exit(0) }
+                return
+            }
+        }
+    }
+
+    /// Writes `text` to standard output.
+    public static func out(_ text: String) { write(Array(text.utf8), to: 1) }
+    /// Writes `text` to standard error.
+    public static func err(_ text: String) { write(Array(text.utf8), to: 2) }
 }

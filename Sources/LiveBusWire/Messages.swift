@@ -64,6 +64,9 @@ public enum ClientRole: String, Sendable, Codable, Hashable {
     case admin
     /// A publisher: sends PUBLISH frames and receives ACKs.
     case publisher
+    /// An observer (`livebus watch`): subscribes and receives every event as it is published, outside the phones'
+    /// refresh scheduler, in server clock (its `client` block uses the handshake offset).
+    case observer
 }
 
 /// A device posture as it travels on the wire; validated against the device catalog by the daemon.
