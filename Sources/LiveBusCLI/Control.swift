@@ -48,10 +48,12 @@ enum ControlCommands {
             // Jetpack WindowManager: FLAT at 180°, HALF_OPENED in between; we call ≤ 30° folded.
             fold = deg >= 165 && deg <= 195 ? "flat" : deg <= 30 || deg >= 330 ? "folded" : "half-opened"
         }
-        var posture: [String: JSONValue] = [
-            "foldState": .string(fold),
-            "orientation": .string(try a.choice("orientation", ["portrait", "landscape"], default: "portrait")),
-        ]
+        var posture: [String: JSONValue] = ["foldState": .string(fold)]
+        if a.value("orientation") != nil {
+            posture["orientation"] = .string(
+                try a.choice("orientation", ["portrait", "landscape"], default: "portrait")
+            )
+        }
         if let angle { posture["hingeAngle"] = .number(angle) }
         if let w = a.value("window") {
             let p = w.lowercased().split(separator: "x")

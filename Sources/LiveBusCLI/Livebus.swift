@@ -113,7 +113,8 @@ public enum LivebusCommand {
             usage: "livebus push TARGET FILE|- --order ID [--expect applied|ignored] [--socket PATH] [--json]",
             details: """
                 FILE is a JSON object with "aps" (timestamp, event, content-state, stale-date, dismissal-date,
-                relevance-score, alert), at most 4096 bytes; - reads standard input. Each push gets an id and a verdict:
+                relevance-score, alert), at most 4096 bytes; - reads standard input. content-state is
+                {"status", "etaEnd" (seconds since 2001-01-01), "progress"?, "lastConfirmed"?} (PROTOCOL.md §9). Each push gets an id and a verdict:
                 applied, or not with the reason in Apple's words and the rule's source. `livebus explain ID` traces it.
                 With --expect, exits 1 when the verdict differs.
                 """,
@@ -335,7 +336,8 @@ public enum LivebusCommand {
             let inputErrors: Set<String> = [
                 "unknownOrder", "invalidArguments", "invalidPosture", "unknownDevice", "unknownSession",
                 "ambiguousSession",
-                "noSession", "unknownPush", "unknownCommand", "noScenario", "rejected",
+                "noSession", "unknownPush", "unknownCommand", "noScenario", "rejected", "invalidToxic", "unknownFault",
+                "unknownPreset", "invalidTopic",
             ]
             let exit: ExitCode = inputErrors.contains(e?.code ?? "") ? .usage : .verdictFailed
             throw CLIError(e?.code ?? "failed", e?.message ?? "the daemon refused", recovery: e?.recovery, exit: exit)
@@ -368,10 +370,11 @@ public enum LivebusCommand {
             if let c = a.value("customer") { args["customer"] = .string(c) }
             if let id = a.value("id") ?? a.positionals.dropFirst().first { args["id"] = .string(id) }
             let data = try resultData(AdminClient.request(socket: socket, command: "order.create", args: args))
-            out.success(
-                "created order \(data["order"]?.stringValue ?? "?") on \(data["topic"]?.stringValue ?? "?")",
-                data: data
-            )
+            if let order = data["order"]?.stringValue {
+                out.success("created order \(order) on \(data["topic"]?.stringValue ?? "orders/\(order)")", data: data)
+            } else {
+                out.success("order accepted: \(data["message"]?.stringValue ?? "pending")", data: data)
+            }
         case "cancel":
             guard let id = a.positionals.dropFirst().first else {
                 throw .usage("livebus order cancel needs an order id", recovery: "livebus order cancel A1001")

@@ -168,18 +168,34 @@ extension Daemon {
                 },
                 connectedAt: s.connectedAt.millisecondsSinceEpoch,
                 profile: s.profile,
-                scheduler: s.scheduler?.status(at: now),
+                scheduler: s.scheduler.map { sched in
+                    var st = sched.status(at: now)
+                    st.recentDecisions = []  // the explain log is for --explain only
+                    return st
+                },
                 faults: s.faults?.toxics ?? [],
                 explain: explain ? s.scheduler?.explain(last: 10) : nil
             )
         }
+        // Keep the answer within one frame: as many sessions as fit, and say how many there are.
+        var shown = views
+        var budget = options.maximumFrameSize - 16 * 1024
+        var kept: [SessionStatus] = []
+        for v in shown {
+            let size = (try? WireJSON.encode(v).count) ?? 0
+            if size > budget { break }
+            budget -= size
+            kept.append(v)
+        }
+        shown = kept
         var data: [String: JSONValue] = [
+            "sessionCount": .number(Double(views.count)),
             "serverTime": .number(Double(now.millisecondsSinceEpoch)),
             "uptimeMs": .number(Double(startedAt.milliseconds(to: now))),
             "socket": .string(options.socketPath),
             "timeScale": .number(options.timeScale),
             "seed": .number(Double(options.seed)),
-            "sessions": Daemon.jsonValue(views),
+            "sessions": Daemon.jsonValue(shown),
             "orders": Daemon.jsonValue(Array(orderViews().suffix(100))),
             "orderCount": .number(Double(simulator?.orders().count ?? 0)),
         ]
@@ -266,18 +282,43 @@ extension Daemon {
 
     private func orderCreate(_ args: [String: JSONValue], id: UInt64, from s: Session) {
         ensureSimulator()
+        if let c = args["customer"], c.stringValue == nil {
+            replyError(s, id: id, code: "invalidArguments", "order.create: customer must be a string")
+            return
+        }
         var request = OrderRequest(customerID: args["customer"]?.stringValue ?? "c1")
         request.id = args["id"]?.stringValue
         do {
+            let before = Set(simulator!.orders().map(\.id))
             let events = try simulator!.createOrder(request, at: clock.now())
             publish(events)
             rearmSimulator()
-            let orderID = events.first?.orderID ?? request.id ?? "?"
-            reply(
-                s,
-                id: id,
-                ResultBody(ok: true, data: .object(["order": .string(orderID), "topic": .string("orders/\(orderID)")]))
-            )
+            let created =
+                events.last { $0.event == .start }?.orderID ?? request.id
+                ?? simulator!.orders().map(\.id).first { !before.contains($0) }
+            if let orderID = created {
+                reply(
+                    s,
+                    id: id,
+                    ResultBody(
+                        ok: true,
+                        data: .object(["order": .string(orderID), "topic": .string("orders/\(orderID)")])
+                    )
+                )
+            } else {
+                // A whole-backend stall holds the creation: the order exists once the backend answers again.
+                reply(
+                    s,
+                    id: id,
+                    ResultBody(
+                        ok: true,
+                        data: .object([
+                            "pending": .bool(true),
+                            "message": .string("the backend is stalled; the order is created when it recovers"),
+                        ])
+                    )
+                )
+            }
         } catch {
             replyError(s, id: id, code: "rejected", "\(error)", recovery: "choose another order id or fix the request")
         }

@@ -87,22 +87,40 @@ extension Daemon {
         }
         switch c.command {
         case "session.posture":
-            guard case .object(let p)? = c.args["posture"], let body = Daemon.postureBody(p) else {
+            guard case .object(let p)? = c.args["posture"], p["foldState"]?.stringValue != nil else {
                 replyError(
                     admin,
                     id: id,
                     code: "invalidArguments",
-                    "session.posture needs posture {foldState, orientation}"
+                    "session.posture needs posture {foldState, orientation?}"
                 )
                 return true
             }
+            // What is not given (orientation, window, keyboard) stays as the phone has it.
+            var bodies: [(Session, PostureBody)] = []
             for s in targets {
+                var merged = p
+                if let current = s.posture {
+                    if merged["orientation"] == nil { merged["orientation"] = .string(current.orientation) }
+                    if merged["windowWidth"] == nil, let w = current.windowWidth { merged["windowWidth"] = .number(w) }
+                    if merged["windowHeight"] == nil, let h = current.windowHeight {
+                        merged["windowHeight"] = .number(h)
+                    }
+                }
+                guard let body = Daemon.postureBody(merged) else { continue }
                 do { try Daemon.validate(posture: body, device: s.device) } catch {
-                    replyError(admin, id: id, code: error.code.name, error.message, recovery: "see `livebus devices`")
+                    replyError(
+                        admin,
+                        id: id,
+                        code: error.code.name,
+                        "\(s.name): \(error.message)",
+                        recovery: "see `livebus devices`"
+                    )
                     return true
                 }
+                bodies.append((s, body))
             }
-            for s in targets { send(s, .posture, body: PostureChangeBody(posture: body)) }
+            for (s, body) in bodies { send(s, .posture, body: PostureChangeBody(posture: body)) }
             reply(
                 admin,
                 id: id,

@@ -293,7 +293,7 @@ public final class Daemon {
     // MARK: - Connections
 
     private func accept(_ c: Connection) {
-        if isShuttingDown || FaultPipeline.refusesConnections(daemonToxics) {
+        if isShuttingDown {
             c.close()
             return
         }
@@ -446,6 +446,13 @@ public final class Daemon {
             throw WireError(
                 .unsupportedVersion,
                 "client speaks versions \(h.versions); this daemon speaks [1]. Upgrade the client or the daemon"
+            )
+        }
+        // `down` refuses phones and publishers, never the admin interface that can remove it.
+        if h.role != .admin && FaultPipeline.refusesConnections(daemonToxics) {
+            throw WireError(
+                .rejected,
+                "new connections are refused by the 'down' toxic; `livebus fault remove` ends it"
             )
         }
         if h.role == .admin, let uid = s.peerUID, uid != getuid() {

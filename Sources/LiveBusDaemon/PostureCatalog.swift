@@ -26,6 +26,17 @@ enum PostureCatalog {
                 "\(d.name) cannot be '\(p.foldState)'; its fold states are: \(valid)"
             )
         }
+        // Windows and keyboards are checked by the layout engine itself, with the valid range in the message.
+        var window: Size?
+        if let w = p.windowWidth, let h = p.windowHeight { window = Size(width: w, height: h) }
+        let posture = Posture(
+            deviceID: device,
+            foldState: fold,
+            orientation: Orientation(rawValue: p.orientation) ?? .portrait,
+            windowSize: window,
+            keyboardHeight: p.keyboardHeight ?? 0
+        )
+        do { _ = try resolve(posture, in: catalog) } catch { throw WireError(.invalidPosture, error.message) }
     }
 
     /// Throws when the OS version cannot be read.

@@ -6,6 +6,8 @@ import LiveBusLoop
 import LiveBusWire
 import Testing
 
+@testable import LiveBusCLI
+
 /// A `livebusd` child process (the built binary), for tests that kill it.
 final class DaemonChild {
     static var binary: String {
@@ -15,9 +17,20 @@ final class DaemonChild {
 
     let process = Process()
 
-    init(_ args: [String], log: String) throws {
-        process.executableURL = URL(fileURLWithPath: Self.binary)
-        process.arguments = args
+    init(_ args: [String], log: String, environment: [String: String] = [:]) throws {
+        if environment.isEmpty {
+            process.executableURL = URL(fileURLWithPath: Self.binary)
+            process.arguments = args
+        } else {
+            // Through env(1), so the variables (LD_PRELOAD of libfaketime) apply to the daemon only, and timeout(1),
+            // which forwards SIGTERM: a Swift binary exec'd straight from env under libfaketime 0.9.10 loses its argv.
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+            process.arguments =
+                environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } + [
+                    "/usr/bin/timeout", "600", Self.binary,
+                ]
+                + args
+        }
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         let h = FileHandle(forWritingAtPath: log)!
         h.seekToEndOfFile()
