@@ -27,14 +27,7 @@ enum AdminClient {
         Connection.connect(loop: loop, path: socket) { r in
             switch r {
             case .failure(let e):
-                outcome = .failure(
-                    CLIError(
-                        "daemonUnreachable",
-                        "no daemon at \(socket): \(e)",
-                        recovery: "start one with `livebusd --socket \(socket)` or pass --socket",
-                        exit: .daemonUnreachable
-                    )
-                )
+                outcome = .failure(.unreachable(socket, e))
                 timer.cancel()
             case .success(let c):
                 connection = c

@@ -35,6 +35,16 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
         self.exit = exit
     }
 
+    /// Nothing answers on `socket` (exit 3), with how to start a daemon there.
+    public static func unreachable(_ socket: String, _ cause: some CustomStringConvertible) -> CLIError {
+        CLIError(
+            "daemonUnreachable",
+            "no daemon at \(socket): \(cause)",
+            recovery: "start one with `livebusd --socket \(socket)` or pass --socket",
+            exit: .daemonUnreachable
+        )
+    }
+
     /// A usage error (exit 2).
     public static func usage(_ message: String, recovery: String? = nil) -> CLIError {
         CLIError("usage", message, recovery: recovery, exit: .usage)

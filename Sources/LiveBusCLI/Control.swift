@@ -442,12 +442,7 @@ enum WatchCommand {
         Connection.connect(loop: loop, path: socket) { r in
             switch r {
             case .failure(let e):
-                failure = CLIError(
-                    "daemonUnreachable",
-                    "no daemon at \(socket): \(e)",
-                    recovery: "start one with `livebusd --socket \(socket)` or pass --socket",
-                    exit: .daemonUnreachable
-                )
+                failure = .unreachable(socket, e)
                 loop.stop()
             case .success(let c):
                 connection = c
