@@ -145,8 +145,9 @@ struct E2EFaultTests {
         loop.close()
     }
 
-    /// `down` refuses new connections while present; removing it lets phones attach again.
-    @Test func downRefusesNewConnections() throws {
+    /// `down` refuses new phones while present, with a reason, but never the admin interface that removes it; after
+    /// `fault remove` phones attach again.
+    @Test func downRefusesNewPhonesButNotAdmin() throws {
         var template = Array("/tmp/lbf-XXXXXX".utf8CString)
         let dir = String(cString: mkdtemp(&template)!)
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -161,10 +162,23 @@ struct E2EFaultTests {
             try AdminClient.request(socket: socket, command: "fault.add", args: ["toxic": .object(Self.toxic("down"))])
                 .ok
         )
-        #expect(throws: CLIError.self) {
-            _ = try AdminClient.request(socket: socket, command: "status", timeoutMs: 1000)
-        }
-        // The admin connection is refused too, so remove it as the daemon's signal-free path: restart-free check by waiting.
-        daemon.terminate()
+        #expect(try AdminClient.request(socket: socket, command: "status", timeoutMs: 2000).ok, "admin still answered")
+        let loop = try EventLoop()
+        let phone = ClientSession(
+            loop: loop,
+            options: ClientOptions(socketPath: socket, name: "p", reconnect: false),
+            trueClock: SystemServerClock()
+        )
+        var errors: [String] = []
+        phone.onError = { errors.append($0) }
+        phone.start()
+        let t = loop.schedule(after: 800) { loop.stop() }
+        loop.run()
+        t.cancel()
+        #expect(errors.contains { $0.contains("down") }, "the phone was refused with the reason: \(errors)")
+        #expect(try AdminClient.request(socket: socket, command: "fault.remove", args: ["all": .bool(true)]).ok)
+        phone.close()
+        loop.run()
+        loop.close()
     }
 }
