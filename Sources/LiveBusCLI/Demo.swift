@@ -70,8 +70,7 @@ enum DemoCommand {
         }
         func draw() {
             var text = "LiveBus demo · scenario \(scenario) at \(scale)× · daemon log \(logPath)\n"
-            for (i, s) in sessions.enumerated() {
-                _ = i
+            for s in sessions {
                 text += SessionView.render(s).joined(separator: "\n") + "\n"
             }
             print(tty ? "\u{1B}[H\u{1B}[2J" + text : text, terminator: "")

@@ -414,7 +414,7 @@ public enum LivebusCommand {
             for s in screens { text += "    \(s)\n" }
             if !extra.isEmpty { text += "    \(extra)\n" }
         }
-        let data = Daemon.jsonValueForCLI(c.devices)
+        let data = Daemon.jsonValue(c.devices)
         out.success(text, data: data)
         return 0
     }
@@ -521,14 +521,5 @@ public enum LivebusCommand {
         )
         out.success(text, data: data)
         return checks.allSatisfy(\.1) ? 0 : ExitCode.verdictFailed.rawValue
-    }
-}
-
-extension Daemon {
-    static func jsonValueForCLI(_ v: some Encodable) -> JSONValue {
-        guard let bytes = try? WireJSON.encode(v), let j = try? WireJSON.decode(JSONValue.self, from: bytes) else {
-            return .null
-        }
-        return j
     }
 }

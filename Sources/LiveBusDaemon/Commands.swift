@@ -49,7 +49,8 @@ struct OrderStatusView: Codable {
 }
 
 extension Daemon {
-    static func jsonValue(_ v: some Encodable) -> JSONValue {
+    /// Any encodable value as a ``JSONValue`` (for RESULT data and `--json` envelopes).
+    public static func jsonValue(_ v: some Encodable) -> JSONValue {
         guard let bytes = try? WireJSON.encode(v), let j = try? WireJSON.decode(JSONValue.self, from: bytes) else {
             return .null
         }
@@ -58,7 +59,8 @@ extension Daemon {
 
     func reply(_ s: Session, id: UInt64, _ r: ResultBody) {
         // A RESULT must fit in one frame; say so instead of leaving the caller waiting.
-        if let bytes = try? WireJSON.encode(r), bytes.count > options.maximumFrameSize - Frame.headerSize {
+        guard let bytes = try? WireJSON.encode(r) else { return }
+        if bytes.count > options.maximumFrameSize - Frame.headerSize {
             let tooBig = ResultBody(
                 ok: false,
                 error: ResultErrorBody(
@@ -71,7 +73,7 @@ extension Daemon {
             send(s, .result, sequence: id, body: tooBig)
             return
         }
-        send(s, .result, sequence: id, body: r)
+        send(s, .result, sequence: id, encoded: bytes)
     }
 
     func replyError(_ s: Session, id: UInt64, code: String, _ message: String, recovery: String? = nil) {

@@ -377,7 +377,15 @@ public final class Daemon {
 
     func send(_ s: Session, _ type: FrameType, sequence: UInt64 = 0, topic: String = "", body: some Encodable) {
         do {
-            let bytes = try WireJSON.encode(body)
+            send(s, type, sequence: sequence, topic: topic, encoded: try WireJSON.encode(body))
+        } catch {
+            logger.log(.error, "cannot encode frame", [("type", "\(type)"), ("error", "\(error)")])
+        }
+    }
+
+    /// Writes a frame whose body is already encoded.
+    func send(_ s: Session, _ type: FrameType, sequence: UInt64 = 0, topic: String = "", encoded bytes: [UInt8]) {
+        do {
             try output(s) { buf throws(WireError) in
                 try Frame.encode(
                     type: type,
@@ -649,13 +657,16 @@ public final class Daemon {
     private func write(_ e: StoredEvent, to s: Session, flags: FrameFlags) {
         let now = clock.now()
         let b = e.body
-        let (ts, unc) = s.toClient(ServerInstant(millisecondsSinceEpoch: b.timestamp), now: now)
+        // One offset estimate per delivery (the conversion is server instant + offset at now, for every field).
         let etaConverted = s.convert(ServerInstant(millisecondsSinceEpoch: b.contentState.etaTarget), now: now)
-        let eta = etaConverted.client.millisecondsSinceEpoch
         s.lastConverted[e.topic] = etaConverted
-        let stale = b.staleDate.map { s.toClient(ServerInstant(millisecondsSinceEpoch: $0), now: now).0 }
-        let dismissal = b.dismissalDate.map { s.toClient(ServerInstant(millisecondsSinceEpoch: $0), now: now).0 }
-        let confirmed = s.toClient(ServerInstant(millisecondsSinceEpoch: b.contentState.lastConfirmed), now: now).0
+        let offset = etaConverted.client.millisecondsSinceEpoch - b.contentState.etaTarget
+        let unc = etaConverted.uncertaintyMilliseconds
+        let ts = b.timestamp + offset
+        let eta = etaConverted.client.millisecondsSinceEpoch
+        let stale = b.staleDate.map { $0 + offset }
+        let dismissal = b.dismissalDate.map { $0 + offset }
+        let confirmed = b.contentState.lastConfirmed + offset
         let suffix = EventBody.sessionSuffix(
             ClientInstantsBody(
                 timestamp: ts,

@@ -86,13 +86,4 @@ final class Session {
             uncertaintyMilliseconds: 1000
         )
     }
-
-    /// Converts a server instant into this session's clock.
-    func toClient(_ s: ServerInstant, now: ServerInstant) -> (Int64, Int) {
-        if let c = clock.toClient(s, now: now) {
-            return (c.client.millisecondsSinceEpoch, c.uncertaintyMilliseconds)
-        }
-        let off = handshakeOffsetMilliseconds.rounded()
-        return (s.millisecondsSinceEpoch + Int64(off), 1000)
-    }
 }

@@ -138,8 +138,6 @@ public final class Connection: LoopClosable {
             let rc = uv_write(req, asStream(pipe), &b, 1) { req, status in
                 let r = req!
                 let s = r.pointee.handle!
-                let size = Int(r.pointee.bufs?.pointee.len ?? 0)
-                _ = size
                 let c = Connection.of(s)
                 c.writeCompleted(req: r, status: status)
             }
