@@ -78,7 +78,8 @@ public struct ActivityBoard: Sendable {
     public func isReady(at now: ClientInstant) -> Bool { readyAt.map { now >= $0 } ?? true }
 
     /// The earliest instant (client clock) at which ``tick(at:)`` will change something: a stale date, an 8-hour end,
-    /// a removal from the lock screen, or the end of a "not ready" period with starts pending; `nil` if none.
+    /// a removal from the lock screen, the end of a "not ready" period with starts pending, or the instant of a
+    /// transition already caught up but not yet returned by ``tick(at:)`` (then in the past); `nil` if none.
     ///
     /// Arm a timer for it; ticking at this instant applies the change at this instant (the stale mark is therefore
     /// as late as the timer fires, well within 100 ms with a loop timer).
@@ -88,6 +89,9 @@ public struct ActivityBoard: Sendable {
             guard let instant else { return }
             earliest = earliest.map { min($0, instant) } ?? instant
         }
+        // Transitions already caught up by an earlier call (another order's update, a profile change) wait for the
+        // next tick: their instants are past, so the caller's timer fires at once.
+        for transition in deferredTransitions { consider(transition.at) }
         for activity in activityByOrder.values {
             switch activity.state {
             case .active:

@@ -28,6 +28,23 @@ struct StaleTimerTests {
         #expect(board.nextDeadline == skew.client(0).advanced(byMilliseconds: 8 * hourMilliseconds))
     }
 
+    /// Another order's update that lands after this activity's stale date but before the stale timer fires marks it
+    /// stale inside the board; the mark must not wait for a later deadline: `nextDeadline` names the stale date (already
+    /// past) so the caller's re-armed timer fires at once and `tick` reports the transition. (Issue 4: the
+    /// `e2e-stall-recover` miss, where a D3001 update 1 ms after D3002's stale date hid D3002's stale mark.)
+    @Test func staleMarkCaughtUpByAnotherOrdersUpdateIsStillReported() {
+        var board = startedBoard(stale: 300)
+        #expect(
+            board.orderCreated(update("B2002", event: .start, at: 1), origin: .orderCreation, at: client(1)).applied
+        )
+        let late = client(300, ms: 1)
+        #expect(board.apply(update("B2002", at: 300, ms: 1, stale: 900), at: late).applied)
+        #expect(board.activity("A1001")?.state == .stale)
+        #expect(board.nextDeadline == client(300))
+        #expect(board.tick(at: late) == [ActivityTransition(orderID: "A1001", kind: .becameStale, at: client(300))])
+        #expect(board.nextDeadline == client(900))
+    }
+
     /// A timer that fires late still stamps the stale mark with the stale date itself (the mark is as late as the
     /// timer, here 80 ms, within the 100 ms budget).
     /// Source: issue text ("Our stale mark must appear within 100 ms of the stale date").
