@@ -31,6 +31,10 @@ public final class Daemon {
     private var nextSessionNumber = 1
     var simulator: DeliverySimulator?
     private var simulatorTimer: LoopTimer?
+    /// Watches the host's wall clock against the daemon's monotonic timeline (``AnchoredServerClock``).
+    private var wallClockWatch: LoopTimer?
+    /// The host wall clock's offset from the daemon's timeline at the last check, milliseconds.
+    private(set) var hostWallClockOffsetMilliseconds: Int64 = 0
     /// The durable store when a data directory is used.
     var durable: SQLiteStore?
     /// Resume records loaded from the data directory (sessions of a daemon that was killed).
@@ -54,7 +58,20 @@ public final class Daemon {
     public var onShutdown: (() -> Void)?
 
     /// Creates a daemon; nothing happens until ``start()``.
-    public init(options: DaemonOptions, loop: EventLoop, logger: Logger, clock: any ServerClock = SystemServerClock()) {
+    ///
+    /// - Parameters:
+    ///   - options: What to serve and how (socket, scenario, data directory, limits).
+    ///   - loop: The libuv loop everything runs on.
+    ///   - logger: Where the daemon's log lines go.
+    ///   - clock: The server clock every instant the daemon hands out is on. Default ``AnchoredServerClock``: the
+    ///     host's wall clock at start advanced by the monotonic clock, so a later step of the host's wall clock
+    ///     moves nothing (it is logged as a notice).
+    public init(
+        options: DaemonOptions,
+        loop: EventLoop,
+        logger: Logger,
+        clock: any ServerClock = AnchoredServerClock()
+    ) {
         self.options = options
         self.loop = loop
         self.logger = logger
@@ -160,6 +177,24 @@ public final class Daemon {
             ]
         )
         armSimulator()
+        if let anchored = clock as? AnchoredServerClock { watchHostWallClock(anchored) }
+    }
+
+    /// Logs a notice when the host's wall clock is stepped (checked every second): the daemon keeps its own
+    /// monotonic timeline, so the step changes nothing it sends; a restart adopts the new wall time.
+    private func watchHostWallClock(_ anchored: AnchoredServerClock) {
+        hostWallClockOffsetMilliseconds = anchored.wallClockOffsetMilliseconds()
+        wallClockWatch = loop.schedule(after: 1000, repeat: 1000) { [unowned self] in
+            let offset = anchored.wallClockOffsetMilliseconds()
+            let step = offset - self.hostWallClockOffsetMilliseconds
+            guard abs(step) >= 1000 else { return }
+            self.hostWallClockOffsetMilliseconds = offset
+            self.logger.log(
+                .notice,
+                "host wall clock stepped; livebusd keeps its monotonic timeline (restart it to adopt the host's time)",
+                [("step_ms", "\(step)"), ("host_offset_ms", "\(offset)")]
+            )
+        }
     }
 
     /// Loads a scenario by name: `demo-120s`, `random:K` (K orders) or a timeline file path.
@@ -182,6 +217,8 @@ public final class Daemon {
         guard !isShuttingDown else { return }
         isShuttingDown = true
         simulatorTimer?.cancel()
+        wallClockWatch?.cancel()
+        wallClockWatch = nil
         listener?.close()
         listener = nil
         signals?.close()

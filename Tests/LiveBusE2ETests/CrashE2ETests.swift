@@ -22,14 +22,13 @@ final class DaemonChild {
             process.executableURL = URL(fileURLWithPath: Self.binary)
             process.arguments = args
         } else {
-            // Through env(1), so the variables (LD_PRELOAD of libfaketime) apply to the daemon only, and timeout(1),
-            // which forwards SIGTERM: a Swift binary exec'd straight from env under libfaketime 0.9.10 loses its argv.
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments =
-                environment.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } + [
-                    "/usr/bin/timeout", "600", Self.binary,
-                ]
-                + args
+            // Through `sh -c 'exec …'`, so the variables (LD_PRELOAD of libfaketime) apply to the daemon only and
+            // the process is the daemon itself (SIGTERM reaches it). The shell loads libfaketime first: a Swift binary
+            // that is the first process to load libfaketime 0.9.10 loses its argv (the library's constructor sets
+            // FAKETIME_SHARED in the environment); exec'd from a process that already did, it keeps it.
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")
+            process.arguments = ["-c", "exec \"$0\" \"$@\"", Self.binary] + args
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         }
         _ = FileManager.default.createFile(atPath: log, contents: nil)
         let h = FileHandle(forWritingAtPath: log)!
