@@ -302,7 +302,21 @@ public struct ActivityBoard: Sendable {
             activity.state = .active
         }
         activityByOrder[update.orderID] = activity
-        return .applied(source: ActivitySource.updateTimestamp)
+        var verdict = Verdict.applied(source: ActivitySource.updateTimestamp)
+        let ahead = now.milliseconds(to: update.timestampInClientClock)
+        if ahead > ActivityLimits.timestampAheadWarningMilliseconds {
+            verdict.warning =
+                "its timestamp is \(Self.spoken(milliseconds: ahead)) ahead of this phone's clock: every later update stamped before then will be ignored (olderTimestamp); stamp updates with the sender's current time"
+        }
+        return verdict
+    }
+
+    /// `2 h 5 min`, `3 min 20 s` or `45 s`: a duration for a person.
+    static func spoken(milliseconds: Int64) -> String {
+        let s = milliseconds / 1000
+        if s >= 3600 { return "\(s / 3600) h \(s % 3600 / 60) min" }
+        if s >= 60 { return "\(s / 60) min \(s % 60) s" }
+        return "\(s) s"
     }
 
     /// Ends the activity with final content and an explicit dismissal policy, as `Activity.end(_:dismissalPolicy:)`

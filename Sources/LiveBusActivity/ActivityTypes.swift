@@ -319,6 +319,9 @@ public enum ActivityLimits {
     public static let lockScreenMilliseconds: Int64 = 12 * 3_600_000
     /// An update stamped more than this many milliseconds after the device's now is dropped (8 hours).
     public static let futureTimestampToleranceMilliseconds: Int64 = 8 * 3_600_000
+    /// An applied update stamped more than this many milliseconds after the device's now gets a warning in its
+    /// verdict (1 minute; ours: Apple applies it silently, and every later update stamped before it is ignored).
+    public static let timestampAheadWarningMilliseconds: Int64 = 60_000
     /// A content state is at most 4 KB (4096 bytes) as JSON.
     public static let contentStateBytes = 4096
     /// An APNs payload is at most 4096 bytes.

@@ -31,12 +31,16 @@ public struct Verdict: Sendable, Equatable, CustomStringConvertible {
     public var reason: VerdictReason?
     /// The rule's source: an Apple documentation URL, a forum thread, or a field report path.
     public var source: String
+    /// Something the sender should know although the update was applied (e.g. a timestamp far ahead of the phone's
+    /// clock, which makes later updates `olderTimestamp`); `nil` when nothing is amiss.
+    public var warning: String?
 
     /// Creates a verdict.
-    public init(applied: Bool, reason: VerdictReason?, source: String) {
+    public init(applied: Bool, reason: VerdictReason?, source: String, warning: String? = nil) {
         self.applied = applied
         self.reason = reason
         self.source = source
+        self.warning = warning
     }
 
     /// An applied verdict citing `source`.
@@ -48,12 +52,13 @@ public struct Verdict: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String {
-        applied ? "applied [\(source)]" : "not applied: \(reason?.description ?? "-") [\(source)]"
+        let text = applied ? "applied [\(source)]" : "not applied: \(reason?.description ?? "-") [\(source)]"
+        return warning.map { text + " warning: \($0)" } ?? text
     }
 
     /// The verdict as one JSON object, for logs and `livebus push` output:
     /// `{"applied":false,"reason":"olderTimestamp","appleWords":"…","message":"…","source":"…"}`
-    /// (`reason`, `appleWords`, `message` are omitted when absent).
+    /// (`reason`, `appleWords`, `message` are omitted when absent; `"warning":"…"` follows `source` when present).
     public var json: String {
         var text = "{\"applied\":\(applied)"
         if let reason {
@@ -61,7 +66,9 @@ public struct Verdict: Sendable, Equatable, CustomStringConvertible {
             if let appleWords = reason.appleWords { text += ",\"appleWords\":\(ContentStateJSON.quoted(appleWords))" }
             text += ",\"message\":\(ContentStateJSON.quoted(reason.message))"
         }
-        return text + ",\"source\":\(ContentStateJSON.quoted(source))}"
+        text += ",\"source\":\(ContentStateJSON.quoted(source))"
+        if let warning { text += ",\"warning\":\(ContentStateJSON.quoted(warning))" }
+        return text + "}"
     }
 }
 

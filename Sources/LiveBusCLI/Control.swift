@@ -224,6 +224,7 @@ enum ControlCommands {
             var line = "\(d["pushID"]?.stringValue ?? "?") → \(r["session"]?.stringValue ?? "?"): "
             if applied {
                 line += "applied (\(d["status"]?.stringValue ?? "?"), \(d["state"]?.stringValue ?? "?"))"
+                if let w = d["warning"]?.stringValue { line += " — warning: \(w)" }
             } else if let e = r["error"] {
                 line += "not delivered: \(e["message"]?.stringValue ?? "?")"
             } else {

@@ -651,6 +651,7 @@ public final class ClientSession {
                 data["appleWords"] = r.appleWords.map { .string($0) } ?? .null
                 data["message"] = .string(r.message)
             }
+            if let w = verdict.warning { data["warning"] = .string(w) }
             if let a = board.activity(order) {
                 data["state"] = .string(a.state.rawValue)
                 data["status"] = .string(a.content.status.rawValue)

@@ -83,6 +83,23 @@ struct PushScenarioTests {
         #expect(board.activity("A1001")?.content.status == .cooking)
     }
 
+    /// A push stamped 2 hours ahead (within Apple's 8 hours) is applied, but its verdict warns that later updates
+    /// stamped before then will be ignored, and they are; an update stamped at the phone's now gets no warning.
+    /// Source: review finding (a push stamped hours ahead silently turned every later update into olderTimestamp);
+    /// https://developer.apple.com/documentation/activitykit/activity/update(_:alertconfiguration:timestamp:)
+    @Test func farAheadTimestampAppliedWithAWarning() {
+        var board = startedBoard()
+        #expect(board.apply(update(at: 10, status: .cooking), at: client(10)).warning == nil)
+        let ahead = board.apply(update(at: 20 + 2 * 3600, status: .pickedUp), at: client(20))
+        #expect(ahead.applied)
+        #expect(ahead.warning?.contains("2 h 0 min ahead") == true)
+        #expect(ahead.warning?.contains("olderTimestamp") == true)
+        #expect(ahead.json.hasSuffix(#","warning":"\#(ahead.warning!)"}"#))
+        #expect(board.apply(update(at: 30, status: .delivering), at: client(30)).reason?.code == "olderTimestamp")
+        // Within a minute ahead (clock uncertainty, a sender slightly fast): no warning.
+        #expect(board.apply(update(at: 20 + 2 * 3600 + 50, status: .delivering), at: client(7240)).warning == nil)
+    }
+
     /// P3: with no further pushes the activity is active at T0+299 and stale at T0+300; the status stays delivering,
     /// the timer counts to etaEnd = T0+600 and then shows 0:00 (in a skewed client clock too).
     /// Source: push-payloads.md P3; https://developer.apple.com/documentation/activitykit/activitycontent/staledate
