@@ -161,25 +161,59 @@ public struct Arguments {
 }
 
 /// Parses a duration with an optional sign and unit: `90s`, `-1h`, `+500ms`, `2m`, `1h30m`, or plain seconds.
+/// - Parameters:
+///   - text: The flag's value.
+///   - flag: The flag's name, for the error.
+///   - allowed: The range the value must fall in, milliseconds (default −24 h…+24 h).
 /// - Returns: milliseconds.
-/// - Throws: ``CLIError`` (usage) naming the flag.
-public func parseDuration(_ text: String, flag: String) throws(CLIError) -> Int64 {
+/// - Throws: ``CLIError`` (usage) naming the flag: not a duration, an unknown unit, or out of `allowed` (saying the
+///   range).
+public func parseDuration(
+    _ text: String,
+    flag: String,
+    allowed: ClosedRange<Int64> = -86_400_000...86_400_000
+) throws(CLIError) -> Int64 {
+    let total = try durationMilliseconds(text, flag: flag)
+    guard total.isFinite, total >= Double(allowed.lowerBound), total <= Double(allowed.upperBound) else {
+        let range =
+            allowed.lowerBound == 0
+            ? "0 … \(spokenDuration(allowed.upperBound))"
+            : allowed.lowerBound > 0
+                ? "\(spokenDuration(allowed.lowerBound)) … \(spokenDuration(allowed.upperBound))"
+                : "−\(spokenDuration(-allowed.lowerBound)) … +\(spokenDuration(allowed.upperBound))"
+        throw .usage("--\(flag) '\(text)' is out of range; give a duration in \(range)")
+    }
+    return Int64(total.rounded())
+}
+
+/// `24h`, `90s`, `1ms`, `1h30m`: a millisecond count as the shortest duration text `parseDuration` reads back.
+func spokenDuration(_ milliseconds: Int64) -> String {
+    if milliseconds % 1000 != 0 { return "\(milliseconds)ms" }
+    let s = milliseconds / 1000
+    var text = ""
+    if s >= 3600 { text += "\(s / 3600)h" }
+    if s % 3600 >= 60 { text += "\(s % 3600 / 60)m" }
+    if s % 60 != 0 || text.isEmpty { text += "\(s % 60)s" }
+    return text
+}
+
+private func durationMilliseconds(_ text: String, flag: String) throws(CLIError) -> Double {
     var s = Substring(text.trimmingCharacters(in: .whitespaces))
-    var sign: Int64 = 1
+    var sign: Double = 1
     if s.hasPrefix("-") {
         sign = -1
         s = s.dropFirst()
     } else if s.hasPrefix("+") {
         s = s.dropFirst()
     }
-    if let plain = Double(s) { return sign * Int64((plain * 1000).rounded()) }
+    if let plain = Double(s), !s.lowercased().contains("n") { return sign * plain * 1000 }
     var total: Double = 0
     var number = ""
     var i = s.startIndex
     var matchedAny = false
     while i < s.endIndex {
         let c = s[i]
-        if c.isNumber || c == "." {
+        if c.isASCII && (c.isNumber || c == ".") {
             number.append(c)
             i = s.index(after: i)
             continue
@@ -206,7 +240,7 @@ public func parseDuration(_ text: String, flag: String) throws(CLIError) -> Int6
     guard matchedAny, number.isEmpty else {
         throw .usage("--\(flag) '\(text)' is not a duration; use e.g. 90s, -1h, +500ms, 1h30m")
     }
-    return sign * Int64(total.rounded())
+    return sign * total
 }
 
 /// Writes command output: plain text, or the `--json` envelope `{"ok": true, "data": …}`.

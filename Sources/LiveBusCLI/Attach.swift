@@ -76,7 +76,9 @@ enum AttachCommand {
     static func run(_ argv: [String], json: Bool) throws(CLIError) -> Int32 {
         let a = try Arguments(argv, command: "attach", options: SessionFlags.options, flags: SessionFlags.flags)
         let options = try SessionFlags.clientOptions(a)
-        let durationMs = try a.value("duration").map { v throws(CLIError) in try parseDuration(v, flag: "duration") }
+        let durationMs = try a.value("duration").map { v throws(CLIError) in
+            try parseDuration(v, flag: "duration", allowed: 1...7 * 86_400_000)
+        }
         let exitWhen = try a.choice(
             "exit-when",
             ["delivered", "never"],

@@ -251,7 +251,9 @@ enum ControlCommands {
         guard let d = a.value("duration") else {
             throw .usage("livebus backend stall needs --duration, e.g. 30s (scenario time)")
         }
-        var args: [String: JSONValue] = ["durationMs": .number(Double(try parseDuration(d, flag: "duration")))]
+        var args: [String: JSONValue] = [
+            "durationMs": .number(Double(try parseDuration(d, flag: "duration", allowed: 1...86_400_000)))
+        ]
         if a.positionals.count > 1 { args["order"] = .string(a.positionals[1]) }
         let data = try LivebusCommand.resultData(
             AdminClient.request(socket: a.value("socket") ?? defaultSocketPath(), command: "backend.stall", args: args)
@@ -375,7 +377,8 @@ enum FaultCommand {
                         Double(
                             try parseDuration(
                                 v.hasSuffix("s") || v.hasSuffix("m") || v.hasSuffix("h") ? v : v + "ms",
-                                flag: flag
+                                flag: flag,
+                                allowed: 0...86_400_000
                             )
                         )
                     )
@@ -435,7 +438,9 @@ enum WatchCommand {
         for p in patterns {
             do { try Topic.validatePattern(p) } catch { throw CLIError("invalidTopic", error.message, exit: .usage) }
         }
-        let duration = try a.value("duration").map { v throws(CLIError) in try parseDuration(v, flag: "duration") }
+        let duration = try a.value("duration").map { v throws(CLIError) in
+            try parseDuration(v, flag: "duration", allowed: 1...7 * 86_400_000)
+        }
         let loop: EventLoop
         do { loop = try EventLoop() } catch { throw CLIError("internal", "\(error)", exit: .daemonUnreachable) }
         var failure: CLIError?
@@ -551,7 +556,7 @@ enum SimulateCommand {
         }
         var args: [String: JSONValue] = ["session": .string(a.positionals[0])]
         if let v = a.value("not-ready") {
-            args["notReadyMs"] = .number(Double(try parseDuration(v, flag: "not-ready")))
+            args["notReadyMs"] = .number(Double(try parseDuration(v, flag: "not-ready", allowed: 0...86_400_000)))
         }
         if a.value("start-failures") != nil {
             args["startFailures"] = .number(Double(try a.uint("start-failures", default: 0)))

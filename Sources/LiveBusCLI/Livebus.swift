@@ -43,6 +43,10 @@ public enum LivebusCommand {
                 object per applied update (type, topic, seq, status, etaTarget in the phone's clock in ms since the
                 Unix epoch, remainingMs, stale). Durations take a sign and unit: -90s, +1h, 500ms.
                 Posture aliases: book/tabletop/half → half-opened, open/unfolded → flat, closed → folded.
+                It runs until q, Ctrl-C or the daemon's BYE, or: --duration D (1ms…7 days) quits after D, exit 0;
+                --exit-when delivered quits, exit 0, once the phone holds at least one activity and every activity
+                it holds shows a terminal status (delivered or canceled), and exits 4 (timed out) if it stops
+                first for another reason (--duration, q, BYE). --exit-when never (the default) waits for those.
                 """,
             examples: [
                 "livebus attach --socket /tmp/bus.sock --device iphone-16-pro",

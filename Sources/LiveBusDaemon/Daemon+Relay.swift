@@ -156,9 +156,44 @@ extension Daemon {
             )
         default:
             // clock, push, simulate: the phone does the work and answers.
+            if let problem = Daemon.relayArgumentProblem(c) {
+                replyError(admin, id: id, code: "invalidArguments", problem)
+                return true
+            }
             startRelay(c, id: id, admin: admin, targets: targets)
         }
         return true
+    }
+
+    /// Longest clock step, stall or "not ready" period a command may ask for, in milliseconds (24 hours).
+    static let longestCommandDurationMilliseconds: Int64 = 86_400_000
+
+    /// Why a relayed command's arguments are out of range (the phone would otherwise act on absurd values), or
+    /// `nil`: `stepMs` within ±24 h, `driftPPM` within ±100 000, `notReadyMs` 0…24 h, `startFailures` 0…1000.
+    static func relayArgumentProblem(_ c: CommandBody) -> String? {
+        let day = longestCommandDurationMilliseconds
+        func int(_ key: String, _ range: ClosedRange<Int64>, _ what: String) -> String? {
+            guard let v = c.args[key] else { return nil }
+            guard let n = v.int64Value, range.contains(n) else {
+                return "\(c.command): \(key) must be an integer in \(range.lowerBound)…\(range.upperBound) (\(what))"
+            }
+            return nil
+        }
+        switch c.command {
+        case "session.clock":
+            if c.args["stepMs"] == nil && c.args["driftPPM"] == nil {
+                return "session.clock needs stepMs (-86400000…86400000 ms) and/or driftPPM (-100000…100000)"
+            }
+            if let v = c.args["driftPPM"], !(v.doubleValue.map { abs($0) <= 100_000 } ?? false) {
+                return "session.clock: driftPPM must be a number in -100000…100000 (parts per million)"
+            }
+            return int("stepMs", -day...day, "milliseconds, at most 24 h either way")
+        case "session.simulate":
+            return int("notReadyMs", 0...day, "milliseconds, at most 24 h")
+                ?? int("startFailures", 0...1000, "how many starts fail")
+        default:
+            return nil
+        }
     }
 
     static func postureBody(_ p: [String: JSONValue]) -> PostureBody? {
@@ -234,8 +269,13 @@ extension Daemon {
             )
             return
         }
-        guard let ms = args["durationMs"]?.int64Value, ms > 0 else {
-            replyError(admin, id: id, code: "invalidArguments", "backend.stall needs durationMs > 0")
+        guard let ms = args["durationMs"]?.int64Value, ms > 0, ms <= Daemon.longestCommandDurationMilliseconds else {
+            replyError(
+                admin,
+                id: id,
+                code: "invalidArguments",
+                "backend.stall needs durationMs in 1…86400000 (scenario milliseconds, at most 24 h)"
+            )
             return
         }
         do {

@@ -118,6 +118,13 @@ struct E2ECLIGoldenTests {
             (["layout", "--device", "nokia-3310", "--json"], 2, "unknown-device"),
             (["layout", "--device", "iphone-16", "--posture", "half-opened", "--json"], 2, "unsupported-fold-state"),
             (["attach", "--clock-skew", "soon", "--json"], 2, "usage"),
+            // Absurd durations are refused before anything is sent (they used to overflow or be accepted).
+            (["attach", "--clock-skew", "+99999999h", "--json"], 2, "usage"),
+            (["attach", "--duration", "-5s", "--json"], 2, "usage"),
+            (["clock", "x", "--step", "+99999999h", "--socket", dir + "/none.sock", "--json"], 2, "usage"),
+            (["clock", "x", "--step", "1e400s", "--socket", dir + "/none.sock", "--json"], 2, "usage"),
+            (["backend", "stall", "--duration", "0s", "--socket", dir + "/none.sock", "--json"], 2, "usage"),
+            (["backend", "stall", "--duration", "nan", "--socket", dir + "/none.sock", "--json"], 2, "usage"),
             (["status", "--socket", dir + "/none.sock", "--json"], 3, "daemonUnreachable"),
             (["posture", "x", "flat", "--socket", dir + "/none.sock", "--json"], 3, "daemonUnreachable"),
         ]

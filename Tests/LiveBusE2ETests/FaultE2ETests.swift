@@ -182,3 +182,65 @@ struct E2EFaultTests {
         loop.close()
     }
 }
+
+/// Admin commands with absurd values, sent raw (as any admin client could, bypassing the CLI's checks), are refused by
+/// the daemon with `invalidArguments` naming the range; the phone is never asked to act on them and keeps running.
+/// Source: review finding (a clock step of +99999999 h and a 9e18 ms stall were accepted).
+@Suite(.serialized)
+struct E2EAdminArgumentTests {
+    @Test func absurdRelayedValuesAreRefused() throws {
+        var template = Array("/tmp/lba-XXXXXX".utf8CString)
+        let dir = String(cString: mkdtemp(&template)!)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let socket = dir + "/bus.sock"
+        let daemon = try DaemonChild(
+            ["--socket", socket, "--memory", "--scenario", "demo-120s", "--log-level", "warning"],
+            log: dir + "/daemon.log"
+        )
+        defer { daemon.terminate() }
+        for _ in 0..<300 where SocketProbe.probe(path: socket) != .live { usleep(10_000) }
+        let phone = Process()
+        phone.executableURL = URL(fileURLWithPath: E2ECLIGoldenTests.bin + "/livebus")
+        phone.arguments = ["attach", "--socket", socket, "--name", "p", "--json", "--duration", "20s"]
+        phone.standardOutput = FileHandle.nullDevice
+        phone.standardError = FileHandle.nullDevice
+        try phone.run()
+        defer {
+            phone.terminate()
+            phone.waitUntilExit()
+        }
+        for _ in 0..<200 {
+            let s = try? AdminClient.request(socket: socket, command: "status", timeoutMs: 2000)
+            if case .array(let a)? = s?.data?["sessions"], a.contains(where: { $0["name"]?.stringValue == "p" }) {
+                break
+            }
+            usleep(20_000)
+        }
+        let absurd: [(String, [String: JSONValue])] = [
+            ("session.clock", ["stepMs": .number(360_000_000_000_000)]),
+            ("session.clock", ["driftPPM": .number(1e12)]),
+            ("session.clock", [:]),
+            ("session.simulate", ["notReadyMs": .number(-5)]),
+            ("session.simulate", ["startFailures": .number(1e15)]),
+            ("backend.stall", ["durationMs": .number(9e18)]),
+        ]
+        for (command, args) in absurd {
+            let r = try AdminClient.request(
+                socket: socket,
+                command: command,
+                args: args.merging(["session": .string("p")]) { a, _ in a }
+            )
+            #expect(!r.ok, "\(command) \(args) was accepted")
+            #expect(r.error?.code == "invalidArguments", "\(command) \(args): \(String(describing: r.error))")
+            #expect(r.error?.message.contains("…") == true, "\(command): names the range: \(r.error?.message ?? "")")
+        }
+        // The phone still answers a sane step, and the daemon still runs.
+        let ok = try AdminClient.request(
+            socket: socket,
+            command: "session.clock",
+            args: ["session": .string("p"), "stepMs": .number(30_000)]
+        )
+        #expect(ok.ok, "\(String(describing: ok.error))")
+        #expect(phone.isRunning)
+    }
+}
