@@ -305,7 +305,8 @@ enum FaultCommand {
             command: "fault",
             options: [
                 "socket", "session", "direction", "toxicity", "seed", "latency", "jitter", "rate", "average-size",
-                "size-variation", "delay-us", "delay", "bytes", "timeout", "probability", "window", "duration",
+                "size-variation", "delay-us", "delay", "bytes", "timeout", "probability", "window", "duration", "id",
+                "frame-types",
             ],
             flags: ["json", "all", "minority", "majority", "one"]
         )
@@ -359,7 +360,7 @@ enum FaultCommand {
                 AdminClient.request(socket: socket, command: "fault.preset", args: args)
             )
             out.success(
-                "preset \(a.positionals[1]) added as \(data["id"]?.stringValue ?? "?") on \(ControlCommands.sessionsText(data))",
+                "preset \(a.positionals[1]) added on \(ControlCommands.sessionsText(data)): \(Self.idsText(data)) (remove them all with `livebus fault remove \(a.positionals[1])`)",
                 data: data
             )
         case "add":
@@ -412,7 +413,10 @@ enum FaultCommand {
                 "toxicity": .number(try a.double("toxicity", default: 1, in: 0...1)),
                 "params": .object(params),
             ]
-            toxic["id"] = .string(kind)
+            if let frameTypes = a.value("frame-types") {
+                toxic["params"] = .object(params.merging(["frameTypes": try Self.frameTypes(frameTypes)]) { $1 })
+            }
+            if let id = a.value("id") { toxic["id"] = .string(id) }
             var args = target
             args["toxic"] = .object(toxic)
             let data = try LivebusCommand.resultData(
@@ -426,6 +430,32 @@ enum FaultCommand {
             throw .usage("unknown fault action '\(verb)'; use add, list, remove or preset")
         }
         return 0
+    }
+
+    /// The toxic ids of a `fault.add` / `fault.preset` result, comma-separated.
+    static func idsText(_ data: JSONValue) -> String {
+        guard case .array(let ids)? = data["ids"] else { return data["id"]?.stringValue ?? "?" }
+        return ids.compactMap(\.stringValue).joined(separator: ", ")
+    }
+
+    /// `--frame-types EVENT,PING` or `6,8`: frame type names or codes (PROTOCOL.md §3) as a JSON list of codes.
+    /// - Throws: ``CLIError`` (usage) naming the unknown entry and the valid names.
+    static func frameTypes(_ text: String) throws(CLIError) -> JSONValue {
+        var codes: [JSONValue] = []
+        for part in text.split(separator: ",").map({ $0.trimmingCharacters(in: .whitespaces) }) {
+            if let t = FrameType.allCases.first(where: { $0.description.caseInsensitiveCompare(part) == .orderedSame })
+            {
+                codes.append(.number(Double(t.rawValue)))
+            } else if let n = UInt8(part), n > 0 {
+                codes.append(.number(Double(n)))
+            } else {
+                throw .usage(
+                    "--frame-types: '\(part)' is not a frame type; use names or codes from PROTOCOL.md §3: \(FrameType.allCases.map(\.description).joined(separator: ","))"
+                )
+            }
+        }
+        guard !codes.isEmpty else { throw .usage("--frame-types needs at least one frame type, e.g. EVENT,PING") }
+        return .array(codes)
     }
 }
 

@@ -138,12 +138,15 @@ public enum LivebusCommand {
             name: "fault",
             summary: "Inject network faults (toxiproxy's toxics) on attached phones' connections",
             usage:
-                "livebus fault add TOXIC [--session NAME|--all|--minority|--majority|--one] [--direction down|up] [--toxicity P] [--seed N] [--latency MS --jitter MS --rate KB/s --average-size B --size-variation B --delay-us US --delay MS --bytes N --timeout MS --probability P --window N --duration D] · livebus fault list · livebus fault remove ID|--all · livebus fault preset 3g|edge|lossy|very-bad|airplane [target]",
+                "livebus fault add TOXIC [--session NAME|--all|--minority|--majority|--one] [--direction down|up] [--toxicity P] [--seed N] [--id ID] [--latency MS --jitter MS --rate KB/s --average-size B --size-variation B --delay-us US --delay MS --bytes N --timeout MS --probability P --window N --duration D --frame-types LIST] · livebus fault list · livebus fault remove ID|PRESET|--all · livebus fault preset 3g|edge|lossy|very-bad|airplane [target]",
             details: """
                 Toxics: latency, bandwidth, slicer, slow_close, limit_data, timeout, reset_peer, down (refuse new
                 connections), drop, duplicate, reorder, corrupt (frames, with --probability), partition (blackhole both
                 directions for --duration). Targets as Jepsen picks them, seeded so runs repeat. The bus repairs what the
                 network breaks: gaps are re-sent, corrupted frames reconnect and resume, duplicates are ignored.
+                Ids are toxiproxy's <kind>_<downstream|upstream> (latency_downstream) unless --id names one; a
+                preset's are <preset>-<kind>-<down|up>, and `fault remove PRESET` removes them all. --frame-types
+                limits drop/duplicate/reorder/corrupt to frame types (names or codes, e.g. EVENT,PING).
                 Protocol/FAULTS.md has every parameter, its unit and default, and the presets' exact toxics.
                 """,
             examples: [

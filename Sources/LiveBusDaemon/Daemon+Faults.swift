@@ -79,11 +79,11 @@ extension Daemon {
     /// Handles `fault.add`, `fault.list`, `fault.remove`, `fault.preset`; returns `false` for other commands.
     func faultCommand(_ c: CommandBody, id: UInt64, from admin: Session) -> Bool {
         switch c.command {
-        case "fault.add": faultAdd(c.args, presetSpecs: nil, id: id, admin: admin)
+        case "fault.add": faultAdd(c.args, preset: nil, id: id, admin: admin)
         case "fault.preset":
             do {
                 let preset = try NetworkPreset.named(c.args["preset"]?.stringValue ?? "")
-                faultAdd(c.args, presetSpecs: preset.toxics, id: id, admin: admin)
+                faultAdd(c.args, preset: preset, id: id, admin: admin)
             } catch {
                 replyError(
                     admin,
@@ -144,10 +144,30 @@ extension Daemon {
         return .success(all.filter { chosen.contains($0.name) })
     }
 
-    private func faultAdd(_ args: [String: JSONValue], presetSpecs: [ToxicSpec]?, id: UInt64, admin: Session) {
+    /// A toxic id as FAULTS.md §1 allows: `[A-Za-z0-9_.-]`, 1–64 characters.
+    static func isValidToxicID(_ id: String) -> Bool {
+        (1...64).contains(id.utf8.count)
+            && id.utf8.allSatisfy { c in
+                (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x5F
+                    || c == 0x2E || c == 0x2D
+            }
+    }
+
+    /// Adds one toxic (`fault.add`) or a preset's toxics (`fault.preset`) to the target sessions, all or nothing:
+    /// a toxic that one chosen session cannot take (`duplicateToxic`) leaves every session as it was.
+    /// Ids: `toxic.id` if given, else toxiproxy's `<kind>_<downstream|upstream>`; a preset's are
+    /// `<preset>-<kind>-<down|up>` and the result's `id` is the preset's name (FAULTS.md §1).
+    private func faultAdd(
+        _ args: [String: JSONValue],
+        preset: NetworkPreset?,
+        id: UInt64,
+        admin: Session
+    ) {
         var specs: [ToxicSpec]
-        if let presetSpecs {
-            specs = presetSpecs
+        let faultID: String
+        if let preset {
+            specs = preset.toxics
+            faultID = preset.rawValue
         } else {
             guard case .object(let t)? = args["toxic"], let bytes = try? WireJSON.encode(JSONValue.object(t)) else {
                 replyError(
@@ -158,35 +178,71 @@ extension Daemon {
                 )
                 return
             }
+            let kinds = ToxicKind.allCases.map(\.rawValue).joined(separator: ", ")
+            guard let kind = t["kind"]?.stringValue.flatMap(ToxicKind.init(rawValue:)) else {
+                replyError(
+                    admin,
+                    id: id,
+                    code: "invalidArguments",
+                    "toxic.kind must be one of \(kinds)",
+                    recovery: "see `livebus help fault`"
+                )
+                return
+            }
             do { specs = [try JSONDecoder().decode(ToxicSpec.self, from: Data(bytes))] } catch {
                 replyError(
                     admin,
                     id: id,
                     code: "invalidArguments",
-                    "the toxic is not valid: \(error)",
-                    recovery: "kinds: \(ToxicKind.allCases.map(\.rawValue).joined(separator: ", "))"
+                    "the \(kind.rawValue) toxic is not valid: direction must be down or up, toxicity a number 0…1, params an object of numbers (frameTypes a list of type codes)",
+                    recovery: "see Protocol/FAULTS.md §3 and `livebus help fault`"
                 )
                 return
             }
+            if let given = t["id"]?.stringValue {
+                guard Daemon.isValidToxicID(given) else {
+                    replyError(
+                        admin,
+                        id: id,
+                        code: "invalidArguments",
+                        "toxic id '\(given.prefix(80))' is not valid: use 1–64 of A–Z a–z 0–9 _ . -",
+                        recovery: "e.g. --id latency_downstream"
+                    )
+                    return
+                }
+                specs[0].id = given
+            } else {
+                specs[0].id = ToxicSpec(kind: specs[0].kind, direction: specs[0].direction).id
+            }
+            faultID = specs[0].id
         }
-        nextFaultNumber += 1
-        let faultID = "f\(nextFaultNumber)"
-        for i in specs.indices { specs[i].id = specs.count == 1 ? faultID : "\(faultID).\(i + 1)" }
         for spec in specs {
             do { try spec.validate() } catch {
                 replyError(admin, id: id, code: "invalidToxic", error.message, recovery: "see `livebus help fault`")
                 return
             }
         }
+        let ids: JSONValue = .array(specs.map { .string($0.id) })
         if specs.contains(where: { $0.kind == .down }) {
-            daemonToxics.append(contentsOf: specs.filter { $0.kind == .down })
+            let downs = specs.filter { $0.kind == .down }
+            if let held = daemonToxics.first(where: { d in downs.contains { $0.id == d.id } }) {
+                replyError(
+                    admin,
+                    id: id,
+                    code: "invalidToxic",
+                    "the daemon already has toxic '\(held.id)' (down); remove it first",
+                    recovery: "livebus fault remove \(held.id)"
+                )
+                return
+            }
+            daemonToxics.append(contentsOf: downs)
             logger.log(.notice, "fault added", [("fault", faultID), ("toxic", "down"), ("target", "daemon")])
             specs.removeAll { $0.kind == .down }
             if specs.isEmpty {
                 reply(
                     admin,
                     id: id,
-                    ResultBody(ok: true, data: .object(["id": .string(faultID), "sessions": .array([])]))
+                    ResultBody(ok: true, data: .object(["id": .string(faultID), "ids": ids, "sessions": .array([])]))
                 )
                 return
             }
@@ -198,7 +254,8 @@ extension Daemon {
             return
         case .success(let t): chosen = t
         }
-        var applied: [JSONValue] = []
+        // Every chosen session first, committed only if all can take the toxics.
+        var planned: [(Session, SessionFaults, [FaultAction], [FaultAction])] = []
         for s in chosen {
             var f =
                 s.faults
@@ -212,9 +269,19 @@ extension Daemon {
                     upActions += u
                 }
             } catch {
-                replyError(admin, id: id, code: "invalidToxic", "\(s.name): \(error.message)")
+                replyError(
+                    admin,
+                    id: id,
+                    code: "invalidToxic",
+                    "\(s.name): \(error.message); nothing was added",
+                    recovery: "livebus fault list"
+                )
                 return
             }
+            planned.append((s, f, downActions, upActions))
+        }
+        var applied: [JSONValue] = []
+        for (s, f, downActions, upActions) in planned {
             s.faults = f
             run(downActions, on: s, direction: .downstream)
             run(upActions, on: s, direction: .upstream)
@@ -232,7 +299,7 @@ extension Daemon {
         reply(
             admin,
             id: id,
-            ResultBody(ok: true, data: .object(["id": .string(faultID), "sessions": .array(applied)]))
+            ResultBody(ok: true, data: .object(["id": .string(faultID), "ids": ids, "sessions": .array(applied)]))
         )
     }
 
@@ -249,7 +316,11 @@ extension Daemon {
             return
         }
         let faultID = args["id"]?.stringValue ?? ""
-        func matches(_ toxicID: String) -> Bool { all || toxicID == faultID || toxicID.hasPrefix(faultID + ".") }
+        // An id, or a preset's name for all of its toxics (`3g` → `3g-latency-down`, …).
+        let isPreset = NetworkPreset(rawValue: faultID) != nil
+        func matches(_ toxicID: String) -> Bool {
+            all || toxicID == faultID || (isPreset && toxicID.hasPrefix(faultID + "-"))
+        }
         var removed = 0
         let beforeDaemon = daemonToxics.count
         daemonToxics.removeAll { matches($0.id) }

@@ -46,7 +46,6 @@ public final class Daemon {
     var pushCounter = 0
     /// Daemon-wide toxics (`down`: refuse new connections).
     var daemonToxics: [ToxicSpec] = []
-    var nextFaultNumber = 0
     /// Toxics of disconnected phones, re-applied when they resume.
     var resumedFaults: [String: SessionFaults] = [:]
     /// Order id → store and customer locations (from the simulator), sent with each event for the phone's map.

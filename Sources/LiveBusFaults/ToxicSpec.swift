@@ -200,6 +200,22 @@ public struct ToxicSpec: Codable, Sendable, Equatable {
         self.params = params
     }
 
+    private enum CodingKeys: String, CodingKey { case id, kind, direction, toxicity, params }
+
+    /// Decodes `{"id"?, "kind", "direction"?, "toxicity"?, "params"?}` with ``init(id:kind:direction:toxicity:params:)``'s
+    /// defaults for what is absent.
+    /// - Throws: `DecodingError` when `kind` is missing or unknown, or a member has the wrong type.
+    public init(from decoder: any Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try c.decodeIfPresent(String.self, forKey: .id),
+            kind: try c.decode(ToxicKind.self, forKey: .kind),
+            direction: try c.decodeIfPresent(FaultDirection.self, forKey: .direction) ?? .downstream,
+            toxicity: try c.decodeIfPresent(Double.self, forKey: .toxicity) ?? 1,
+            params: try c.decodeIfPresent(ToxicParams.self, forKey: .params) ?? ToxicParams()
+        )
+    }
+
     /// True when the toxic belongs in the pipeline of `direction`: its own direction, or both for `partition`.
     public func appliesTo(_ direction: FaultDirection) -> Bool {
         kind == .partition || self.direction == direction
