@@ -293,3 +293,23 @@ public func defaultSocketPath() -> String {
 
 /// The version of both executables.
 public let liveBusVersion = "0.1.0"
+
+/// A file-system error for a person: the system's reason (`Permission denied`, `No such file or directory`), not
+/// Foundation's error dump.
+/// - Parameter error: What a Foundation file call threw.
+/// - Returns: The POSIX reason when there is one, else the error's localized description.
+public func fileErrorReason(_ error: any Error) -> String {
+    let ns = error as NSError
+    if let underlying = ns.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
+        return String(cString: strerror(Int32(underlying.code)))
+    }
+    if ns.domain == NSPOSIXErrorDomain { return String(cString: strerror(Int32(ns.code))) }
+    switch CocoaError.Code(rawValue: ns.code) {
+    case .fileWriteNoPermission, .fileReadNoPermission: return "Permission denied"
+    case .fileNoSuchFile, .fileReadNoSuchFile: return "No such file or directory"
+    case .fileWriteOutOfSpace: return "No space left on device"
+    case .fileWriteVolumeReadOnly: return "Read-only file system"
+    case .fileWriteFileExists: return "File exists"
+    default: return ns.localizedDescription
+    }
+}

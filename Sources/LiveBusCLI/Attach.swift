@@ -116,10 +116,16 @@ enum AttachCommand {
         let svgDir = a.value("svg-dir")
         if let svgDir {
             do { try FileManager.default.createDirectory(atPath: svgDir, withIntermediateDirectories: true) } catch {
-                throw CLIError("cannotWrite", "cannot create --svg-dir \(svgDir): \(error)", exit: .usage)
+                throw CLIError(
+                    "cannotWrite",
+                    "cannot create --svg-dir \(svgDir): \(fileErrorReason(error))",
+                    recovery: "choose a writable directory",
+                    exit: .usage
+                )
             }
         }
         var layoutCount = 0
+        var svgWarned = false
         session.onLayout = { record, input, result in
             if json {
                 if record.trigger != "update" { out.printJSON(record) }
@@ -133,7 +139,16 @@ enum AttachCommand {
                 layoutCount += 1
                 let file =
                     "\(svgDir)/\(String(format: "%03d", layoutCount))-\(record.foldState)-\(record.orientation).svg"
-                try? LayoutRenderer.svg(result, input: input).write(toFile: file, atomically: true, encoding: .utf8)
+                do {
+                    try LayoutRenderer.svg(result, input: input).write(toFile: file, atomically: true, encoding: .utf8)
+                } catch {
+                    if !svgWarned {
+                        svgWarned = true
+                        StandardStream.err(
+                            "warning: cannot write \(file): \(fileErrorReason(error)); SVGs are skipped\n"
+                        )
+                    }
+                }
             }
         }
         session.onError = { msg in

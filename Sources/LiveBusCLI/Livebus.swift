@@ -469,7 +469,12 @@ public enum LivebusCommand {
                 do {
                     try LayoutRenderer.svg(result, input: input).write(toFile: svg, atomically: true, encoding: .utf8)
                 } catch {
-                    throw CLIError("cannotWrite", "cannot write \(svg): \(error)", exit: .usage)
+                    throw CLIError(
+                        "cannotWrite",
+                        "cannot write \(svg): \(fileErrorReason(error))",
+                        recovery: "choose a writable path for --svg",
+                        exit: .usage
+                    )
                 }
             }
             if let warning { StandardStream.err("warning: \(warning)\n") }

@@ -18,7 +18,8 @@ public enum WireJSON {
         do { return try JSONDecoder().decode(T.self, from: Data(bytes)) } catch let error as DecodingError {
             throw WireError(.invalidBody, describe(error, for: T.self))
         } catch {
-            throw WireError(.invalidBody, "\(T.self) body is not valid JSON: \(error)")
+            let what = String(describing: T.self).replacingOccurrences(of: "Body", with: "")
+            throw WireError(.invalidBody, "\(what) body is not valid JSON")
         }
     }
 
@@ -38,7 +39,15 @@ public enum WireJSON {
             return "\(what) body: field '\(path(c.codingPath))' is null; expected \(typeName(t))"
         case .dataCorrupted(let c):
             if c.codingPath.isEmpty { return "\(what) body is not a valid JSON object" }
-            return "\(what) body: field '\(path(c.codingPath))': \(c.debugDescription)"
+            let field = path(c.codingPath)
+            var text = "\(what) body: field '\(field)' has a value that is not allowed"
+            // Foundation says "Cannot initialize <Type> from invalid String value <v>": keep the value, not the type.
+            if let r = c.debugDescription.range(of: "invalid String value ") {
+                text =
+                    "\(what) body: field '\(field)' has the value '\(c.debugDescription[r.upperBound...].prefix(64))', which is not allowed"
+            }
+            if field == "role" { text += "; use one of \(ClientRole.allCases.map(\.rawValue).joined(separator: ", "))" }
+            return text
         @unknown default:
             return "\(what) body is invalid"
         }
@@ -50,13 +59,13 @@ public enum WireJSON {
         case is Int.Type, is Int64.Type, is UInt64.Type, is UInt16.Type: "an integer"
         case is Double.Type: "a number"
         case is Bool.Type: "true or false"
-        default: "\(t)"
+        default: "\(t)".hasPrefix("Array") ? "a list" : "an object (PROTOCOL.md)"
         }
     }
 }
 
 /// Roles a connection can take in HELLO.
-public enum ClientRole: String, Sendable, Codable, Hashable {
+public enum ClientRole: String, Sendable, Codable, Hashable, CaseIterable {
     /// A simulated phone: subscribes, receives events converted to its clock, reports posture.
     case session
     /// A command-line tool: sends COMMANDs (status, order, push, fault); the admin role is checked with the

@@ -125,6 +125,8 @@ struct E2ECLIGoldenTests {
             (["clock", "x", "--step", "1e400s", "--socket", dir + "/none.sock", "--json"], 2, "usage"),
             (["backend", "stall", "--duration", "0s", "--socket", dir + "/none.sock", "--json"], 2, "usage"),
             (["backend", "stall", "--duration", "nan", "--socket", dir + "/none.sock", "--json"], 2, "usage"),
+            // A file error says the system's reason, not Foundation's error dump.
+            (["layout", "--device", "iphone-16", "--svg", dir + "/no/such/dir/x.svg", "--json"], 2, "cannotWrite"),
             (["status", "--socket", dir + "/none.sock", "--json"], 3, "daemonUnreachable"),
             (["posture", "x", "flat", "--socket", dir + "/none.sock", "--json"], 3, "daemonUnreachable"),
         ]
@@ -135,6 +137,7 @@ struct E2ECLIGoldenTests {
             #expect(r.json?["error"]?["code"]?.stringValue == name, "\(args): \(r.stdout)")
             let message = r.json?["error"]?["message"]?.stringValue ?? ""
             #expect(message.count > 10, "\(args): message '\(message)'")
+            #expect(!message.contains("Domain=") && !message.contains("Error("), "\(args): internals in '\(message)'")
             #expect(r.json?["error"]?["recovery"] != nil)
         }
         // Without --json the error goes to stderr with a hint, stdout stays empty.

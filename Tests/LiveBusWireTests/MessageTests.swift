@@ -22,6 +22,24 @@ struct MessageTests {
         }
     }
 
+    /// An unknown role names the value and the valid roles, never a Swift type name (review finding).
+    @Test func unknownRoleNamesTheValueNotTheType() {
+        let body = Array(#"{"versions":[1],"client":"x","role":"root","clientTime":1}"#.utf8)
+        #expect(
+            throws: WireError(
+                .invalidBody,
+                "Hello body: field 'role' has the value 'root', which is not allowed; use one of session, admin, publisher, observer"
+            )
+        ) {
+            _ = try WireJSON.decode(HelloBody.self, from: body)
+        }
+        // A nested object of the wrong type: "an object", not the Swift type.
+        let nested = Array(#"{"versions":[1],"client":"x","role":"session","clientTime":1,"posture":7}"#.utf8)
+        #expect(throws: WireError(.invalidBody, "Hello body: field 'posture' should be an object (PROTOCOL.md)")) {
+            _ = try WireJSON.decode(HelloBody.self, from: nested)
+        }
+    }
+
     /// Not JSON at all.
     @Test func garbageBody() {
         #expect(throws: WireError(.invalidBody, "Ping body is not a valid JSON object")) {
