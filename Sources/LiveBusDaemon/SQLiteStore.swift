@@ -52,10 +52,25 @@ public final class SQLiteStore: TopicStore {
     public init(directory: String, logCapacity: Int = 1024, fullSync: Bool = false) throws(StoreOpenError) {
         self.logCapacity = logCapacity
         path = directory + "/livebus.db"
-        do {
-            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        } catch {
-            throw StoreOpenError("cannot create data directory \(directory): \(error.localizedDescription)")
+        // Private to the daemon's user, like the socket (0600): the directory 0700, the database 0600 (SQLite gives
+        // its -wal and -shm files the database file's permissions).
+        var isDirectory: ObjCBool = false
+        if !FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) {
+            do {
+                try FileManager.default.createDirectory(
+                    atPath: directory,
+                    withIntermediateDirectories: true,
+                    attributes: [.posixPermissions: 0o700]
+                )
+            } catch {
+                throw StoreOpenError("cannot create data directory \(directory): \(error.localizedDescription)")
+            }
+        } else if !isDirectory.boolValue {
+            throw StoreOpenError("\(directory) exists and is not a directory; choose another --data-dir")
+        }
+        if !FileManager.default.fileExists(atPath: path) {
+            let fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+            if fd >= 0 { Glibc.close(fd) }
         }
         let existed = FileManager.default.fileExists(atPath: path)
         guard

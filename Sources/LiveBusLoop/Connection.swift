@@ -287,6 +287,16 @@ public final class PipeListener: LoopClosable {
     /// - Throws: ``LoopError`` (`EADDRINUSE` when the path exists, `ENAMETOOLONG`, `EACCES`, …).
     public init(loop: EventLoop, path: String, backlog: Int32 = 511) throws(LoopError) {
         if let e = PipeListener.checkPath(path) { throw e }
+        // uv_pipe_bind reports a missing directory as EACCES on Linux; say what is wrong instead.
+        let directory = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+        var st = stat()
+        if !directory.isEmpty, stat(directory, &st) != 0 {
+            throw LoopError(
+                name: "ENOENT",
+                message:
+                    "the directory \(directory) does not exist; create it (mkdir -p \(directory)) or choose another path"
+            )
+        }
         self.loop = loop
         self.path = path
         pipe = .allocate(capacity: 1)

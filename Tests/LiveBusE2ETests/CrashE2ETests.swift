@@ -163,6 +163,27 @@ struct E2ESQLiteStoreTests {
         #expect(reopened.simulatorState() == Data("{}".utf8))
     }
 
+    /// A new data directory and its database are private to the daemon's user (0700, 0600), like the socket; a path
+    /// that is a file is refused with what to do. Source: review finding (state files were world-readable).
+    @Test func newDataDirectoryIsPrivate() throws {
+        var template = Array("/tmp/lbq-XXXXXX".utf8CString)
+        let parent = String(cString: mkdtemp(&template)!)
+        defer { try? FileManager.default.removeItem(atPath: parent) }
+        let dir = parent + "/a/data"
+        _ = try SQLiteStore(directory: dir)
+        let fm = FileManager.default
+        #expect((try fm.attributesOfItem(atPath: dir))[.posixPermissions] as? Int == 0o700)
+        #expect((try fm.attributesOfItem(atPath: parent + "/a"))[.posixPermissions] as? Int == 0o700)
+        #expect((try fm.attributesOfItem(atPath: dir + "/livebus.db"))[.posixPermissions] as? Int == 0o600)
+        try Data().write(to: URL(fileURLWithPath: parent + "/file"))
+        do {
+            _ = try SQLiteStore(directory: parent + "/file")
+            Issue.record("a file was taken as a data directory")
+        } catch {
+            #expect(error.message.contains("is not a directory"))
+        }
+    }
+
     @Test func foreignAndCorruptFilesAreRefused() throws {
         var template = Array("/tmp/lbq-XXXXXX".utf8CString)
         let dir = String(cString: mkdtemp(&template)!)

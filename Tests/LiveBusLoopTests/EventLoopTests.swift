@@ -85,6 +85,19 @@ struct EventLoopTests {
     }
 
     /// A second bind on a live path fails with EADDRINUSE; the probe reports live, then stale after a crash-like unlink-less close.
+    /// A socket in a directory that does not exist is refused with ENOENT and what to do (libuv says EACCES).
+    @Test func missingSocketDirectoryIsNamed() throws {
+        let loop = try EventLoop()
+        defer { _ = loop.close() }
+        do {
+            _ = try PipeListener(loop: loop, path: "/tmp/livebus-no-such-dir-\(getpid())/bus.sock")
+            Issue.record("bound in a missing directory")
+        } catch {
+            #expect(error.name == "ENOENT")
+            #expect(error.message.contains("does not exist; create it (mkdir -p /tmp/livebus-no-such-dir-"))
+        }
+    }
+
     @Test func probeLiveAndStale() throws {
         let loop = try EventLoop()
         let path = Self.tempSocketPath("probe")
