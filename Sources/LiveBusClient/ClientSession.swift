@@ -692,6 +692,8 @@ public final class ClientSession {
     public func stepClock(byMilliseconds ms: Int64) {
         clock.step(byMilliseconds: ms)
         armStaleTimer()
+        // As an iOS app hears UIApplication.significantTimeChangeNotification: tell the daemon, which probes at once.
+        send(.posture, body: PostureChangeBody(clockChanged: true))
     }
 }
 

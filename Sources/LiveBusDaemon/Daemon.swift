@@ -757,6 +757,13 @@ public final class Daemon {
             s.profile = p
             schedulerProfileChanged(s)
         }
+        if b.clockChanged == true {
+            // The phone says its clock was set: probe now (the first sample after a step is held back as an outlier
+            // and the next, 200 ms later, confirms it), unless a probe is already on its way.
+            logger.info("client reported a clock change", [("session.id", s.id)])
+            if s.outstandingProbe == nil { sendProbe(s) }
+            if b.posture == nil && b.appState == nil && b.profile == nil { return }
+        }
         logger.info(
             "posture changed",
             [

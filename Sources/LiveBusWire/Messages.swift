@@ -538,12 +538,22 @@ public struct PostureChangeBody: Sendable, Hashable, Codable {
     public var appState: String?
     /// New device settings, if they changed.
     public var profile: ProfileBody?
+    /// `true` when the client's wall clock just changed discontinuously (it was set or stepped), as iOS tells an
+    /// app with `UIApplication.significantTimeChangeNotification`; the daemon probes at once instead of waiting up
+    /// to its probe interval (16 s, 60 s in the background). Client → daemon only. CLOCKSYNC.md §3.
+    public var clockChanged: Bool?
 
     /// Creates a posture change.
-    public init(posture: PostureBody? = nil, appState: String? = nil, profile: ProfileBody? = nil) {
+    public init(
+        posture: PostureBody? = nil,
+        appState: String? = nil,
+        profile: ProfileBody? = nil,
+        clockChanged: Bool? = nil
+    ) {
         self.posture = posture
         self.appState = appState
         self.profile = profile
+        self.clockChanged = clockChanged
     }
 }
 

@@ -171,3 +171,27 @@ struct E2EClockAccuracyTests {
         bus.shutdown()
     }
 }
+
+/// A backgrounded phone (probed every 60 s) whose clock is stepped tells the daemon at once, as an iOS app hears
+/// `UIApplication.significantTimeChangeNotification`; the daemon probes now and detects the step within a second
+/// instead of at the next 60 s probe. Source: review finding (step detection waited for the probe interval);
+/// CLOCKSYNC.md §3.
+@Suite(.serialized)
+struct E2EClockChangeNoticeTests {
+    @Test func steppedPhoneIsReprobedAtOnce() throws {
+        let bus = try TestBus(scenario: nil)
+        defer { bus.shutdown() }
+        let phone = bus.session("bg") { $0.appState = "background" }
+        phone.start()
+        // The handshake burst (8 probes 200 ms apart), then the 60 s background interval.
+        bus.run(timeoutMs: 3000) { false }
+        let before = bus.logLines.lines.filter { $0.contains("client clock step detected") }.count
+        phone.stepClock(byMilliseconds: 30_000)
+        let detected = bus.run(timeoutMs: 1500) {
+            bus.logLines.lines.filter { $0.contains("client clock step detected") }.count > before
+        }
+        #expect(detected, "no step detected within 1.5 s: \(bus.logLines.lines.suffix(5))")
+        #expect(bus.logLines.lines.contains { $0.contains("client reported a clock change") })
+        phone.close()
+    }
+}

@@ -805,6 +805,8 @@ class SessionClient:
             elif request[0] == "step":
                 self.clock.step(request[1])
                 self._log("clock stepped %+d ms" % request[1])
+                # As iOS's significantTimeChangeNotification: the daemon probes at once (CLOCKSYNC.md §3).
+                self._send("POSTURE", {"clockChanged": True})
             elif request[0] == "drop":
                 verdict = verdict or "drop"
             elif request[0] == "stop":
