@@ -325,7 +325,10 @@ enum FaultCommand {
             if case .array(let list) = data {
                 if list.isEmpty { text = "no faults" }
                 for entry in list {
-                    text += "\(entry["session"]?.stringValue ?? "?"):\n"
+                    text += "\(entry["session"]?.stringValue ?? "?")"
+                    text +=
+                        entry["disconnected"]?.boolValue == true
+                        ? " (disconnected; its toxics act again when it resumes):\n" : ":\n"
                     if case .array(let ts)? = entry["toxics"] {
                         for t in ts {
                             text +=

@@ -121,6 +121,8 @@ public final class ClientSession {
     private var staleTimer: LoopTimer?
     private var reconnectTimer: LoopTimer?
     private var reconnectAttempt = 0
+    /// When the current connection's WELCOME arrived (loop clock, ms), `nil` before it.
+    private var welcomedAt: UInt64?
     private var userClosed = false
     private var catchingUpTopics: Set<String> = []
     private var rng = ClockSimulationRandom(seed: 0x5EED)
@@ -249,6 +251,10 @@ public final class ClientSession {
 
     private func disconnected(_ error: LoopError?) {
         connection = nil
+        // The backoff starts over only after a connection that held (5 s past WELCOME): one closed at once (a
+        // reset_peer or limit_data toxic that every new connection meets) keeps backing off instead of looping.
+        if let w = welcomedAt, loop.nowMilliseconds - w >= 5000 { reconnectAttempt = 0 }
+        welcomedAt = nil
         guard !userClosed else { return }
         if let error { onError?("connection lost: \(error)") }
         syncState = .disconnected
@@ -326,7 +332,7 @@ public final class ClientSession {
             if layout == nil { relayout(trigger: "attach") }
             let wasResumed = resumeToken != nil && w.resumed
             resumeToken = w.resumeToken
-            reconnectAttempt = 0
+            welcomedAt = loop.nowMilliseconds
             onWelcome?(w)
             if wasResumed {
                 syncState = .catchingUp
@@ -424,7 +430,8 @@ public final class ClientSession {
     }
 
     private func requestResend(topic: String, force: Bool) {
-        guard var r = replicas[topic] else { return }
+        // A topic never seen (every event of it lost) resends from its first sequence.
+        var r = replicas[topic, default: TopicReplica()]
         let t = loop.nowMilliseconds
         if !force, let asked = r.resendAskedAt, t - asked < 500 { return }
         r.resendAskedAt = t
@@ -469,8 +476,12 @@ public final class ClientSession {
         )
         let verdict: Verdict
         if update.event == .start && board.activity(orderID) == nil {
+            // A replayed start of an order this phone already knew is a resume (it never starts an activity); of one
+            // it never heard of (created while it was disconnected), the creation itself, as on a fresh attach.
             let origin: StartOrigin =
-                f.flags.contains(.replay) && resumeToken != nil && counters.reconnects > 0 ? .resume : .orderCreation
+                f.flags.contains(.replay) && resumeToken != nil && counters.reconnects > 0
+                    && board.startIntent(orderID) != nil
+                ? .resume : .orderCreation
             verdict = board.orderCreated(update, origin: origin, at: nowC)
         } else {
             verdict = board.apply(update, at: nowC)

@@ -109,6 +109,16 @@ extension Daemon {
         for s in phones() where !(s.faults?.toxics.isEmpty ?? true) {
             out.append(.object(["session": .string(s.name), "toxics": Daemon.jsonValue(s.faults!.toxics)]))
         }
+        // Toxics of phones disconnected right now (a reset_peer or limit_data toxic closed them): they come back
+        // when the phone resumes, so they are listed and removed like the others.
+        for (token, f) in resumedFaults.sorted(by: { $0.key < $1.key }) where !f.toxics.isEmpty {
+            out.append(
+                .object([
+                    "session": .string(resumable[token]?.name ?? "(disconnected)"), "disconnected": .bool(true),
+                    "toxics": Daemon.jsonValue(f.toxics),
+                ])
+            )
+        }
         return .array(out)
     }
 
@@ -325,6 +335,13 @@ extension Daemon {
         let beforeDaemon = daemonToxics.count
         daemonToxics.removeAll { matches($0.id) }
         removed += beforeDaemon - daemonToxics.count
+        for (token, var f) in resumedFaults {
+            for t in f.toxics where matches(t.id) {
+                _ = f.remove(id: t.id, at: monotonicMs)
+                removed += 1
+            }
+            resumedFaults[token] = f.toxics.isEmpty ? nil : f
+        }
         for s in phones() {
             guard var f = s.faults else { continue }
             for t in f.toxics where matches(t.id) {

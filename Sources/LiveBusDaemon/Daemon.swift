@@ -586,9 +586,21 @@ public final class Daemon {
         )
         if resumed, let old = resumedFaults.removeValue(forKey: s.resumeToken) {
             // Toxics belong to the phone, not to one connection (as toxiproxy's belong to the proxy).
+            // What they do at once on a new connection (reset_peer with timeout 0) is done now, as toxiproxy's
+            // toxics act on every new connection through the proxy.
             var f = SessionFaults(seed: options.seed, session: s.name)
-            for t in old.toxics { _ = try? f.add(t, at: monotonicMs) }
+            var down: [FaultAction] = []
+            var up: [FaultAction] = []
+            for t in old.toxics {
+                guard let (d, u) = try? f.add(t, at: monotonicMs) else { continue }
+                down += d
+                up += u
+            }
             s.faults = f
+            run(down, on: s, direction: .downstream)
+            run(up, on: s, direction: .upstream)
+            if s.phase == .closed { return }
+            armFaults(s)
         }
         if s.role == .session {
             startScheduler(s)

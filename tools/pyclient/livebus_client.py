@@ -344,7 +344,9 @@ class OrderBook:
         return records, resends
 
     def on_uptodate(self, topic, sequence):
-        """UPTODATE {"sequence": latest}: returns RESEND requests if we are still behind with nothing held."""
+        """UPTODATE {"sequence": latest}: returns a RESEND request whenever we are still behind, even with later
+        events held (the RESEND answering a gap may itself have been lost: the daemon's once-a-second UPTODATE is
+        what asks again, PROTOCOL.md §5.4)."""
         state = self.topic(topic)
         if sequence < state.last:
             # the daemon's topic is behind what we applied: its history is not the one we followed (it lost its
@@ -354,7 +356,7 @@ class OrderBook:
             state.resend_from = 1
             return [(topic, 1)] if sequence > 0 else []
         state.uptodate = sequence
-        if sequence > state.last and not state.held:
+        if sequence > state.last:
             state.resend_from = state.last + 1
             return [(topic, state.last + 1)]
         return []

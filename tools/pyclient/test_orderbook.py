@@ -102,6 +102,17 @@ class SequenceRuleTests(unittest.TestCase):
         self.assertEqual(self.book.on_uptodate(TOPIC, 3), [(TOPIC, 2)])
         self.assertEqual(self.book.on_uptodate(TOPIC, 1), [])
 
+    def test_uptodate_ahead_asks_again_while_events_are_held(self):
+        """The RESEND that answered a gap was lost too (a drop toxic): the next UPTODATE asks again (e2e-reset-storm)."""
+        self.feed(1)
+        self.assertEqual(self.feed(3)[1], [(TOPIC, 2)])
+        self.assertEqual(self.feed(4)[1], [])  # the gap is already asked for
+        self.assertEqual(self.book.on_uptodate(TOPIC, 4), [(TOPIC, 2)])
+        self.assertEqual(self.book.on_uptodate(TOPIC, 4), [(TOPIC, 2)])
+        records, _ = self.feed(2)
+        self.assertEqual([r["seq"] for r in records], [2, 3, 4])
+        self.assertFalse(self.book.pending())
+
     def test_uptodate_behind_us_restarts_the_topic(self):
         """A daemon that lost its state numbers from 1 again: its UPTODATE is below our last sequence."""
         for seq in (1, 2, 3):
