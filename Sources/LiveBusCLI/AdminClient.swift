@@ -85,4 +85,27 @@ enum AdminClient {
         connection?.close()
         return try outcome.get()
     }
+
+    /// Every order, fetched in pages of 100 (`order.list {limit, offset}`) so any number fits in frames.
+    /// - Throws: ``CLIError`` when the daemon cannot be reached or answers with an error.
+    static func allOrders(socket: String, timeoutMs: UInt64 = 5000) throws(CLIError) -> [JSONValue] {
+        var list: [JSONValue] = []
+        while true {
+            let r = try request(
+                socket: socket,
+                command: "order.list",
+                args: ["limit": .number(100), "offset": .number(Double(list.count))],
+                timeoutMs: timeoutMs
+            )
+            guard r.ok, case .array(let page)? = r.data?["orders"] else {
+                throw CLIError(
+                    r.error?.code ?? "invalidAnswer",
+                    r.error?.message ?? "the daemon's order.list answer has no orders",
+                    exit: .daemonUnreachable
+                )
+            }
+            list += page
+            if page.isEmpty || Double(list.count) >= (r.data?["total"]?.doubleValue ?? 0) { return list }
+        }
+    }
 }

@@ -106,7 +106,9 @@ enum AttachCommand {
             if json {
                 out.printJSON(u)
             } else if !tty {
+                // Into a file or a pipe (CI logs) line by line, as --json is: never held in a 4 KiB buffer.
                 print(LogLine.update(u))
+                fflush(nil)
             }
             if exitWhen == "delivered", allTerminal(session) {
                 session.close()
@@ -134,6 +136,7 @@ enum AttachCommand {
                     "\(record.session): layout \(record.foldState) \(record.orientation) → \(record.arrangement)"
                         + (record.invariantsHeld ? " · invariants hold" : " · FAILED \(record.failedInvariants)")
                 )
+                fflush(nil)
             }
             if let svgDir, record.trigger != "update" {
                 layoutCount += 1

@@ -235,22 +235,7 @@ final class E2ERun {
 
     /// One `order.list`: the backend's state per order, or nil when the daemon did not answer.
     private func fetchOrders(timeoutMs: UInt64) -> [String: E2EBackendObservation]? {
-        // Paged (100 orders an answer) so any number of orders fits in frames.
-        var list: [JSONValue] = []
-        var offset = 0
-        while true {
-            guard
-                let r = try? AdminClient.request(
-                    socket: socket,
-                    command: "order.list",
-                    args: ["limit": .number(100), "offset": .number(Double(offset))],
-                    timeoutMs: timeoutMs
-                ), r.ok, case .array(let page)? = r.data?["orders"]
-            else { return nil }
-            list += page
-            offset += page.count
-            if page.isEmpty || Double(offset) >= (r.data?["total"]?.doubleValue ?? 0) { break }
-        }
+        guard let list = try? AdminClient.allOrders(socket: socket, timeoutMs: timeoutMs) else { return nil }
         let now = e2eNowMs()
         var latest: [String: E2EBackendObservation] = [:]
         for item in list {

@@ -65,10 +65,14 @@ public enum LivebusCommand {
         Command(
             name: "order",
             summary: "List, create or cancel orders in the running simulator",
-            usage: "livebus order list|create|cancel [ORDER-ID] [--customer ID] [--socket PATH] [--json]",
+            usage:
+                "livebus order list [--limit N --offset M] | create [ORDER-ID] [--customer ID] | cancel ORDER-ID [--socket PATH] [--json]",
             details:
-                "create starts a new order (and its Live Activity on every subscribed phone); cancel may fail the way a real backend's cancel request can.",
-            examples: ["livebus order list", "livebus order create --customer c7", "livebus order cancel A1001"]
+                "list shows every order (fetched 100 at a time), or one page with --limit/--offset; create starts a new order (and its Live Activity on every subscribed phone); cancel may fail the way a real backend's cancel request can.",
+            examples: [
+                "livebus order list", "livebus order list --limit 20 --offset 40", "livebus order create --customer c7",
+                "livebus order cancel A1001",
+            ]
         ),
         Command(
             name: "posture",
@@ -194,7 +198,7 @@ public enum LivebusCommand {
             name: "layout",
             summary: "Compute a layout offline and print it, as JSON or as an SVG picture",
             usage:
-                "livebus layout --device MODEL [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH|full] [--screen overlay|column|fullScreen] [--tags N] [--svg FILE] [--json]",
+                "livebus layout --device MODEL [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH|full] [--screen overlay|column|fullScreen] [--tags N] [--os VERSION] [--svg FILE] [--json]",
             details:
                 "Runs the same pure layout engine the phones run, measuring text with FreeType + HarfBuzz (NanumGothic stands in for Apple's system font).",
             examples: [
@@ -363,15 +367,29 @@ public enum LivebusCommand {
     }
 
     static func order(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
-        let a = try Arguments(argv, command: "order", options: ["socket", "customer", "id"], flags: ["json"])
+        let a = try Arguments(
+            argv,
+            command: "order",
+            options: ["socket", "customer", "id", "limit", "offset"],
+            flags: ["json"]
+        )
         let socket = a.value("socket") ?? defaultSocketPath()
         guard let verb = a.positionals.first else {
             throw .usage("livebus order needs list, create or cancel", recovery: "livebus order list")
         }
         switch verb {
         case "list":
-            let data = try resultData(AdminClient.request(socket: socket, command: "order.list"))
-            out.success(StatusText.orders(data), data: data)
+            if a.value("limit") != nil || a.value("offset") != nil {
+                let args: [String: JSONValue] = [
+                    "limit": .number(Double(max(1, min(1000, try a.uint("limit", default: 100))))),
+                    "offset": .number(Double(try a.uint("offset", default: 0))),
+                ]
+                let data = try resultData(AdminClient.request(socket: socket, command: "order.list", args: args))
+                out.success(StatusText.orders(data), data: data)
+            } else {
+                let data = JSONValue.array(try AdminClient.allOrders(socket: socket))
+                out.success(StatusText.orders(data), data: data)
+            }
         case "create":
             var args: [String: JSONValue] = [:]
             if let c = a.value("customer") { args["customer"] = .string(c) }

@@ -36,7 +36,10 @@ enum StatusText {
                 l2 +=
                     " · \(queued) queued · \(Int(num(sc["coalescedCount"]))) coalesced · \(Int(num(sc["deliveredCount"]))) delivered"
                 if let w = sc["nextRefreshWindowAtMilliseconds"]?.doubleValue {
-                    l2 += " · next refresh window in \(Int((w - num(d["serverTime"])) / 1000)) s"
+                    let inSeconds = Int((w - num(d["serverTime"])) / 1000)
+                    l2 +=
+                        inSeconds > 0
+                        ? " · next refresh window in \(inSeconds) s" : " · refresh window due (the phone asks next)"
                 }
                 if let open = sc["openWindow"]?.stringValue { l2 += " · window open (\(open))" }
                 s += l2 + "\n"
@@ -50,11 +53,27 @@ enum StatusText {
                 }
             }
         }
+        let total = Int(num(d["sessionCount"]))
+        if total > sessions.count {
+            s += "  … \(total - sessions.count) more (\(total) sessions; one answer holds \(sessions.count))\n"
+        }
         s += "\nORDERS\n" + orders(d["orders"] ?? .array([]))
+        let shownOrders: Int = { if case .array(let a)? = d["orders"] { a.count } else { 0 } }()
+        let orderCount = Int(num(d["orderCount"]))
+        if orderCount > shownOrders {
+            s += "  (the newest \(shownOrders) of \(orderCount) orders; `livebus order list` shows them all)\n"
+        }
         return s
     }
 
+    /// `order list`: an array of orders, or a page `{"orders": [...], "total", "offset"}`.
     static func orders(_ d: JSONValue) -> String {
+        if let page = d["orders"] {
+            var s = orders(page)
+            let count: Int = { if case .array(let a) = page { a.count } else { 0 } }()
+            s += "  (\(count) of \(Int(num(d["total"]))) orders from offset \(Int(num(d["offset"]))))\n"
+            return s
+        }
         guard case .array(let list) = d, !list.isEmpty else { return "  (none)\n" }
         var s = ""
         for o in list {

@@ -179,9 +179,12 @@ extension Daemon {
                 explain: explain ? s.scheduler?.explain(last: 10) : nil
             )
         }
-        // Keep the answer within one frame: as many sessions as fit, and say how many there are.
+        // Keep the answer within one frame: the newest orders (at most 50, `order list` has them all), then as many
+        // sessions as fit; the counts say how many there are.
+        let recentOrders = Daemon.jsonValue(Array(orderViews().suffix(50)))
+        let ordersSize = (try? WireJSON.encode(recentOrders).count) ?? 0
         var shown = views
-        var budget = options.maximumFrameSize - 16 * 1024
+        var budget = options.maximumFrameSize - 8 * 1024 - ordersSize
         var kept: [SessionStatus] = []
         for v in shown {
             let size = (try? WireJSON.encode(v).count) ?? 0
@@ -198,7 +201,7 @@ extension Daemon {
             "timeScale": .number(options.timeScale),
             "seed": .number(Double(options.seed)),
             "sessions": Daemon.jsonValue(shown),
-            "orders": Daemon.jsonValue(Array(orderViews().suffix(100))),
+            "orders": recentOrders,
             "orderCount": .number(Double(simulator?.orders().count ?? 0)),
         ]
         data["scenario"] = options.scenario.map { .string($0) } ?? .null

@@ -99,6 +99,12 @@ public final class Daemon {
         case .absent:
             break
         }
+        let socketDirectory = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+        if !socketDirectory.isEmpty && !FileManager.default.fileExists(atPath: socketDirectory) {
+            throw DaemonError(
+                "the directory \(socketDirectory) does not exist; create it (mkdir -p \(socketDirectory)) or choose another --socket path"
+            )
+        }
         var restored = false
         if let dir = options.dataDirectory {
             if options.fresh { SQLiteStore.remove(directory: dir) }
@@ -118,7 +124,6 @@ public final class Daemon {
                     "the data directory \(dir) holds the state of scenario '\(held)', not '\(requested)'; restart with the same --scenario and --seed to carry on, or add --fresh to discard that state"
                 )
             }
-            sql.setMeta("scenario", requested)
             if let data = sql.simulatorState() {
                 do {
                     simulator = try DeliverySimulator(restoring: data)
@@ -149,6 +154,10 @@ public final class Daemon {
             } catch {
                 throw DaemonError("cannot load scenario '\(scenario)': \(error)")
             }
+        }
+        // Only once the scenario loaded: a start that failed leaves a new data directory free for any scenario.
+        if let sql = durable {
+            sql.setMeta("scenario", "\(options.scenario ?? "none") seed \(options.seed)")
         }
         do {
             let l = try PipeListener(loop: loop, path: path)
@@ -503,8 +512,17 @@ public final class Daemon {
             throw WireError(.notPermitted, "the admin role is only for the daemon's own user (uid \(getuid()))")
         }
         if let name = h.name {
-            guard !name.isEmpty, name.utf8.count <= 64, !name.contains(" ") else {
-                throw WireError(.invalidBody, "HELLO body: field 'name' must be 1–64 characters without spaces")
+            // Names go into logs, status tables and file names: no spaces, no control characters (NUL, ESC, …).
+            guard !name.isEmpty, name.utf8.count <= 64,
+                !name.unicodeScalars.contains(where: {
+                    $0.properties.generalCategory == .control || $0.properties.isWhitespace
+                        || $0.properties.generalCategory == .format
+                })
+            else {
+                throw WireError(
+                    .invalidBody,
+                    "HELLO body: field 'name' must be 1–64 bytes of printable characters without spaces"
+                )
             }
             if sessions.values.contains(where: { $0 !== s && $0.name == name && $0.phase == .established }) {
                 throw WireError(.rejected, "a live session is already named '\(name)'; choose another --name")
@@ -641,6 +659,9 @@ public final class Daemon {
                 throw WireError(.invalidPosture, "\(name) \(v) pt is not a window size")
             }
         }
+        if let a = p.hingeAngle, !(0...360).contains(a) {
+            throw WireError(.invalidPosture, "hingeAngle \(a)° is out of range 0…360 (degrees, 180 = flat)")
+        }
         try PostureCatalog.check(posture: p, device: device)
     }
 
@@ -766,7 +787,8 @@ public final class Daemon {
             schedulerAppStateChanged(s)
         }
         if let p = b.profile {
-            s.profile = p
+            // A change names only what changed: the other settings stay (`livebus profile pro --low-power on`).
+            s.profile = s.profile.merging(p)
             schedulerProfileChanged(s)
         }
         if b.clockChanged == true {

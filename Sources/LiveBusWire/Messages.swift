@@ -126,6 +126,15 @@ public struct ProfileBody: Sendable, Hashable, Codable {
         self.frequentUpdates = frequentUpdates
         self.liveActivities = liveActivities
     }
+
+    /// This profile with the settings `change` names replaced; the ones it leaves out stay.
+    public func merging(_ change: ProfileBody) -> ProfileBody {
+        ProfileBody(
+            lowPowerMode: change.lowPowerMode ?? lowPowerMode,
+            frequentUpdates: change.frequentUpdates ?? frequentUpdates,
+            liveActivities: change.liveActivities ?? liveActivities
+        )
+    }
 }
 
 /// A resume request inside HELLO: the token from an earlier WELCOME and the last applied sequence per topic.

@@ -273,4 +273,47 @@ struct E2EReviewFindingsTests {
             #expect(text.contains(want), "want \(want) in:\n\(text)")
         }
     }
+
+    /// Second review: `profile` keeps the settings it does not name; text `attach` output reaches a file line by line;
+    /// a name with control characters is refused; `order list` and `status` hold any
+    /// number of orders (250 here) and say what they leave out; a start that failed leaves its new data directory
+    /// free for another scenario.
+    @Test func secondReviewFindings() throws {
+        var template = Array("/tmp/lbr-XXXXXX".utf8CString)
+        let dir = String(cString: mkdtemp(&template)!)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (code, text) = try Self.shell(
+            """
+            set -u
+            B=\(Self.bin); S=\(dir)/b.sock; P=\(dir)/p.sock
+            $B/livebusd --socket $S --memory >/dev/null 2>&1 &
+            for i in $(seq 100); do [ -S $S ] && break; sleep 0.05; done
+            for i in $(seq 250); do $B/livebus order create --socket $S >/dev/null; done
+            $B/livebus attach --socket $S --name pro --duration 6s > \(dir)/text.log 2>&1 &
+            sleep 2
+            echo "text lines while running: $(wc -l < \(dir)/text.log)"
+            $B/livebus profile pro --activities disabled --socket $S >/dev/null
+            $B/livebus profile pro --low-power on --socket $S >/dev/null
+            sleep 0.3
+            $B/livebus status --socket $S --json | python3 -c 'import json,sys; d=json.load(sys.stdin)["data"]; p=[s for s in d["sessions"] if s["name"]=="pro"][0]["profile"]; print("profile", p.get("liveActivities"), p.get("lowPowerMode"))'
+            echo "orders listed: $($B/livebus order list --socket $S --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["data"]))')"
+            $B/livebus order list --limit 5 --offset 10 --socket $S
+            $B/livebus status --socket $S > \(dir)/status.txt; echo "status=$?"
+            grep "newest 50 of 250 orders" \(dir)/status.txt
+            $B/livebus attach --socket $S --name "$(printf 'a\\033[31m')" --duration 1s 2>&1 | head -1
+            pkill -f "livebusd --socket $S"
+            $B/livebusd --socket $P --scenario nosuch >/dev/null 2>&1; echo "nosuch=$?"
+            timeout 1 $B/livebusd --socket $P >/dev/null 2>&1; echo "after=$?"
+            """
+        )
+        #expect(code == 0, "\(text)")
+        let running = text.split(separator: "\n").first { $0.hasPrefix("text lines while running: ") }
+        #expect((running.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0) > 0, "\(text)")
+        #expect(text.contains("profile activitiesDisabled True"), "\(text)")
+        #expect(text.contains("orders listed: 250"), "\(text)")
+        #expect(text.contains("(5 of 250 orders from offset 10)"), "\(text)")
+        #expect(text.contains("status=0") && text.contains("newest 50 of 250 orders"), "\(text)")
+        #expect(text.contains("printable characters without spaces"), "\(text)")
+        #expect(text.contains("nosuch=2") && text.contains("after=124"), "\(text)")
+    }
 }
