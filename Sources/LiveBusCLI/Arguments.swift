@@ -135,7 +135,9 @@ public struct Arguments {
     public func double(_ name: String, default d: Double, in range: ClosedRange<Double>) throws(CLIError) -> Double {
         guard let v = value(name) else { return d }
         guard let x = Double(v), range.contains(x) else {
-            throw .usage("--\(name) '\(v)' is not a number in \(range.lowerBound)…\(range.upperBound)")
+            throw .usage(
+                "--\(name) '\(v)' is not a number in \(String(format: "%g", range.lowerBound))…\(String(format: "%g", range.upperBound))"
+            )
         }
         return x
     }

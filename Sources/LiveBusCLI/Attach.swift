@@ -155,12 +155,14 @@ enum AttachCommand {
             }
         }
         session.onError = { msg in
+            let fatal = !welcomed && (msg.hasPrefix("daemon error") || msg.hasPrefix("cannot connect"))
             if json {
                 out.printJSON(["type": "error", "session": session.name, "message": msg])
-            } else {
+            } else if !fatal {
+                // A fatal one is printed once, as the command's error.
                 StandardStream.write(Array("\(session.name): \(msg)\n".utf8), to: 2)
             }
-            if !welcomed && (msg.hasPrefix("daemon error") || msg.hasPrefix("cannot connect")) {
+            if fatal {
                 failure = CLIError("rejected", msg, exit: msg.hasPrefix("cannot connect") ? .daemonUnreachable : .usage)
                 session.close()
                 loop.stop()

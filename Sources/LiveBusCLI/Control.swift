@@ -236,6 +236,19 @@ enum ControlCommands {
             lines.append(line)
         }
         out.success(lines.joined(separator: "\n"), data: data)
+        // A phone that did not answer: timed out (4); a payload no phone could read: an input error (2).
+        if results.contains(where: { $0["error"]?["code"]?.stringValue == "timedOut" }) {
+            return ExitCode.timedOut.rawValue
+        }
+        if !results.isEmpty,
+            results.allSatisfy({
+                ["malformedPayload", "payloadTooLarge", "contentStateTooLarge"].contains(
+                    $0["data"]?["reason"]?.stringValue ?? ""
+                )
+            })
+        {
+            return ExitCode.usage.rawValue
+        }
         if let expect = a.value("expect") {
             let want = try a.choice("expect", ["applied", "ignored"], default: "applied")
             _ = expect
@@ -337,6 +350,17 @@ enum FaultCommand {
                                 " toxicity \(t["toxicity"]?.doubleValue ?? 1) \(t["params"].map { "\($0)" } ?? "")\n"
                         }
                     }
+                    if let seed = entry["seed"]?.doubleValue { text += "  seed \(UInt64(seed))" }
+                    for (dir, label) in [("down", "downstream"), ("up", "upstream")] {
+                        guard case .object(let st)? = entry["stats"]?[dir] else { continue }
+                        let nonzero = st.filter { ($0.value.doubleValue ?? 0) > 0 }.sorted { $0.key < $1.key }
+                        if !nonzero.isEmpty {
+                            text +=
+                                " · \(label): "
+                                + nonzero.map { "\($0.key) \(Int($0.value.doubleValue ?? 0))" }.joined(separator: ", ")
+                        }
+                    }
+                    if entry["seed"] != nil { text += "\n" }
                 }
             }
             out.success(text, data: data)
@@ -393,8 +417,9 @@ enum FaultCommand {
             try ms("delay", "delayMs")
             try ms("timeout", "timeoutMs")
             try ms("duration", "durationMs")
-            for (flag, key) in [("rate", "rateKBps"), ("probability", "probability")] where a.value(flag) != nil {
-                params[key] = .number(try a.double(flag, default: 0, in: 0...1e9))
+            for (flag, key, range) in [("rate", "rateKBps", 0.0...1e9), ("probability", "probability", 0.0...1.0)]
+            where a.value(flag) != nil {
+                params[key] = .number(try a.double(flag, default: 0, in: range))
             }
             for (flag, key) in [
                 ("average-size", "averageSize"), ("size-variation", "sizeVariation"), ("delay-us", "delayUs"),

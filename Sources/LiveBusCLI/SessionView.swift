@@ -34,7 +34,7 @@ enum SessionView {
         var head = "\(title ?? s.name) · \(deviceName(o.device)) · \(o.posture.foldState) \(o.posture.orientation)"
         head += " · \(o.appState) · clock \(clockText(o.clockSkewMilliseconds))"
         if o.clockDriftPPM != 0 { head += String(format: " %+.0f ppm", o.clockDriftPPM) }
-        var lines = ["┌─ " + head + " " + String(repeating: "─", count: max(0, width - 4 - head.count)) + "┐"]
+        var lines = ["┌─ " + head + " " + String(repeating: "─", count: max(0, width - 5 - head.count)) + "┐"]
         var sync = "sync: \(s.syncState.rawValue)"
         if let live = s.lastLive, s.syncState != .live {
             sync += " (last live \(timeOfDay(live.millisecondsSinceEpoch)) client time)"

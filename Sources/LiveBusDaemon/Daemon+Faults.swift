@@ -107,7 +107,15 @@ extension Daemon {
             out.append(.object(["session": .string("(daemon)"), "toxics": Daemon.jsonValue(daemonToxics)]))
         }
         for s in phones() where !(s.faults?.toxics.isEmpty ?? true) {
-            out.append(.object(["session": .string(s.name), "toxics": Daemon.jsonValue(s.faults!.toxics)]))
+            let f = s.faults!
+            out.append(
+                .object([
+                    "session": .string(s.name), "toxics": Daemon.jsonValue(f.toxics), "seed": .number(Double(f.seed)),
+                    "stats": .object([
+                        "down": Daemon.statsJSON(f.downstream.stats), "up": Daemon.statsJSON(f.upstream.stats),
+                    ]),
+                ])
+            )
         }
         // Toxics of phones disconnected right now (a reset_peer or limit_data toxic closed them): they come back
         // when the phone resumes, so they are listed and removed like the others.
@@ -120,6 +128,16 @@ extension Daemon {
             )
         }
         return .array(out)
+    }
+
+    /// What a pipeline did: frames dropped, duplicated, corrupted and reordered, bytes blackholed and discarded.
+    static func statsJSON(_ x: FaultStats) -> JSONValue {
+        .object([
+            "framesDropped": .number(Double(x.framesDropped)), "framesDuplicated": .number(Double(x.framesDuplicated)),
+            "framesCorrupted": .number(Double(x.framesCorrupted)),
+            "framesReordered": .number(Double(x.framesReordered)),
+            "bytesBlackholed": .number(Double(x.bytesBlackholed)), "bytesDiscarded": .number(Double(x.bytesDiscarded)),
+        ])
     }
 
     func phones() -> [Session] {

@@ -11,6 +11,10 @@ final class PendingRelay {
     var answers: [String: JSONValue] = [:]
     var timer: LoopTimer?
     let kind: String
+    /// Session id → name, for phones that do not answer.
+    var names: [String: String] = [:]
+    /// The push id (`push` relays), repeated in a timed-out phone's result.
+    var pushID: JSONValue?
 
     init(admin: Session, requestID: UInt64, waiting: Set<String>, kind: String) {
         self.admin = admin
@@ -217,7 +221,9 @@ extension Daemon {
         if c.command == "push" {
             pushCounter += 1
             args["pushID"] = .string("p\(pushCounter)")
+            relay.pushID = args["pushID"]
         }
+        for s in targets { relay.names[s.id] = s.name }
         for s in targets {
             send(s, .command, sequence: relayID, body: CommandBody(command: c.command, args: args))
         }
@@ -245,14 +251,15 @@ extension Daemon {
         relay.timer?.cancel()
         var results = relay.answers.keys.sorted().compactMap { relay.answers[$0] }
         for missing in relay.waiting.sorted() {
-            results.append(
-                .object([
-                    "session": .string(missing), "ok": .bool(false),
-                    "error": .object([
-                        "code": .string("timedOut"), "message": .string("the phone did not answer within 3 s"),
-                    ]),
-                ])
-            )
+            var result: [String: JSONValue] = [
+                "session": .string(relay.names[missing] ?? missing), "ok": .bool(false),
+                "error": .object([
+                    "code": .string("timedOut"),
+                    "message": .string("the phone did not answer within 3 s (is it reading? see `livebus status`)"),
+                ]),
+            ]
+            if let id = relay.pushID { result["data"] = .object(["pushID": id]) }
+            results.append(.object(result))
         }
         guard relay.admin.phase == .established else { return }
         reply(relay.admin, id: relay.requestID, ResultBody(ok: true, data: .object(["results": .array(results)])))

@@ -5,8 +5,12 @@ public struct SessionFaults: Sendable {
     /// Client → daemon: every chunk the daemon reads from the session.
     public var upstream: FaultPipeline
 
+    /// The user's seed the pipelines derive from (`fault add --seed`), shown by `livebus fault list`.
+    public let seed: UInt64
+
     /// Pipelines seeded from the user's `seed` and the session's name (`FaultTargeting.pipelineSeed`).
     public init(seed: UInt64, session: String) {
+        self.seed = seed
         downstream = FaultPipeline(
             seed: FaultTargeting.pipelineSeed(seed: seed, session: session, direction: .downstream)
         )

@@ -109,8 +109,7 @@ struct E2ECLIGoldenTests {
 
     /// Each error class gives its exit code and an error envelope with code, message and recovery.
     @Test func errorClassesAndExitCodes() throws {
-        var template = Array("/tmp/lbc-XXXXXX".utf8CString)
-        let dir = String(cString: mkdtemp(&template)!)
+        let dir = temporaryDirectory("lbc")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let cases: [([String], Int32, String)] = [
             (["status", "--bogus", "--json"], 2, "usage"),
@@ -151,8 +150,7 @@ struct E2ECLIGoldenTests {
     /// Against a live daemon: a verdict that fails gives 1, a wait that runs out gives 4, and the external driver script
     /// (`tools/drive-session`) passes.
     @Test func verdictTimeoutAndDriverScript() throws {
-        var template = Array("/tmp/lbc-XXXXXX".utf8CString)
-        let dir = String(cString: mkdtemp(&template)!)
+        let dir = temporaryDirectory("lbc")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let sock = dir + "/bus.sock"
         let d = try DaemonChild(
@@ -221,8 +219,7 @@ struct E2EReviewFindingsTests {
     /// `attach --json | head -1` and `watch --json | head -1` end quietly (exit 0) instead of trapping on EPIPE, and a
     /// daemon whose stderr reader went away keeps serving.
     @Test func closedPipesEndQuietly() throws {
-        var template = Array("/tmp/lbr-XXXXXX".utf8CString)
-        let dir = String(cString: mkdtemp(&template)!)
+        let dir = temporaryDirectory("lbr")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let (code, text) = try Self.shell(
             """
@@ -244,8 +241,7 @@ struct E2EReviewFindingsTests {
     /// The `down` toxic refuses phones with a reason but never the admin interface that removes it; `posture` keeps the
     /// orientation it was not given; an impossible window is refused with the valid range (exit 2).
     @Test func downPostureAndWindow() throws {
-        var template = Array("/tmp/lbr-XXXXXX".utf8CString)
-        let dir = String(cString: mkdtemp(&template)!)
+        let dir = temporaryDirectory("lbr")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let (code, text) = try Self.shell(
             """
@@ -279,8 +275,7 @@ struct E2EReviewFindingsTests {
     /// number of orders (250 here) and say what they leave out; a start that failed leaves its new data directory
     /// free for another scenario.
     @Test func secondReviewFindings() throws {
-        var template = Array("/tmp/lbr-XXXXXX".utf8CString)
-        let dir = String(cString: mkdtemp(&template)!)
+        let dir = temporaryDirectory("lbr")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let (code, text) = try Self.shell(
             """
@@ -294,6 +289,7 @@ struct E2EReviewFindingsTests {
             echo "text lines while running: $(wc -l < \(dir)/text.log)"
             $B/livebus profile pro --activities disabled --socket $S >/dev/null
             $B/livebus profile pro --low-power on --socket $S >/dev/null
+            echo '{"aps":{"timestamp":"soon"}}' | $B/livebus push pro - --order X1 --socket $S >/dev/null; echo "malformed=$?"
             sleep 0.3
             $B/livebus status --socket $S --json | python3 -c 'import json,sys; d=json.load(sys.stdin)["data"]; p=[s for s in d["sessions"] if s["name"]=="pro"][0]["profile"]; print("profile", p.get("liveActivities"), p.get("lowPowerMode"))'
             echo "orders listed: $($B/livebus order list --socket $S --json | python3 -c 'import json,sys; print(len(json.load(sys.stdin)["data"]))')"
@@ -310,6 +306,7 @@ struct E2EReviewFindingsTests {
         let running = text.split(separator: "\n").first { $0.hasPrefix("text lines while running: ") }
         #expect((running.flatMap { Int($0.split(separator: " ").last ?? "") } ?? 0) > 0, "\(text)")
         #expect(text.contains("profile activitiesDisabled True"), "\(text)")
+        #expect(text.contains("malformed=2"), "a payload no phone can read is an input error: \(text)")
         #expect(text.contains("orders listed: 250"), "\(text)")
         #expect(text.contains("(5 of 250 orders from offset 10)"), "\(text)")
         #expect(text.contains("status=0") && text.contains("newest 50 of 250 orders"), "\(text)")

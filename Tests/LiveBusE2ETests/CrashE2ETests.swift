@@ -58,8 +58,7 @@ final class DaemonChild {
 @Suite(.serialized)
 struct E2ECrashTests {
     @Test func killNineAtTwentyPointsLosesNothing() throws {
-        var template = Array("/tmp/lbk-XXXXXX".utf8CString)
-        let dir = String(cString: mkdtemp(&template)!)
+        let dir = temporaryDirectory("lbk")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let socket = dir + "/bus.sock"
         let args = [
@@ -72,19 +71,8 @@ struct E2ECrashTests {
         #expect(SocketProbe.probe(path: socket) == .live)
 
         let loop = try EventLoop()
-        let names = ["a", "b", "c"]
-        let sessions = names.map { n in
-            ClientSession(
-                loop: loop,
-                options: ClientOptions(socketPath: socket, name: n),
-                trueClock: SystemServerClock()
-            )
-        }
-        var applied: [String: [AppliedUpdate]] = [:]
-        for s in sessions {
-            s.onUpdate = { u in if u.type == "update" { applied[u.session, default: []].append(u) } }
-            s.start()
-        }
+        let phones = Phones(["a", "b", "c"], socket: socket, loop: loop)
+        let names = phones.names
         // 20 kill points spread over the 15 s demo, drawn from a seeded generator.
         var rng = ClockSimulationRandom(seed: 7)
         var points = (0..<20).map { i in 300 + i * 650 + Int.random(in: 0..<300, using: &rng) }
@@ -103,7 +91,7 @@ struct E2ECrashTests {
         }
         let deadline = loop.schedule(after: 20_000) { loop.stop() }
         let check = loop.schedule(after: 20, repeat: 20) {
-            if names.allSatisfy({ applied[$0]?.last?.status == "delivered" }) { loop.stop() }
+            if phones.allDelivered { loop.stop() }
         }
         loop.run()
         deadline.cancel()
@@ -111,7 +99,7 @@ struct E2ECrashTests {
         #expect(kills == 20)
         let logText = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         for n in names {
-            let u = applied[n] ?? []
+            let u = phones.applied[n] ?? []
             #expect(u.last?.status == "delivered", "\(n) ended at \(u.last?.status ?? "nothing")")
             let seqs = u.map(\.seq)
             #expect(seqs == Array(1...UInt64(max(1, seqs.count))), "\(n) sequences \(seqs)")
@@ -120,10 +108,10 @@ struct E2ECrashTests {
             #expect(statuses == E2EDaemonTests.fullSequence, "\(n) saw \(statuses)")
         }
         // Every phone ends at the same last sequence: nothing acknowledged was lost or numbered twice.
-        let finals = Set(names.compactMap { applied[$0]?.last?.seq })
+        let finals = Set(names.compactMap { phones.applied[$0]?.last?.seq })
         #expect(finals.count == 1, "final sequences differ: \(finals)")
         #expect(logText.contains("state restored"))
-        for s in sessions { s.close() }
+        for s in phones.sessions { s.close() }
         loop.run()
         loop.close()
         daemon.terminate()
@@ -140,8 +128,7 @@ struct E2ESQLiteStoreTests {
     }
 
     @Test func batchOfOneTopicNumbersConsecutivelyAndSurvivesReopen() throws {
-        var template = Array("/tmp/lbq-XXXXXX".utf8CString)
-        let dir = String(cString: mkdtemp(&template)!)
+        let dir = temporaryDirectory("lbq")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         do {
             let store = try SQLiteStore(directory: dir, logCapacity: 4)
@@ -166,8 +153,7 @@ struct E2ESQLiteStoreTests {
     /// A new data directory and its database are private to the daemon's user (0700, 0600), like the socket; a path
     /// that is a file is refused with what to do. Source: review finding (state files were world-readable).
     @Test func newDataDirectoryIsPrivate() throws {
-        var template = Array("/tmp/lbq-XXXXXX".utf8CString)
-        let parent = String(cString: mkdtemp(&template)!)
+        let parent = temporaryDirectory("lbq")
         defer { try? FileManager.default.removeItem(atPath: parent) }
         let dir = parent + "/a/data"
         _ = try SQLiteStore(directory: dir)
@@ -185,8 +171,7 @@ struct E2ESQLiteStoreTests {
     }
 
     @Test func foreignAndCorruptFilesAreRefused() throws {
-        var template = Array("/tmp/lbq-XXXXXX".utf8CString)
-        let dir = String(cString: mkdtemp(&template)!)
+        let dir = temporaryDirectory("lbq")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         try Data("this is not sqlite".utf8).write(to: URL(fileURLWithPath: dir + "/livebus.db"))
         #expect(throws: StoreOpenError.self) { _ = try SQLiteStore(directory: dir) }

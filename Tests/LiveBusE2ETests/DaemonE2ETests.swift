@@ -70,8 +70,7 @@ struct E2EDaemonTests {
 
     /// A stale socket file (nothing listening, as after kill -9) is removed and the daemon starts.
     @Test func staleSocketFileIsReplaced() throws {
-        var template = Array("/tmp/lbe-XXXXXX".utf8CString)
-        let dir = String(cString: mkdtemp(&template)!)
+        let dir = temporaryDirectory("lbe")
         let path = dir + "/bus.sock"
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         var addr = sockaddr_un()

@@ -68,8 +68,7 @@ struct E2EFaultTests {
 
     @Test(arguments: cases)
     func phoneConvergesUnderToxic(_ c: Case) throws {
-        var template = Array("/tmp/lbf-XXXXXX".utf8CString)
-        let dir = String(cString: mkdtemp(&template)!)
+        let dir = temporaryDirectory("lbf")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let socket = dir + "/bus.sock"
         // A steady order (no backend stall), so every event's delay from its timestamp is the transport's alone.
@@ -148,8 +147,7 @@ struct E2EFaultTests {
     /// `down` refuses new phones while present, with a reason, but never the admin interface that removes it; after
     /// `fault remove` phones attach again.
     @Test func downRefusesNewPhonesButNotAdmin() throws {
-        var template = Array("/tmp/lbf-XXXXXX".utf8CString)
-        let dir = String(cString: mkdtemp(&template)!)
+        let dir = temporaryDirectory("lbf")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let socket = dir + "/bus.sock"
         let daemon = try DaemonChild(
@@ -189,8 +187,7 @@ struct E2EFaultTests {
 @Suite(.serialized)
 struct E2EAdminArgumentTests {
     @Test func absurdRelayedValuesAreRefused() throws {
-        var template = Array("/tmp/lba-XXXXXX".utf8CString)
-        let dir = String(cString: mkdtemp(&template)!)
+        let dir = temporaryDirectory("lba")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let socket = dir + "/bus.sock"
         let daemon = try DaemonChild(
@@ -251,8 +248,7 @@ struct E2EAdminArgumentTests {
 @Suite(.serialized)
 struct E2EFaultIDTests {
     @Test func idsFlagsAndAllOrNothing() throws {
-        var template = Array("/tmp/lbi-XXXXXX".utf8CString)
-        let dir = String(cString: mkdtemp(&template)!)
+        let dir = temporaryDirectory("lbi")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let (code, text) = try E2EReviewFindingsTests.shell(
             """

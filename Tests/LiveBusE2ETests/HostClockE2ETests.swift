@@ -19,8 +19,7 @@ struct E2EHostClockTests {
         .enabled(if: FileManager.default.fileExists(atPath: libfaketime), "libfaketime is not installed (tools/setup)")
     )
     func hostWallClockJumpsDisconnectNobody() throws {
-        var template = Array("/tmp/lbf-XXXXXX".utf8CString)
-        let dir = String(cString: mkdtemp(&template)!)
+        let dir = temporaryDirectory("lbf")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let socket = dir + "/bus.sock"
         let stamp = dir + "/faketime"
@@ -44,21 +43,8 @@ struct E2EHostClockTests {
         try #require(SocketProbe.probe(path: socket) == .live, "livebusd did not start under libfaketime: \(log)")
 
         let loop = try EventLoop()
-        let names = ["a", "b", "c"]
-        let sessions = names.map { n in
-            ClientSession(
-                loop: loop,
-                options: ClientOptions(socketPath: socket, name: n),
-                trueClock: SystemServerClock()
-            )
-        }
-        var applied: [String: [AppliedUpdate]] = [:]
-        var errors: [String] = []
-        for s in sessions {
-            s.onUpdate = { u in if u.type == "update" { applied[u.session, default: []].append(u) } }
-            s.onError = { errors.append($0) }
-            s.start()
-        }
+        let phones = Phones(["a", "b", "c"], socket: socket, loop: loop)
+        let names = phones.names
         let ahead = loop.schedule(after: 3000) {
             try? "+3600\n".write(toFile: stamp, atomically: true, encoding: .utf8)
         }
@@ -67,7 +53,7 @@ struct E2EHostClockTests {
         let started = EventLoop.monotonicNanoseconds()
         var deliveredAfter: UInt64 = 0
         let check = loop.schedule(after: 20, repeat: 20) {
-            if names.allSatisfy({ applied[$0]?.last?.status == "delivered" }) {
+            if phones.allDelivered {
                 deliveredAfter = (EventLoop.monotonicNanoseconds() - started) / 1_000_000
                 loop.stop()
             }
@@ -76,7 +62,7 @@ struct E2EHostClockTests {
         for t in [ahead, back, deadline, check] { t.cancel() }
         // Read before the phones hang up (the start-up probe's own connection is the only one closed by then).
         let logText = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-        for s in sessions { s.close() }
+        for s in phones.sessions { s.close() }
         loop.run()
         loop.close()
 
@@ -90,9 +76,9 @@ struct E2EHostClockTests {
             line.contains("session closed") && names.contains { line.contains("session.name=\($0) ") }
         }
         #expect(closed.isEmpty, "a phone's session was closed: \(closed)")
-        #expect(errors.isEmpty, "\(errors)")
-        for (n, s) in zip(names, sessions) {
-            let u = applied[n] ?? []
+        #expect(phones.errors.isEmpty, "\(phones.errors)")
+        for (n, s) in zip(names, phones.sessions) {
+            let u = phones.applied[n] ?? []
             #expect(u.last?.status == "delivered", "\(n) ended at \(u.last?.status ?? "nothing")")
             #expect(u.map(\.seq) == Array(1...UInt64(max(1, u.count))), "\(n) sequences \(u.map(\.seq))")
             #expect(s.counters.reconnects == 0, "\(n) reconnected \(s.counters.reconnects) times")

@@ -13,8 +13,7 @@ import Testing
 @Suite(.serialized)
 struct E2ESlowConsumerTests {
     @Test func slowConsumerIsCoalescedThenDisconnectedWhileOthersStayOnTime() throws {
-        var template = Array("/tmp/lbs-XXXXXX".utf8CString)
-        let dir = String(cString: mkdtemp(&template)!)
+        let dir = temporaryDirectory("lbs")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let socket = dir + "/bus.sock"
         let log = dir + "/daemon.log"

@@ -118,3 +118,37 @@ func hello(role: ClientRole = .session, name: String? = nil, versions: [Int] = [
     )
     return Frame(type: .hello, body: try! WireJSON.encode(body))
 }
+
+/// A new private directory under /tmp named `<prefix>-XXXXXX`; the caller removes it.
+func temporaryDirectory(_ prefix: String) -> String {
+    var template = Array("/tmp/\(prefix)-XXXXXX".utf8CString)
+    return String(cString: mkdtemp(&template)!)
+}
+
+/// Phones on one loop attached to a daemon child, each collecting the updates it applied and the errors it saw.
+final class Phones {
+    let names: [String]
+    let sessions: [ClientSession]
+    private(set) var applied: [String: [AppliedUpdate]] = [:]
+    private(set) var errors: [String] = []
+
+    init(_ names: [String], socket: String, loop: EventLoop) {
+        self.names = names
+        sessions = names.map { n in
+            ClientSession(
+                loop: loop,
+                options: ClientOptions(socketPath: socket, name: n),
+                trueClock: SystemServerClock()
+            )
+        }
+        for s in sessions {
+            s.onUpdate = { [unowned self] u in if u.type == "update" { self.applied[u.session, default: []].append(u) }
+            }
+            s.onError = { [unowned self] in self.errors.append($0) }
+            s.start()
+        }
+    }
+
+    /// Whether every phone's last applied update shows `delivered`.
+    var allDelivered: Bool { names.allSatisfy { applied[$0]?.last?.status == "delivered" } }
+}
