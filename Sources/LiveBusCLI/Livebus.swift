@@ -41,7 +41,7 @@ public enum LivebusCommand {
                 Dynamic Island would. On a terminal, keys change the phone live: f fold, u unfold, h half-open,
                 r rotate, b background, g foreground, s step the clock +30 s, q quit. With --json it prints one JSON
                 object per applied update (type, topic, seq, status, etaTarget in the phone's clock in ms since the
-                Unix epoch, remainingMs, stale). Durations take a sign and unit: -90s, +1h, 500ms.
+                Unix epoch, remainingMs, stale). Durations: -90s, +1h, 500ms, 1h30m (a plain number is seconds).
                 Posture aliases: book/tabletop/half → half-opened, open/unfolded → flat, closed → folded.
                 It runs until q, Ctrl-C or the daemon's BYE, or: --duration D (1ms…7 days) quits after D, exit 0;
                 --exit-when delivered quits, exit 0, once the phone holds at least one activity and every activity
@@ -110,9 +110,9 @@ public enum LivebusCommand {
         Command(
             name: "clock",
             summary: "Step or change the drift of an attached phone's clock",
-            usage: "livebus clock SESSION --step ±DURATION | --drift ±PPM [--socket PATH] [--json]",
+            usage: "livebus clock SESSION [--step ±DURATION] [--drift ±PPM] [--socket PATH] [--json]",
             details:
-                "The daemon's clock probes detect the step and re-converge; countdowns stay right in the phone's clock.",
+                "One or both: --step within ±24h (a plain number is seconds), --drift within ±100000 ppm. The phone tells the daemon its clock was set, the daemon probes at once, detects the step and re-converges; countdowns stay right in the phone's clock.",
             examples: ["livebus clock duo --step +30s", "livebus clock pro --drift -200"]
         ),
         Command(

@@ -51,13 +51,23 @@ extension Daemon {
             serverTimestamp: ServerInstant(millisecondsSinceEpoch: e.body.timestamp)
         )
         let released = s.scheduler!.offer(u, at: clock.now())
-        apply(released, to: s)
+        apply(released, to: s, fresh: e)
     }
 
     /// Writes released updates (the newest stored state of each), then re-arms the scheduler's timer.
-    func apply(_ deliveries: [Delivery], to s: Session) {
+    /// - Parameters:
+    ///   - deliveries: What the session's scheduler released.
+    ///   - s: The session.
+    ///   - fresh: The event just published, when there is one: released at once (the common case, a foreground
+    ///     phone) it is written as it is, without reading it back from the store (with SQLite, a query and a JSON
+    ///     decode per phone per event, two thirds of a fan-out's time in the profile).
+    func apply(_ deliveries: [Delivery], to s: Session, fresh: StoredEvent? = nil) {
         for d in deliveries {
             let topic = d.update.topic
+            if let fresh, fresh.topic == topic, fresh.sequence == d.update.sequence {
+                deliver(fresh, to: s)
+                continue
+            }
             let e = store.events(topic: topic, from: d.update.sequence)?.first ?? store.latest(topic: topic)
             if let e { deliver(e, to: s) }
         }
