@@ -34,6 +34,8 @@ enum SessionView {
         var head = "\(title ?? s.name) · \(deviceName(o.device)) · \(o.posture.foldState) \(o.posture.orientation)"
         head += " · \(o.appState) · clock \(clockText(o.clockSkewMilliseconds))"
         if o.clockDriftPPM != 0 { head += String(format: " %+.0f ppm", o.clockDriftPPM) }
+        // "┌─ " + head + " " + dashes + "┐" is exactly `width` columns; a head too long for it is cut with "…".
+        if head.count > width - 5 { head = String(head.prefix(width - 6)) + "…" }
         var lines = ["┌─ " + head + " " + String(repeating: "─", count: max(0, width - 5 - head.count)) + "┐"]
         var sync = "sync: \(s.syncState.rawValue)"
         if let live = s.lastLive, s.syncState != .live {

@@ -5,6 +5,7 @@ import LiveBusScheduler
 import LiveBusWire
 import Testing
 
+@testable import LiveBusCLI
 @testable import LiveBusDaemon
 
 /// Phones that change posture and app state while attached, over a real socket.
@@ -87,5 +88,33 @@ struct E2EPhoneBehaviourTests {
         fg.close()
         bg.close()
         bus.shutdown()
+    }
+}
+
+/// The demo's and attach's box is exactly 78 columns at its top and bottom, also when the heading (name, device,
+/// posture, app state, clock) is longer than fits: it is cut with "…". Source: review finding (a top border one
+/// column wider than the box).
+struct SessionViewBoxTests {
+    @Test func boxEdgesAreTheBoxWidth() throws {
+        let loop = try EventLoop()
+        defer { _ = loop.close() }
+        for name in ["pro", "duo-half-with-a-rather-long-session-name"] {
+            let s = ClientSession(
+                loop: loop,
+                options: ClientOptions(
+                    socketPath: "/tmp/none.sock",
+                    name: name,
+                    device: "iphone-duo",
+                    posture: PostureBody(foldState: "half-opened", orientation: "landscape"),
+                    appState: "background",
+                    clockSkewMilliseconds: 90_000,
+                    clockDriftPPM: 120
+                ),
+                trueClock: SystemServerClock()
+            )
+            let lines = SessionView.render(s)
+            #expect(lines.first?.count == SessionView.width, "\(lines.first ?? "")")
+            #expect(lines.last?.count == SessionView.width, "\(lines.last ?? "")")
+        }
     }
 }
