@@ -99,12 +99,8 @@ public final class Daemon {
         case .absent:
             break
         }
-        let socketDirectory = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
-        if !socketDirectory.isEmpty && !FileManager.default.fileExists(atPath: socketDirectory) {
-            throw DaemonError(
-                "the directory \(socketDirectory) does not exist; create it (mkdir -p \(socketDirectory)) or choose another --socket path"
-            )
-        }
+        // Before any state is written (a data directory next to a socket that cannot exist).
+        if let e = PipeListener.checkDirectory(of: path) { throw DaemonError(e.message) }
         var restored = false
         if let dir = options.dataDirectory {
             if options.fresh { SQLiteStore.remove(directory: dir) }

@@ -283,20 +283,23 @@ public final class PipeListener: LoopClosable {
         return nil
     }
 
+    /// `ENOENT` naming what to do when the directory that would hold the socket `path` does not exist (uv_pipe_bind
+    /// reports it as EACCES on Linux), else `nil`.
+    public static func checkDirectory(of path: String) -> LoopError? {
+        let directory = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+        var st = stat()
+        guard !directory.isEmpty, stat(directory, &st) != 0 else { return nil }
+        return LoopError(
+            name: "ENOENT",
+            message:
+                "the directory \(directory) does not exist; create it (mkdir -p \(directory)) or choose another path"
+        )
+    }
+
     /// Binds `path` with mode 0600 and listens.
     /// - Throws: ``LoopError`` (`EADDRINUSE` when the path exists, `ENAMETOOLONG`, `EACCES`, …).
     public init(loop: EventLoop, path: String, backlog: Int32 = 511) throws(LoopError) {
-        if let e = PipeListener.checkPath(path) { throw e }
-        // uv_pipe_bind reports a missing directory as EACCES on Linux; say what is wrong instead.
-        let directory = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
-        var st = stat()
-        if !directory.isEmpty, stat(directory, &st) != 0 {
-            throw LoopError(
-                name: "ENOENT",
-                message:
-                    "the directory \(directory) does not exist; create it (mkdir -p \(directory)) or choose another path"
-            )
-        }
+        if let e = PipeListener.checkPath(path) ?? PipeListener.checkDirectory(of: path) { throw e }
         self.loop = loop
         self.path = path
         pipe = .allocate(capacity: 1)
