@@ -383,3 +383,44 @@ struct ShippedReferenceTests {
         #expect(sections["FAULTS.md"]?.contains("7") == true)
     }
 }
+
+/// A posture the daemon refuses does not make the phone reconnect in a loop: it is undone to the posture the daemon
+/// accepted, so the reconnect's HELLO is accepted (issue 14, "Posture keys on a phone that cannot fold").
+struct RefusedPostureTests {
+    @Test func aRefusedPostureIsUndoneAndThePhoneReconnectsOnce() throws {
+        let bus = try TestBus(scenario: "demo-120s", timeScale: 20)
+        defer { bus.shutdown() }
+        let duo = bus.session("duo") { o in
+            o.device = "iphone-duo"
+            o.posture = PostureBody(foldState: "flat", orientation: "landscape")
+        }
+        var errors: [String] = []
+        duo.onError = { errors.append($0) }
+        duo.start()
+        #expect(bus.run(timeoutMs: 5000) { duo.syncState == .live })
+        // Not refused locally (the Duo can be flat): it goes to the daemon, which refuses the 1×1 window.
+        var bad = duo.options.posture
+        bad.windowWidth = 1
+        bad.windowHeight = 1
+        #expect(duo.change(posture: bad))
+        _ = bus.run(timeoutMs: 4000) { false }
+        #expect(errors.contains { $0.contains("invalidPosture") }, "\(errors)")
+        #expect(duo.options.posture == PostureBody(foldState: "flat", orientation: "landscape"), "undone")
+        #expect(duo.counters.reconnects == 1, "one reconnect, not a loop: \(duo.counters.reconnects) \(errors)")
+        #expect(duo.syncState == .live)
+        // A fold state the device lacks never leaves the phone.
+        let pro = bus.session("pro") { o in o.device = "iphone-16-pro" }
+        var proErrors: [String] = []
+        pro.onError = { proErrors.append($0) }
+        pro.start()
+        #expect(bus.run(timeoutMs: 5000) { pro.syncState == .live })
+        #expect(!pro.change(posture: PostureBody(foldState: "folded", orientation: "portrait")))
+        #expect(
+            proErrors.contains { $0.hasPrefix("posture refused: iPhone 16 Pro cannot be 'folded'") },
+            "\(proErrors)"
+        )
+        #expect(pro.options.posture.foldState == "flat")
+        pro.close()
+        duo.close()
+    }
+}
