@@ -129,6 +129,7 @@ enum AttachCommand {
         }
         var layoutCount = 0
         var svgWarned = false
+        var notice: String?
         session.onLayout = { record, input, result in
             if json {
                 if record.trigger != "update" { out.printJSON(record) }
@@ -164,6 +165,9 @@ enum AttachCommand {
                         "clientTime": .number(Double(session.now().millisecondsSinceEpoch)),
                     ])
                 )
+            } else if tty && !fatal {
+                // On the live view the next redraw would wipe a line on stderr: the view shows the newest note.
+                notice = msg
             } else if !fatal {
                 // A fatal one is printed once, as the command's error.
                 StandardStream.write(Array("\(session.name): \(msg)\n".utf8), to: 2)
@@ -188,7 +192,8 @@ enum AttachCommand {
                 let lines = SessionView.render(session, showLayout: true)
                 let help =
                     "keys: f fold · u unfold · h half-open · r rotate · b background · g foreground · s step clock +30 s · q quit"
-                print("\u{1B}[H\u{1B}[2J" + lines.joined(separator: "\n") + "\n" + help, terminator: "")
+                let note = notice.map { "\n\(session.name): \($0)" } ?? ""
+                print("\u{1B}[H\u{1B}[2J" + lines.joined(separator: "\n") + "\n" + help + note, terminator: "")
                 fflush(nil)
             }
         }

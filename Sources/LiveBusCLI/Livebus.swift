@@ -300,6 +300,16 @@ public enum LivebusCommand {
             return 0
         }
         if first == "--help" || first == "-h" || first == "help" {
+            let words = argv.dropFirst().filter { $0 != "--json" }
+            if words.count > 1 {
+                out.failure(
+                    .usage(
+                        "unexpected argument '\(words[words.startIndex + 1])' for `livebus help`",
+                        recovery: "livebus help [COMMAND]"
+                    )
+                )
+                return ExitCode.usage.rawValue
+            }
             if argv.count > 1, let c = commands.first(where: { $0.name == argv[1] }) {
                 print(help(for: c), terminator: "")
                 return 0

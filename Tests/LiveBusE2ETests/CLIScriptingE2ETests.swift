@@ -226,10 +226,10 @@ struct E2ECLIScriptingTests {
             ["posture", "a", "flat", "extra"], ["app-state", "a", "foreground", "extra"], ["profile", "a", "extra"],
             ["clock", "a", "extra"], ["explain", "p1", "extra"], ["backend", "stall", "A1", "extra"],
             ["fault", "list", "extra"], ["fault", "remove", "x", "extra"], ["simulate", "a", "extra"],
-            ["layout", "extra", "--device", "iphone-16-pro"],
+            ["layout", "extra", "--device", "iphone-16-pro"], ["help", "attach", "extra"],
         ]
         for argv in cases {
-            let local = ["devices", "demo", "layout"].contains(argv[0])
+            let local = ["devices", "demo", "layout", "help"].contains(argv[0])
             let r = try E2ECLIGoldenTests.run(argv + (local ? [] : ["--socket", s]))
             #expect(r.exit == 2, "\(argv): exit \(r.exit) \(r.stderr)")
             #expect(r.stderr.contains("unexpected argument 'extra'"), "\(argv): \(r.stderr)")
