@@ -5,7 +5,7 @@ Written from Protocol/PROTOCOL.md, Protocol/CLOCKSYNC.md and Protocol/vectors/fr
 code with the Swift client. It is both a library (FrameDecoder, encode_frame, OrderBook, SessionClient) and a
 command line tool:
 
-    python3 tools/pyclient/livebus_client.py attach --socket /tmp/bus.sock --clock-skew 90000 --exit-when delivered
+    python3 tools/pyclient/livebus_client.py attach --socket /tmp/bus.sock --clock-skew +90s --exit-when delivered
 
 prints one JSON object per applied update on stdout (see README.md).
 """
@@ -1119,7 +1119,7 @@ SIGUSR2 steps the phone's clock +30 s (the daemon should detect the step and re-
 exit codes: 0 normal end · 2 usage error or the daemon refused the phone as described · 3 daemon unreachable
 
 examples:
-  livebus_client.py attach --socket /tmp/bus.sock --clock-skew 90000 --exit-when delivered
+  livebus_client.py attach --socket /tmp/bus.sock --clock-skew +90s --exit-when delivered
   livebus_client.py attach --socket /tmp/bus.sock --device iphone-duo --posture half-opened \\
       --posture-script 2s:flat,4s:folded,6s:background --duration 10s
 """
