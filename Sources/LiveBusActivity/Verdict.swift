@@ -109,8 +109,10 @@ public enum ActivitySource {
     /// APNs request limits (4096 bytes, 413 PayloadTooLarge).
     public static let sendingRequests =
         "https://developer.apple.com/documentation/usernotifications/sending-notification-requests-to-apns"
-    /// Delivery Lab field report: start once from order creation, creation and display are separate outcomes.
-    public static let fieldReportStartIntent = "reference/field-reports/001_df7ae4e21a8ebe10.txt"
+    /// The start-intent rules (start once from order creation, kept until ready, creation and display are separate
+    /// outcomes), as they ship in the repository: `Protocol/PROTOCOL.md` §9.1 quotes them and names their origin,
+    /// the Delivery Lab field report 001.
+    public static let fieldReportStartIntent = "Protocol/PROTOCOL.md §9.1 (start-intent rules)"
 }
 
 extension VerdictReason {

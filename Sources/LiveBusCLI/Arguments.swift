@@ -14,6 +14,8 @@ public enum ExitCode: Int32, Sendable {
     case daemonUnreachable = 3
     /// Timed out.
     case timedOut = 4
+    /// Interrupted by SIGINT (Ctrl-C) before it finished: 128 + 2, as a shell reports a process that SIGINT ended.
+    case interrupted = 130
 }
 
 /// An error a command reports to the user and maps to an exit code.
@@ -123,6 +125,18 @@ public struct Arguments {
         }
     }
 
+    /// Refuses positional arguments past the first `count` (exit 2), naming the first stray one, so that
+    /// `livebus status extra` fails instead of running as if `extra` were not there.
+    /// - Throws: ``CLIError`` (usage) with the command's usage line.
+    public func allowPositionals(_ count: Int) throws(CLIError) {
+        guard positionals.count > count else { return }
+        let usage = LivebusCommand.commands.first { $0.name == command }?.usage
+        throw .usage(
+            "unexpected argument '\(positionals[count])' for `\(invocation)`",
+            recovery: usage.map { "usage: \($0); \(helpHint)" } ?? helpHint
+        )
+    }
+
     /// The last value of `--name`, if given.
     public func value(_ name: String) -> String? { values[name]?.last }
     /// Every value of a repeatable `--name`.
@@ -162,20 +176,32 @@ public struct Arguments {
     }
 }
 
-/// Parses a duration with an optional sign and unit: `90s`, `-1h`, `+500ms`, `2m`, `1h30m`, or plain seconds.
+/// Parses a duration with an optional sign and a unit on every number: `90s`, `-1h`, `+500ms`, `2m`, `1h30m`.
+///
+/// The one rule for every duration flag of `livebus` and `tools/pyclient` (README "Durations"): a number needs its
+/// unit (`ms`, `s`, `m`, `h`), because a bare `500` meant 500 s in one client and 500 ms in the other. A bare number
+/// is refused with "did you mean 500ms or 500s?"; only `0` needs no unit. The resolution is one millisecond: a
+/// value that is not a whole number of milliseconds (`0.5ms`) is refused rather than rounded. Flags whose name
+/// carries the unit (`--delay-us`) and JSON fields named `…Ms` take bare numbers in that unit.
 /// - Parameters:
 ///   - text: The flag's value.
 ///   - flag: The flag's name, for the error.
 ///   - allowed: The range the value must fall in, milliseconds (default −24 h…+24 h).
 /// - Returns: milliseconds.
-/// - Throws: ``CLIError`` (usage) naming the flag: not a duration, an unknown unit, or out of `allowed` (saying the
-///   range).
+/// - Throws: ``CLIError`` (usage) naming the flag: a bare number, not a duration, an unknown unit, a fraction of a
+///   millisecond, or out of `allowed` (saying the range).
 public func parseDuration(
     _ text: String,
     flag: String,
     allowed: ClosedRange<Int64> = -86_400_000...86_400_000
 ) throws(CLIError) -> Int64 {
     let total = try durationMilliseconds(text, flag: flag)
+    guard !total.isFinite || total == total.rounded() else {
+        throw .usage(
+            "--\(flag) '\(text)' is not a whole number of milliseconds; the smallest step is 1ms",
+            recovery: "e.g. --\(flag) 1ms"
+        )
+    }
     guard total.isFinite, total >= Double(allowed.lowerBound), total <= Double(allowed.upperBound) else {
         let range =
             allowed.lowerBound == 0
@@ -188,9 +214,19 @@ public func parseDuration(
     return Int64(total.rounded())
 }
 
-/// `24h`, `90s`, `1ms`, `1h30m`: a millisecond count as the shortest duration text `parseDuration` reads back.
+/// `+8h20m`, `-90s`, `+0s`: a signed millisecond count as the duration text `parseDuration` reads back, for echoing
+/// what a signed flag (`clock --step`, `--clock-skew`) was understood as.
+func signedSpokenDuration(_ milliseconds: Int64) -> String {
+    milliseconds < 0 ? "-" + spokenDuration(-milliseconds) : "+" + spokenDuration(milliseconds)
+}
+
+/// `24h`, `90s`, `1ms`, `1h30m`, `1m30s250ms`: a millisecond count as the shortest duration text `parseDuration`
+/// reads back.
 func spokenDuration(_ milliseconds: Int64) -> String {
-    if milliseconds % 1000 != 0 { return "\(milliseconds)ms" }
+    if milliseconds % 1000 != 0 {
+        return milliseconds < 1000
+            ? "\(milliseconds)ms" : spokenDuration(milliseconds / 1000 * 1000) + "\(milliseconds % 1000)ms"
+    }
     let s = milliseconds / 1000
     var text = ""
     if s >= 3600 { text += "\(s / 3600)h" }
@@ -208,7 +244,14 @@ private func durationMilliseconds(_ text: String, flag: String) throws(CLIError)
     } else if s.hasPrefix("+") {
         s = s.dropFirst()
     }
-    if let plain = Double(s), !s.lowercased().contains("n") { return sign * plain * 1000 }
+    if let plain = Double(s), !s.lowercased().contains("n") {
+        if plain == 0 { return 0 }
+        let signText = text.trimmingCharacters(in: .whitespaces).first.map { "+-".contains($0) ? String($0) : "" } ?? ""
+        throw .usage(
+            "--\(flag) '\(text)' has no unit: did you mean \(signText)\(s)ms or \(signText)\(s)s?",
+            recovery: "durations need a unit: ms, s, m or h (e.g. 500ms, 90s, 1h30m); see README \"Durations\""
+        )
+    }
     var total: Double = 0
     var number = ""
     var i = s.startIndex

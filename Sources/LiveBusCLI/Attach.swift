@@ -75,6 +75,7 @@ enum SessionFlags {
 enum AttachCommand {
     static func run(_ argv: [String], json: Bool) throws(CLIError) -> Int32 {
         let a = try Arguments(argv, command: "attach", options: SessionFlags.options, flags: SessionFlags.flags)
+        try a.allowPositionals(0)
         let options = try SessionFlags.clientOptions(a)
         let durationMs = try a.value("duration").map { v throws(CLIError) in
             try parseDuration(v, flag: "duration", allowed: 1...7 * 86_400_000)
@@ -106,9 +107,9 @@ enum AttachCommand {
             if json {
                 out.printJSON(u)
             } else if !tty {
-                // Into a file or a pipe (CI logs) line by line, as --json is: never held in a 4 KiB buffer.
-                print(LogLine.update(u))
-                fflush(nil)
+                // Into a file or a pipe (CI logs) line by line, as --json is: never held in a 4 KiB buffer, and
+                // a reader that went away (`| head -3`) ends the process quietly (StandardStream, exit 0 on EPIPE).
+                StandardStream.out(LogLine.update(u) + "\n")
             }
             if exitWhen == "delivered", allTerminal(session) {
                 session.close()
@@ -128,15 +129,15 @@ enum AttachCommand {
         }
         var layoutCount = 0
         var svgWarned = false
+        var notice: String?
         session.onLayout = { record, input, result in
             if json {
                 if record.trigger != "update" { out.printJSON(record) }
             } else if !tty && record.trigger != "update" {
-                print(
+                StandardStream.out(
                     "\(record.session): layout \(record.foldState) \(record.orientation) → \(record.arrangement)"
-                        + (record.invariantsHeld ? " · invariants hold" : " · FAILED \(record.failedInvariants)")
+                        + (record.invariantsHeld ? " · invariants hold" : " · FAILED \(record.failedInvariants)") + "\n"
                 )
-                fflush(nil)
             }
             if let svgDir, record.trigger != "update" {
                 layoutCount += 1
@@ -157,7 +158,16 @@ enum AttachCommand {
         session.onError = { msg in
             let fatal = !welcomed && (msg.hasPrefix("daemon error") || msg.hasPrefix("cannot connect"))
             if json {
-                out.printJSON(["type": "error", "session": session.name, "message": msg])
+                // PROTOCOL.md §10: every line has clientTime (ms since the Unix epoch, the phone's clock).
+                out.printJSON(
+                    JSONValue.object([
+                        "type": .string("error"), "session": .string(session.name), "message": .string(msg),
+                        "clientTime": .number(Double(session.now().millisecondsSinceEpoch)),
+                    ])
+                )
+            } else if tty && !fatal {
+                // On the live view the next redraw would wipe a line on stderr: the view shows the newest note.
+                notice = msg
             } else if !fatal {
                 // A fatal one is printed once, as the command's error.
                 StandardStream.write(Array("\(session.name): \(msg)\n".utf8), to: 2)
@@ -168,6 +178,13 @@ enum AttachCommand {
                 loop.stop()
             }
         }
+        // The daemon's BYE ends attach (exit 0, or 4 under --exit-when delivered); a connection lost without BYE
+        // under --no-reconnect is exit 3 with what happened, never a silent 0.
+        var ending: ClientSession.Ending?
+        session.onEnded = { e in
+            ending = e
+            loop.stop()
+        }
         session.start()
         var redraw: LoopTimer?
         if tty {
@@ -175,7 +192,8 @@ enum AttachCommand {
                 let lines = SessionView.render(session, showLayout: true)
                 let help =
                     "keys: f fold · u unfold · h half-open · r rotate · b background · g foreground · s step clock +30 s · q quit"
-                print("\u{1B}[H\u{1B}[2J" + lines.joined(separator: "\n") + "\n" + help, terminator: "")
+                let note = notice.map { "\n\(session.name): \($0)" } ?? ""
+                print("\u{1B}[H\u{1B}[2J" + lines.joined(separator: "\n") + "\n" + help + note, terminator: "")
                 fflush(nil)
             }
         }
@@ -200,6 +218,15 @@ enum AttachCommand {
         session.close()
         loop.close()
         if let failure { throw failure }
+        if case .lost(let what)? = ending {
+            throw CLIError(
+                "connectionLost",
+                "\(session.name): \(what)",
+                recovery:
+                    "is livebusd still running? see its log (without --no-reconnect attach reconnects and resumes)",
+                exit: .daemonUnreachable
+            )
+        }
         if exitWhen == "delivered" && !allTerminal(session) { exitCode = ExitCode.timedOut.rawValue }
         return exitCode
     }

@@ -20,6 +20,7 @@ enum ControlCommands {
             options: ["socket", "orientation", "angle", "window", "keyboard"],
             flags: ["json"]
         )
+        try a.allowPositionals(2)
         guard a.positionals.count >= 1 else {
             throw .usage("livebus posture needs SESSION and a posture", recovery: "livebus posture duo half-opened")
         }
@@ -80,6 +81,7 @@ enum ControlCommands {
     /// `livebus app-state SESSION foreground|background|suspended|terminated`
     static func appState(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
         let a = try Arguments(argv, command: "app-state", options: ["socket"], flags: ["json"])
+        try a.allowPositionals(2)
         guard a.positionals.count == 2 else {
             throw .usage("livebus app-state needs SESSION and STATE", recovery: "livebus app-state duo background")
         }
@@ -109,6 +111,7 @@ enum ControlCommands {
             options: ["socket", "low-power", "frequent-updates", "activities"],
             flags: ["json"]
         )
+        try a.allowPositionals(1)
         guard a.positionals.count == 1 else {
             throw .usage("livebus profile needs SESSION", recovery: "livebus profile duo --low-power on")
         }
@@ -139,19 +142,31 @@ enum ControlCommands {
     /// `livebus clock SESSION --step ±DURATION | --drift ±PPM`
     static func clock(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
         let a = try Arguments(argv, command: "clock", options: ["socket", "step", "drift"], flags: ["json"])
+        try a.allowPositionals(1)
         guard a.positionals.count == 1 else {
             throw .usage("livebus clock needs SESSION", recovery: "livebus clock duo --step +30s")
         }
         var args: [String: JSONValue] = ["session": .string(a.positionals[0])]
-        if let s = a.value("step") { args["stepMs"] = .number(Double(try parseDuration(s, flag: "step"))) }
-        if a.value("drift") != nil {
-            args["driftPPM"] = .number(try a.double("drift", default: 0, in: -100_000...100_000))
+        // Echo what was understood: `clock stepped +8h20m`, not "clock change applied".
+        var understood: [String] = []
+        if let s = a.value("step") {
+            let ms = try parseDuration(s, flag: "step")
+            args["stepMs"] = .number(Double(ms))
+            understood.append("clock stepped \(signedSpokenDuration(ms))")
         }
-        guard args.count > 1 else { throw .usage("give --step ±DURATION or --drift ±PPM") }
+        if a.value("drift") != nil {
+            let ppm = try a.double("drift", default: 0, in: -100_000...100_000)
+            args["driftPPM"] = .number(ppm)
+            understood.append("drift set to \(ppm >= 0 ? "+" : "")\(LivebusCommand.fmt(ppm)) ppm")
+        }
+        guard !understood.isEmpty else { throw .usage("give --step ±DURATION or --drift ±PPM") }
         let data = try LivebusCommand.resultData(
             AdminClient.request(socket: a.value("socket") ?? defaultSocketPath(), command: "session.clock", args: args)
         )
-        out.success("clock change applied", data: data)
+        out.success(
+            "\(understood.joined(separator: ", ")) on \(sessionsText(data).isEmpty ? a.positionals[0] : sessionsText(data))",
+            data: data
+        )
         return 0
     }
 
@@ -163,6 +178,12 @@ enum ControlCommands {
             options: ["socket", "order", "expect", "session"],
             flags: ["json", "all"]
         )
+        guard let order = a.value("order") else {
+            throw .usage(
+                "livebus push needs --order ORDER-ID: the Live Activity the payload updates",
+                recovery: "e.g. livebus push all payload.json --order A1001 (order ids: `livebus order list`)"
+            )
+        }
         var positionals = a.positionals
         var target = a.value("session") ?? (a.flag("all") ? "all" : nil)
         if target == nil, positionals.count == 2 { target = positionals.removeFirst() }
@@ -199,14 +220,6 @@ enum ControlCommands {
                 exit: .usage
             )
         }
-        var order = a.value("order")
-        if order == nil,
-            let obj = try? JSONSerialization.jsonObject(with: bytes) as? [String: Any],
-            let o = obj["order"] as? String ?? obj["Simulator Target Bundle"] as? String
-        {
-            order = o
-        }
-        guard let order else { throw .usage("which activity? pass --order ORDER-ID") }
         let data = try LivebusCommand.resultData(
             AdminClient.request(
                 socket: a.value("socket") ?? defaultSocketPath(),
@@ -260,24 +273,28 @@ enum ControlCommands {
     /// `livebus backend stall [ORDER] --duration D`
     static func backend(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
         let a = try Arguments(argv, command: "backend", options: ["socket", "duration"], flags: ["json"])
+        try a.allowPositionals(2)
         guard a.positionals.first == "stall" else { throw .usage("livebus backend stall [ORDER] --duration D") }
         guard let d = a.value("duration") else {
             throw .usage("livebus backend stall needs --duration, e.g. 30s (scenario time)")
         }
-        var args: [String: JSONValue] = [
-            "durationMs": .number(Double(try parseDuration(d, flag: "duration", allowed: 1...86_400_000)))
-        ]
+        let stallMs = try parseDuration(d, flag: "duration", allowed: 1...86_400_000)
+        var args: [String: JSONValue] = ["durationMs": .number(Double(stallMs))]
         if a.positionals.count > 1 { args["order"] = .string(a.positionals[1]) }
         let data = try LivebusCommand.resultData(
             AdminClient.request(socket: a.value("socket") ?? defaultSocketPath(), command: "backend.stall", args: args)
         )
-        out.success("backend stalled: \(data["stalled"]?.stringValue ?? "all") for \(d)", data: data)
+        out.success(
+            "backend stalled: \(data["stalled"]?.stringValue ?? "all") for \(spokenDuration(stallMs)) (scenario time)",
+            data: data
+        )
         return 0
     }
 
     /// `livebus explain PUSH-ID`
     static func explain(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
         let a = try Arguments(argv, command: "explain", options: ["socket"], flags: ["json"])
+        try a.allowPositionals(1)
         guard let id = a.positionals.first else {
             throw .usage("livebus explain needs a push id, e.g. p3 (printed by livebus push)")
         }
@@ -327,6 +344,7 @@ enum FaultCommand {
         guard let verb = a.positionals.first else {
             throw .usage("livebus fault needs add, list, remove or preset", recovery: "livebus fault list")
         }
+        try a.allowPositionals(verb == "list" ? 1 : 2)
         var target: [String: JSONValue] = [:]
         if let s = a.value("session") { target["session"] = .string(s) }
         for scope in ["all", "minority", "majority", "one"] where a.flag(scope) { target["scope"] = .string(scope) }
@@ -399,17 +417,14 @@ enum FaultCommand {
                 throw .usage("'\(a.positionals[1])' is not a toxic; use one of \(toxics.joined(separator: ", "))")
             }
             var params: [String: JSONValue] = [:]
+            // What each flag was understood as, echoed back (`latency 200ms, jitter 50ms`).
+            var understood: [String] = []
             func ms(_ flag: String, _ key: String) throws(CLIError) {
                 if let v = a.value(flag) {
-                    params[key] = .number(
-                        Double(
-                            try parseDuration(
-                                v.hasSuffix("s") || v.hasSuffix("m") || v.hasSuffix("h") ? v : v + "ms",
-                                flag: flag,
-                                allowed: 0...86_400_000
-                            )
-                        )
-                    )
+                    // A unit is required (README "Durations"): `--latency 0.5` is refused, not read as 1 ms.
+                    let d = try parseDuration(v, flag: flag, allowed: 0...86_400_000)
+                    params[key] = .number(Double(d))
+                    understood.append("\(flag) \(spokenDuration(d))")
                 }
             }
             try ms("latency", "latencyMs")
@@ -451,7 +466,8 @@ enum FaultCommand {
                 AdminClient.request(socket: socket, command: "fault.add", args: args)
             )
             out.success(
-                "\(kind) added as \(data["id"]?.stringValue ?? "?") on \(ControlCommands.sessionsText(data).isEmpty ? "the daemon" : ControlCommands.sessionsText(data))",
+                "\(kind) added as \(data["id"]?.stringValue ?? "?") on \(ControlCommands.sessionsText(data).isEmpty ? "the daemon" : ControlCommands.sessionsText(data))"
+                    + (understood.isEmpty ? "" : ": " + understood.joined(separator: ", ")),
                 data: data
             )
         default:
@@ -491,6 +507,7 @@ enum FaultCommand {
 enum WatchCommand {
     static func run(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
         let a = try Arguments(argv, command: "watch", options: ["socket", "topic", "duration"], flags: ["json"])
+        try a.allowPositionals(0)
         let socket = a.value("socket") ?? defaultSocketPath()
         let patterns = a.values("topic").isEmpty ? [">"] : a.values("topic")
         for p in patterns {
@@ -531,9 +548,11 @@ enum WatchCommand {
                                     ])
                                 )
                             } else {
-                                print(
+                                // One write per line: flushed at once into a pipe, and EPIPE ends the process
+                                // quietly (exit 0), as for --json.
+                                StandardStream.out(
                                     "\(f.topic)#\(f.sequence) \(b.event) \(b.contentState.status) (\(b.contentState.summary.ko) · \(b.contentState.summary.en)) priority \(b.priority)"
-                                        + (f.flags.contains(.replay) ? " [replay]" : "")
+                                        + (f.flags.contains(.replay) ? " [replay]" : "") + "\n"
                                 )
                             }
                         case .ping:
@@ -606,6 +625,7 @@ enum SimulateCommand {
             options: ["socket", "not-ready", "start-failures"],
             flags: ["json"]
         )
+        try a.allowPositionals(1)
         guard a.positionals.count == 1 else {
             throw .usage(
                 "livebus simulate needs SESSION",
@@ -613,11 +633,16 @@ enum SimulateCommand {
             )
         }
         var args: [String: JSONValue] = ["session": .string(a.positionals[0])]
+        var understood: [String] = []
         if let v = a.value("not-ready") {
-            args["notReadyMs"] = .number(Double(try parseDuration(v, flag: "not-ready", allowed: 0...86_400_000)))
+            let ms = try parseDuration(v, flag: "not-ready", allowed: 0...86_400_000)
+            args["notReadyMs"] = .number(Double(ms))
+            understood.append("not ready for \(spokenDuration(ms))")
         }
         if a.value("start-failures") != nil {
-            args["startFailures"] = .number(Double(try a.uint("start-failures", default: 0)))
+            let n = try a.uint("start-failures", default: 0)
+            args["startFailures"] = .number(Double(n))
+            understood.append("next \(n) start(s) fail")
         }
         guard args.count > 1 else { throw .usage("give --not-ready DURATION and/or --start-failures N") }
         let data = try LivebusCommand.resultData(
@@ -627,7 +652,7 @@ enum SimulateCommand {
                 args: args
             )
         )
-        out.success("simulation set", data: data)
+        out.success("simulation set: \(understood.joined(separator: ", "))", data: data)
         return 0
     }
 }

@@ -9,26 +9,40 @@ import LiveBusWire
 enum DemoCommand {
     static func run(_ argv: [String], json: Bool) throws(CLIError) -> Int32 {
         let a = try Arguments(argv, command: "demo", options: ["time-scale", "seed", "scenario"], flags: ["json"])
+        try a.allowPositionals(0)
         let scale = try a.double("time-scale", default: 10, in: 0.1...1000)
         let seed = try a.uint("seed", default: 1)
         let scenario = a.value("scenario") ?? "demo-120s"
-        var dirTemplate = Array("/tmp/livebus-demo-XXXXXX".utf8CString)
+        // A Ctrl-C while the daemon starts (before the loop watches signals) is remembered, not fatal, so the
+        // private directory is removed on every path.
+        demoInterruptedEarly = 0
+        signal(SIGINT) { _ in demoInterruptedEarly = 1 }
+        signal(SIGTERM) { _ in demoInterruptedEarly = 1 }
+        let base = ProcessInfo.processInfo.environment["TMPDIR"].flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+        var dirTemplate = Array("\(base)/livebus-demo-XXXXXX".utf8CString)
         guard let dirPtr = mkdtemp(&dirTemplate) else {
-            throw CLIError("internal", "cannot create a temporary directory under /tmp", exit: .usage)
+            throw CLIError("internal", "cannot create a temporary directory under \(base)", exit: .usage)
         }
         let dir = String(cString: dirPtr)
         let socket = dir + "/bus.sock"
         let logPath = dir + "/livebusd.log"
-        let daemon = try DaemonProcess.start(
-            arguments: ["--socket", socket, "--scenario", scenario, "--time-scale", "\(scale)", "--seed", "\(seed)"],
-            socket: socket,
-            logPath: logPath
-        )
-        defer {
-            daemon.stop()
-            unlink(logPath)
-            rmdir(dir)
+        // The directory (socket, daemon log, data dir) is removed on every exit: success, failure, Ctrl-C.
+        // Messages never point into it; a failure quotes the log's last lines instead.
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let daemon: DaemonProcess
+        do {
+            daemon = try DaemonProcess.start(
+                arguments: [
+                    "--socket", socket, "--scenario", scenario, "--time-scale", "\(scale)", "--seed", "\(seed)",
+                ],
+                socket: socket,
+                logPath: logPath
+            )
+        } catch {
+            if demoInterruptedEarly != 0 { throw Self.interrupted }
+            throw error
         }
+        defer { daemon.stop() }
         let loop: EventLoop
         do { loop = try EventLoop() } catch { throw CLIError("internal", "\(error)", exit: .usage) }
         let specs: [(String, ClientOptions)] = [
@@ -69,7 +83,7 @@ enum DemoCommand {
             }
         }
         func draw() {
-            var text = "LiveBus demo · scenario \(scenario) at \(scale)× · daemon log \(logPath)\n"
+            var text = "LiveBus demo · scenario \(scenario) at \(scale)×\n"
             for s in sessions {
                 text += SessionView.render(s).joined(separator: "\n") + "\n"
             }
@@ -84,7 +98,7 @@ enum DemoCommand {
                 if backgroundAfterStart && u.event == "start" && u.applied && s.options.appState == "foreground" {
                     s.change(appState: "background")
                 }
-                if json { out.printJSON(u) } else if !tty { print(LogLine.update(u)) }
+                if json { out.printJSON(u) } else if !tty { StandardStream.out(LogLine.update(u) + "\n") }
                 if !finished && allDelivered() {
                     finished = true
                     loop.schedule(after: 300) { loop.stop() }
@@ -96,8 +110,12 @@ enum DemoCommand {
         let redraw = tty ? loop.schedule(after: 0, repeat: 200) { draw() } : nil
         let timeoutMs = UInt64(120_000 / scale * 2 + 20_000)
         let timeout = loop.schedule(after: timeoutMs) { loop.stop() }
-        let signals = try? SignalWatcher(loop: loop, signals: [SIGINT, SIGTERM]) { _ in loop.stop() }
-        loop.run()
+        var interrupted = demoInterruptedEarly != 0
+        let signals = try? SignalWatcher(loop: loop, signals: [SIGINT, SIGTERM]) { _ in
+            interrupted = true
+            loop.stop()
+        }
+        if !interrupted { loop.run() }
         redraw?.cancel()
         timeout.cancel()
         signals?.close()
@@ -105,16 +123,35 @@ enum DemoCommand {
         for s in sessions { s.close() }
         loop.run()
         loop.close()
+        if interrupted && !finished { throw Self.interrupted }
         guard finished else {
+            let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            let tail = log.split(separator: "\n").suffix(15).joined(separator: "\n")
             throw CLIError(
                 "timedOut",
-                "the demo did not reach 'delivered' on every session within \(timeoutMs / 1000) s",
-                recovery: "see the daemon log for errors",
+                "the demo did not reach 'delivered' on every session within \(timeoutMs / 1000) s"
+                    + (tail.isEmpty ? "" : "; the daemon's last log lines:\n\(tail)"),
+                recovery: "run `livebusd --scenario \(scenario)` and `livebus attach` yourself to look closer",
                 exit: .timedOut
             )
         }
         if !json { print("demo finished: every session shows the order delivered") }
         return 0
+    }
+}
+
+/// Set by the demo's early SIGINT/SIGTERM handler (before the event loop watches signals).
+nonisolated(unsafe) var demoInterruptedEarly: sig_atomic_t = 0
+
+extension DemoCommand {
+    /// Ctrl-C before every phone showed delivered: exit 130, nothing left behind.
+    static var interrupted: CLIError {
+        CLIError(
+            "interrupted",
+            "demo interrupted (SIGINT) before every phone showed the order delivered",
+            recovery: "run it again; `livebus demo --time-scale 20` is quicker",
+            exit: .interrupted
+        )
     }
 }
 
@@ -157,6 +194,18 @@ final class DaemonProcess {
         }
         d.stop()
         let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        // livebusd exits 2 for a usage or input error (a bad --scenario): the same error, the same code.
+        if !p.isRunning && p.terminationReason == .exit && p.terminationStatus == ExitCode.usage.rawValue {
+            let first = log.split(separator: "\n").first.map(String.init) ?? "livebusd refused its arguments"
+            throw CLIError(
+                "usage",
+                first.hasPrefix("error: ") ? String(first.dropFirst(7)) : first,
+                recovery: log.split(separator: "\n").dropFirst().first.map {
+                    $0.hasPrefix("hint: ") ? String($0.dropFirst(6)) : String($0)
+                },
+                exit: .usage
+            )
+        }
         throw CLIError(
             "daemonUnreachable",
             "livebusd did not start on \(socket):\n\(log)",

@@ -24,7 +24,9 @@ public enum LivebusCommand {
                 Starts livebusd on a private socket, attaches an iPhone 16 Pro (portrait, foreground), an iPhone Duo
                 unfolded (flat) and an iPhone Duo half-opened in the background whose clock runs 90 s fast, and
                 plays the scenario (default demo-120s at 10×, about 12 s). Exits 0 once every phone shows the order
-                delivered, 4 if that does not happen in time.
+                delivered, 4 if that does not happen in time (quoting the daemon log's last lines), 2 for a bad
+                --scenario, 130 on Ctrl-C. Its private directory ($TMPDIR or /tmp/livebus-demo-*) is removed on
+                every exit.
                 """,
             examples: [
                 "livebus demo", "livebus demo --time-scale 4",
@@ -41,12 +43,15 @@ public enum LivebusCommand {
                 Dynamic Island would. On a terminal, keys change the phone live: f fold, u unfold, h half-open,
                 r rotate, b background, g foreground, s step the clock +30 s, q quit. With --json it prints one JSON
                 object per applied update (type, topic, seq, status, etaTarget in the phone's clock in ms since the
-                Unix epoch, remainingMs, stale). Durations: -90s, +1h, 500ms, 1h30m (a plain number is seconds).
-                Posture aliases: book/tabletop/half → half-opened, open/unfolded → flat, closed → folded.
-                It runs until q, Ctrl-C or the daemon's BYE, or: --duration D (1ms…7 days) quits after D, exit 0;
-                --exit-when delivered quits, exit 0, once the phone holds at least one activity and every activity
-                it holds shows a terminal status (delivered or canceled), and exits 4 (timed out) if it stops
-                first for another reason (--duration, q, BYE). --exit-when never (the default) waits for those.
+                Unix epoch, remainingMs, stale). Durations need a unit: -90s, +1h, 500ms, 1h30m (a bare number is
+                refused). Posture aliases: book/tabletop/half → half-opened, open/unfolded → flat, closed → folded;
+                a fold state the device does not have (f or h on an iPhone 16 Pro) is refused with a message.
+                It runs until q, Ctrl-C or the daemon's BYE (exit 0; it does not reconnect after a BYE), or:
+                --duration D (1ms…7 days) quits after D, exit 0; --exit-when delivered quits, exit 0, once the
+                phone holds at least one activity and every activity it holds shows a terminal status (delivered
+                or canceled), and exits 4 (timed out) if it stops first for another reason (--duration, q, BYE).
+                --exit-when never (the default) waits for those. A lost connection is resumed, or with
+                --no-reconnect ends with exit 3 and what happened (a daemon killed without BYE is not a success).
                 """,
             examples: [
                 "livebus attach --socket /tmp/bus.sock --device iphone-16-pro",
@@ -112,7 +117,7 @@ public enum LivebusCommand {
             summary: "Step or change the drift of an attached phone's clock",
             usage: "livebus clock SESSION [--step ±DURATION] [--drift ±PPM] [--socket PATH] [--json]",
             details:
-                "One or both: --step within ±24h (a plain number is seconds), --drift within ±100000 ppm. The phone tells the daemon its clock was set, the daemon probes at once, detects the step and re-converges; countdowns stay right in the phone's clock.",
+                "One or both: --step within ±24h with its unit (+30s, -1h, 8h20m; a bare number is refused), --drift within ±100000 ppm. It echoes what it understood (clock stepped +8h20m). The phone tells the daemon its clock was set, the daemon probes at once, detects the step and re-converges; countdowns stay right in the phone's clock.",
             examples: ["livebus clock duo --step +30s", "livebus clock pro --drift -200"]
         ),
         Command(
@@ -124,7 +129,8 @@ public enum LivebusCommand {
                 relevance-score, alert), at most 4096 bytes; - reads standard input. content-state is
                 {"status", "etaEnd" (seconds since 2001-01-01), "progress"?, "lastConfirmed"?} (PROTOCOL.md §9). Each push gets an id and a verdict:
                 applied, or not with the reason in Apple's words and the rule's source. `livebus explain ID` traces it.
-                With --expect, exits 1 when the verdict differs.
+                --order is required (which Live Activity; `livebus order list`). With --expect, exits 1 when the
+                verdict differs.
                 """,
             examples: [
                 "livebus push all update.json --order A1001",
@@ -142,10 +148,11 @@ public enum LivebusCommand {
             name: "fault",
             summary: "Inject network faults (toxiproxy's toxics) on attached phones' connections",
             usage:
-                "livebus fault add TOXIC [--session NAME|--all|--minority|--majority|--one] [--direction down|up] [--toxicity P] [--seed N] [--id ID] [--latency MS --jitter MS --rate KB/s --average-size B --size-variation B --delay-us US --delay MS --bytes N --timeout MS --probability P --window N --duration D --frame-types LIST] · livebus fault list · livebus fault remove ID|PRESET|--all · livebus fault preset 3g|edge|lossy|very-bad|airplane [target]",
+                "livebus fault add TOXIC [--session NAME|--all|--minority|--majority|--one] [--direction down|up] [--toxicity P] [--seed N] [--id ID] [--latency D --jitter D --rate KB/s --average-size B --size-variation B --delay-us US --delay D --bytes N --timeout D --probability P --window N --duration D --frame-types LIST] · livebus fault list · livebus fault remove ID|PRESET|--all · livebus fault preset 3g|edge|lossy|very-bad|airplane [target]",
             details: """
+                D is a duration with its unit (200ms, 1.5s, 1m; a bare number is refused, --delay-us takes µs).
                 Toxics: latency, bandwidth, slicer, slow_close, limit_data, timeout, reset_peer, down (refuse new
-                connections), drop, duplicate, reorder, corrupt (frames, with --probability), partition (blackhole both
+                connections: the target's only, daemon-wide without a target), drop, duplicate, reorder, corrupt (frames, with --probability), partition (blackhole both
                 directions for --duration). Targets as Jepsen picks them, seeded so runs repeat. The bus repairs what the
                 network breaks: gaps are re-sent, corrupted frames reconnect and resume, duplicates are ignored.
                 Ids are toxiproxy's <kind>_<downstream|upstream> (latency_downstream) unless --id names one; a
@@ -154,7 +161,7 @@ public enum LivebusCommand {
                 Protocol/FAULTS.md has every parameter, its unit and default, and the presets' exact toxics.
                 """,
             examples: [
-                "livebus fault add latency --all --latency 200 --jitter 50",
+                "livebus fault add latency --all --latency 200ms --jitter 50ms",
                 "livebus fault add drop --session duo --probability 0.3",
                 "livebus fault add partition --minority --duration 10s --seed 7",
                 "livebus fault preset very-bad --session pro",
@@ -176,7 +183,7 @@ public enum LivebusCommand {
             summary: "Make a phone's app not ready for a while, or fail its next Live Activity starts",
             usage: "livebus simulate SESSION [--not-ready DURATION] [--start-failures N] [--socket PATH] [--json]",
             details:
-                "Exercises the start-intent rules of the Delivery Lab report: a start requested while not ready is kept and applied once ready; a failed start keeps the created order and can be retried.",
+                "Exercises the start-intent rules (Protocol/PROTOCOL.md §9.1): a start requested while not ready is kept and applied once ready; a failed start keeps the created order and can be retried.",
             examples: ["livebus simulate duo --not-ready 2s", "livebus simulate pro --start-failures 1"]
         ),
         Command(
@@ -262,7 +269,8 @@ public enum LivebusCommand {
               --version    print the version
 
             EXIT CODES
-              0 success · 1 a verdict failed · 2 usage or input error · 3 daemon unreachable · 4 timed out
+              0 success · 1 a verdict failed · 2 usage or input error · 3 daemon unreachable or connection lost
+              4 timed out · 130 interrupted (Ctrl-C)
 
             Run `livebus help <command>` for flags and examples.
             """
@@ -292,6 +300,16 @@ public enum LivebusCommand {
             return 0
         }
         if first == "--help" || first == "-h" || first == "help" {
+            let words = argv.dropFirst().filter { $0 != "--json" }
+            if words.count > 1 {
+                out.failure(
+                    .usage(
+                        "unexpected argument '\(words[words.startIndex + 1])' for `livebus help`",
+                        recovery: "livebus help [COMMAND]"
+                    )
+                )
+                return ExitCode.usage.rawValue
+            }
             if argv.count > 1, let c = commands.first(where: { $0.name == argv[1] }) {
                 print(help(for: c), terminator: "")
                 return 0
@@ -358,6 +376,7 @@ public enum LivebusCommand {
 
     static func status(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
         let a = try Arguments(argv, command: "status", options: ["socket"], flags: ["json", "explain"])
+        try a.allowPositionals(0)
         let socket = a.value("socket") ?? defaultSocketPath()
         let data = try resultData(
             AdminClient.request(socket: socket, command: "status", args: ["explain": .bool(a.flag("explain"))])
@@ -377,6 +396,7 @@ public enum LivebusCommand {
         guard let verb = a.positionals.first else {
             throw .usage("livebus order needs list, create or cancel", recovery: "livebus order list")
         }
+        try a.allowPositionals(verb == "list" ? 1 : 2)
         switch verb {
         case "list":
             if a.value("limit") != nil || a.value("offset") != nil {
@@ -421,7 +441,7 @@ public enum LivebusCommand {
     }
 
     static func devices(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
-        _ = try Arguments(argv, command: "devices", options: [], flags: ["json"])
+        try Arguments(argv, command: "devices", options: [], flags: ["json"]).allowPositionals(0)
         let c = try catalog()
         var text = ""
         for d in c.devices {
@@ -461,6 +481,7 @@ public enum LivebusCommand {
             options: ["device", "posture", "orientation", "window", "screen", "tags", "svg", "os"],
             flags: ["json"]
         )
+        try a.allowPositionals(0)
         guard let device = a.value("device") else {
             throw .usage("livebus layout needs --device MODEL", recovery: "see `livebus devices` for ids")
         }
@@ -516,6 +537,7 @@ public enum LivebusCommand {
 
     static func doctor(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
         let a = try Arguments(argv, command: "doctor", options: ["socket"], flags: ["json"])
+        try a.allowPositionals(0)
         let socket = a.value("socket") ?? defaultSocketPath()
         var checks: [(String, Bool, String)] = []
         checks.append(("device catalog", (try? DeviceCatalog.bundled()) != nil, "rebuild the package (swift build)"))

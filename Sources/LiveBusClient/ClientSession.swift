@@ -135,6 +135,23 @@ public final class ClientSession {
     public var onSyncState: ((SyncState) -> Void)?
     /// ERROR frames and connection failures, as text for people.
     public var onError: ((String) -> Void)?
+    /// How a session ended without ``close(reason:)``: the daemon's BYE, or a connection lost with reconnecting off.
+    public enum Ending: Sendable, Equatable {
+        /// The daemon said BYE (its reason), then closed.
+        case bye(String)
+        /// The connection ended without a BYE (the daemon crashed or was killed, a fault reset it) and
+        /// ``ClientOptions/reconnect`` is off; what happened.
+        case lost(String)
+    }
+    /// Called once when the session ends by itself (see ``Ending``). When it is set, a BYE ends the session instead of
+    /// reconnecting (`livebus attach` ends there, as its help says); when it is not, the session reconnects after a BYE.
+    public var onEnded: ((Ending) -> Void)?
+    /// The reason of the daemon's BYE on the current connection, until it closes.
+    private var byeReason: String?
+    /// The posture the daemon accepted last (HELLO's, then each POSTURE sent while the connection stayed open): a
+    /// posture the daemon refuses (`invalidPosture`) is undone to it, so the reconnect's HELLO does not repeat the
+    /// refused one (no reconnect loop).
+    private var acceptedPosture: PostureBody?
     /// Called after WELCOME.
     public var onWelcome: ((WelcomeBody) -> Void)?
     /// Called after a posture, app-state or profile change requested from outside was applied.
@@ -224,6 +241,8 @@ public final class ClientSession {
 
     private func connected(_ c: Connection) {
         connection = c
+        byeReason = nil
+        acceptedPosture = options.posture
         decoder = FrameDecoder()
         c.onRead = { [unowned self] bytes in self.received(bytes) }
         c.onClose = { [weak self] error in self?.disconnected(error) }
@@ -256,8 +275,25 @@ public final class ClientSession {
         if let w = welcomedAt, loop.nowMilliseconds - w >= 5000 { reconnectAttempt = 0 }
         welcomedAt = nil
         guard !userClosed else { return }
-        if let error { onError?("connection lost: \(error)") }
         syncState = .disconnected
+        if let reason = byeReason {
+            byeReason = nil
+            if let onEnded {
+                userClosed = true
+                onEnded(.bye(reason))
+                return
+            }
+        } else {
+            // Every lost connection leaves an `error` line, an EOF (kill -9 of the daemon, a reset_peer toxic)
+            // included, not only a failed read.
+            let what = error.map { "\($0)" } ?? "the daemon closed the connection without BYE"
+            onError?("connection lost: \(what)")
+            if !options.reconnect, let onEnded {
+                userClosed = true
+                onEnded(.lost("connection to the daemon lost: \(what)"))
+                return
+            }
+        }
         scheduleReconnect()
     }
 
@@ -371,13 +407,24 @@ public final class ClientSession {
         case .error:
             if let e = try? WireJSON.decode(ErrorBody.self, from: f.body) {
                 onError?("daemon error \(e.name) (\(e.code)): \(e.message)")
+                if e.name == WireError.Code.invalidPosture.name, welcomedAt != nil, let good = acceptedPosture,
+                    good != options.posture
+                {
+                    // The daemon refused a posture change: back to the one it accepted, so the reconnect does not
+                    // send the refused posture again (and again).
+                    onError?("posture refused; back to \(good.foldState) \(good.orientation)")
+                    options.posture = good
+                    relayout(trigger: "posture")
+                }
                 if e.name == WireError.Code.resumeRejected.name {
                     resumeToken = nil
                     replicas.removeAll()
                 }
             }
         case .bye:
-            if let b = try? WireJSON.decode(ByeBody.self, from: f.body) { onError?("daemon said bye: \(b.reason)") }
+            let reason = (try? WireJSON.decode(ByeBody.self, from: f.body))?.reason ?? "?"
+            byeReason = reason
+            onError?("daemon said bye: \(reason)")
         case .posture:
             // A change requested from outside (`livebus posture`, `livebus app-state`): apply it and report back.
             guard let b = try? WireJSON.decode(PostureChangeBody.self, from: f.body) else { return }
@@ -547,7 +594,9 @@ public final class ClientSession {
                 status: a.content.status.rawValue,
                 etaTarget: a.etaTarget.millisecondsSinceEpoch,
                 remainingMs: max(0, nowC.milliseconds(to: a.etaTarget)),
-                stale: a.state == .stale,
+                // The state this transition made: a `stale` line says stale: true even when a later transition of
+                // the same tick (a big clock step: stale, then ended) already left that state.
+                stale: t.kind == .becameStale || (t.kind != .ended && t.kind != .dismissed && a.state == .stale),
                 applied: true,
                 reason: nil,
                 clientTime: nowC.millisecondsSinceEpoch,
@@ -558,8 +607,21 @@ public final class ClientSession {
     }
 
     /// Changes posture, app state and/or device settings, and tells the daemon at once.
-    public func change(posture: PostureBody? = nil, appState: String? = nil, profile newProfile: ProfileBody? = nil) {
-        if let posture { options.posture = posture }
+    /// - Returns: false, changing nothing and saying why through ``onError``, when `posture` is a fold state the
+    ///   device does not have (a posture key on an iPhone 16 Pro): refused here rather than sent for the daemon to
+    ///   refuse (Protocol/DEVICES.md lists each device's fold states).
+    @discardableResult
+    public func change(posture: PostureBody? = nil, appState: String? = nil, profile newProfile: ProfileBody? = nil)
+        -> Bool
+    {
+        if let posture, let why = Self.refusal(posture, device: options.device) {
+            onError?("posture refused: \(why)")
+            return false
+        }
+        if let posture {
+            if connection != nil, options.posture != posture { acceptedPosture = options.posture }
+            options.posture = posture
+        }
         if let p = newProfile {
             if let v = p.lowPowerMode { profile.lowPowerMode = v }
             if let v = p.frequentUpdates { profile.frequentUpdates = v }
@@ -576,6 +638,18 @@ public final class ClientSession {
         }
         send(.posture, body: PostureChangeBody(posture: posture, appState: appState, profile: newProfile))
         if posture != nil { relayout(trigger: "posture") }
+        return true
+    }
+
+    /// Why `posture` is impossible on `device` (a fold state it does not have), or nil when it is possible or the
+    /// device or catalog is unknown here (the daemon then decides).
+    static func refusal(_ posture: PostureBody, device: String) -> String? {
+        guard let catalog = try? DeviceCatalog.bundled(), let d = try? catalog.device(device) else { return nil }
+        guard let fold = FoldState(rawValue: posture.foldState), d.screen(for: fold) != nil else {
+            let valid = d.supportedFoldStates.map(\.rawValue).joined(separator: ", ")
+            return "\(d.name) cannot be '\(posture.foldState)'; its fold states are: \(valid)"
+        }
+        return nil
     }
 
     private var relayoutTimer: LoopTimer?

@@ -76,6 +76,16 @@ extension Daemon {
 
     // MARK: - Commands
 
+    /// The per-session `down` toxic that refuses this HELLO: by the name it asks for, or the name of the session its
+    /// resume token resumes; nil when none does.
+    func sessionDown(for h: HelloBody) -> (String, ToxicSpec)? {
+        guard !sessionDownToxics.isEmpty,
+            let name = h.name ?? h.resume.flatMap({ resumable[$0.token]?.name }),
+            let t = sessionDownToxics[name]?.first(where: { $0.toxicity > 0 })
+        else { return nil }
+        return (name, t)
+    }
+
     /// Handles `fault.add`, `fault.list`, `fault.remove`, `fault.preset`; returns `false` for other commands.
     func faultCommand(_ c: CommandBody, id: UInt64, from admin: Session) -> Bool {
         switch c.command {
@@ -106,11 +116,13 @@ extension Daemon {
         if !daemonToxics.isEmpty {
             out.append(.object(["session": .string("(daemon)"), "toxics": Daemon.jsonValue(daemonToxics)]))
         }
-        for s in phones() where !(s.faults?.toxics.isEmpty ?? true) {
-            let f = s.faults!
+        for s in phones() where !(s.faults?.toxics.isEmpty ?? true) || sessionDownToxics[s.name] != nil {
+            let f = s.faults ?? SessionFaults(seed: options.seed, session: s.name)
             out.append(
                 .object([
-                    "session": .string(s.name), "toxics": Daemon.jsonValue(f.toxics), "seed": .number(Double(f.seed)),
+                    "session": .string(s.name),
+                    "toxics": Daemon.jsonValue(f.toxics + (sessionDownToxics[s.name] ?? [])),
+                    "seed": .number(Double(f.seed)),
                     "stats": .object([
                         "down": Daemon.statsJSON(f.downstream.stats), "up": Daemon.statsJSON(f.upstream.stats),
                     ]),
@@ -123,7 +135,17 @@ extension Daemon {
             out.append(
                 .object([
                     "session": .string(resumable[token]?.name ?? "(disconnected)"), "disconnected": .bool(true),
-                    "toxics": Daemon.jsonValue(f.toxics),
+                    "toxics": Daemon.jsonValue(
+                        f.toxics + (resumable[token].flatMap { sessionDownToxics[$0.name] } ?? [])
+                    ),
+                ])
+            )
+        }
+        let listed = Set(phones().map(\.name)).union(resumedFaults.keys.compactMap { resumable[$0]?.name })
+        for (name, downs) in sessionDownToxics.sorted(by: { $0.key < $1.key }) where !listed.contains(name) {
+            out.append(
+                .object([
+                    "session": .string(name), "disconnected": .bool(true), "toxics": Daemon.jsonValue(downs),
                 ])
             )
         }
@@ -251,6 +273,55 @@ extension Daemon {
             }
         }
         let ids: JSONValue = .array(specs.map { .string($0.id) })
+        // `down` aimed at phones (`--session X`, `--minority`, …) refuses only their new connections; without a
+        // target it is daemon-wide, as toxiproxy's disabled proxy.
+        var sessionDowns: (names: [String], toxics: [ToxicSpec])?
+        if specs.contains(where: { $0.kind == .down }), args["session"] != nil || args["scope"] != nil {
+            let downs = specs.filter { $0.kind == .down }
+            let names: [String]
+            switch targets(args) {
+            case .failure(let e):
+                reply(admin, id: id, ResultBody(ok: false, error: e))
+                return
+            case .success(let t): names = t.map(\.name)
+            }
+            for n in names {
+                if let held = sessionDownToxics[n]?.first(where: { d in downs.contains { $0.id == d.id } }) {
+                    replyError(
+                        admin,
+                        id: id,
+                        code: "invalidToxic",
+                        "\(n) already has toxic '\(held.id)' (down); remove it first",
+                        recovery: "livebus fault remove \(held.id)"
+                    )
+                    return
+                }
+            }
+            sessionDowns = (names, downs)
+            specs.removeAll { $0.kind == .down }
+        }
+        func commitSessionDowns() {
+            guard let (names, downs) = sessionDowns else { return }
+            for n in names {
+                sessionDownToxics[n, default: []].append(contentsOf: downs)
+                logger.log(.notice, "fault added", [("fault", faultID), ("toxic", "down"), ("session.name", n)])
+            }
+        }
+        if sessionDowns != nil, specs.isEmpty {
+            commitSessionDowns()
+            reply(
+                admin,
+                id: id,
+                ResultBody(
+                    ok: true,
+                    data: .object([
+                        "id": .string(faultID), "ids": ids,
+                        "sessions": .array(sessionDowns!.names.map { .string($0) }),
+                    ])
+                )
+            )
+            return
+        }
         if specs.contains(where: { $0.kind == .down }) {
             let downs = specs.filter { $0.kind == .down }
             if let held = daemonToxics.first(where: { d in downs.contains { $0.id == d.id } }) {
@@ -308,6 +379,7 @@ extension Daemon {
             }
             planned.append((s, f, downActions, upActions))
         }
+        commitSessionDowns()
         var applied: [JSONValue] = []
         for (s, f, downActions, upActions) in planned {
             s.faults = f
@@ -353,6 +425,11 @@ extension Daemon {
         let beforeDaemon = daemonToxics.count
         daemonToxics.removeAll { matches($0.id) }
         removed += beforeDaemon - daemonToxics.count
+        for (name, downs) in sessionDownToxics {
+            let kept = downs.filter { !matches($0.id) }
+            removed += downs.count - kept.count
+            sessionDownToxics[name] = kept.isEmpty ? nil : kept
+        }
         for (token, var f) in resumedFaults {
             for t in f.toxics where matches(t.id) {
                 _ = f.remove(id: t.id, at: monotonicMs)

@@ -46,6 +46,9 @@ public final class Daemon {
     var pushCounter = 0
     /// Daemon-wide toxics (`down`: refuse new connections).
     var daemonToxics: [ToxicSpec] = []
+    /// `down` toxics of one phone (`fault preset airplane --session X`, `fault add down --session X`), by session
+    /// name: that phone's new connections are refused, every other phone's are not.
+    var sessionDownToxics: [String: [ToxicSpec]] = [:]
     /// Toxics of disconnected phones, re-applied when they resume.
     var resumedFaults: [String: SessionFaults] = [:]
     /// Order id → store and customer locations (from the simulator), sent with each event for the phone's map.
@@ -502,6 +505,12 @@ public final class Daemon {
             throw WireError(
                 .rejected,
                 "new connections are refused by the 'down' toxic; `livebus fault remove` ends it"
+            )
+        }
+        if h.role == .session, let (name, t) = sessionDown(for: h) {
+            throw WireError(
+                .rejected,
+                "new connections of session '\(name)' are refused by its 'down' toxic '\(t.id)'; `livebus fault remove \(t.id)` ends it"
             )
         }
         if h.role == .admin, let uid = s.peerUID, uid != getuid() {

@@ -259,7 +259,7 @@ struct E2EFaultIDTests {
             $B/livebus attach --socket $S --name a --duration 20s --json >/dev/null 2>&1 &
             $B/livebus attach --socket $S --name b --duration 20s --json >/dev/null 2>&1 &
             for i in $(seq 100); do [ "$($B/livebus status --socket $S --json | grep -o '"name":"[ab]"' | wc -l)" -ge 2 ] && break; sleep 0.1; done
-            $B/livebus fault add latency --all --latency 5 --socket $S
+            $B/livebus fault add latency --all --latency 5ms --socket $S
             $B/livebus fault add drop --session a --probability 0.5 --frame-types EVENT,ping --id lose-events --socket $S
             $B/livebus fault add drop --all --probability 0.1 --socket $S; echo "dup=$?"
             $B/livebus fault add drop --all --frame-types BOGUS --socket $S 2>&1; echo "badtype=$?"

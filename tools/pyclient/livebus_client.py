@@ -5,7 +5,7 @@ Written from Protocol/PROTOCOL.md, Protocol/CLOCKSYNC.md and Protocol/vectors/fr
 code with the Swift client. It is both a library (FrameDecoder, encode_frame, OrderBook, SessionClient) and a
 command line tool:
 
-    python3 tools/pyclient/livebus_client.py attach --socket /tmp/bus.sock --clock-skew 90000 --exit-when delivered
+    python3 tools/pyclient/livebus_client.py attach --socket /tmp/bus.sock --clock-skew +90s --exit-when delivered
 
 prints one JSON object per applied update on stdout (see README.md).
 """
@@ -480,16 +480,22 @@ FOLD_ALIASES = {"book": "half-opened", "tabletop": "half-opened", "half": "half-
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
 
 
-def parse_duration_ms(text, default_unit="ms"):
-    """'90s', '-1.5m', '+1h30m', '250ms' or a bare number in `default_unit` ('ms' or 's') → int ms."""
-    text = str(text).strip()
+def parse_duration_ms(text):
+    """'90s', '-1.5m', '+1h30m', '250ms' → int ms. The rule of every LiveBus client (README "Durations"): each number
+    needs its unit (ms, s, m, h); a bare number is refused ("did you mean 500ms or 500s?"), only 0 needs none; a
+    fraction of a millisecond is refused, not rounded."""
+    original = str(text).strip()
+    text = original
     sign = 1
     if text[:1] in "+-":
         sign = -1 if text[0] == "-" else 1
         text = text[1:]
     if re.fullmatch(r"\d+(?:\.\d+)?", text):
-        value = float(text) * (1000.0 if default_unit == "s" else 1.0)
-        return int(round(sign * value))
+        if float(text) == 0:
+            return 0
+        prefix = original[:1] if original[:1] in "+-" else ""
+        raise ValueError("%r has no unit: did you mean %s%sms or %s%ss? (durations need ms, s, m or h)"
+                         % (original, prefix, text, prefix, text))
     position, total = 0, 0.0
     scale = {"h": 3600000.0, "m": 60000.0, "s": 1000.0, "ms": 1.0}
     while position < len(text):
@@ -500,6 +506,8 @@ def parse_duration_ms(text, default_unit="ms"):
         position = match.end()
     if not text:
         raise ValueError("empty duration")
+    if total != round(total):
+        raise ValueError("%r is not a whole number of milliseconds; the smallest step is 1ms" % original)
     return int(round(sign * total))
 
 
@@ -518,7 +526,7 @@ def parse_posture_script(text):
         if ":" not in item:
             raise ValueError("posture script item %r is not TIME:STATE" % item)
         at, word = item.split(":", 1)
-        at_ms = parse_duration_ms(at, default_unit="s")
+        at_ms = parse_duration_ms(at)
         if at_ms < 0:
             raise ValueError("posture script time %r is negative" % at)
         word = word.strip()
@@ -571,6 +579,7 @@ class SessionClient:
         self.exit_when_delivered = exit_when_delivered
         self.duration_ms = duration_ms
         self.posture_script = list(posture_script)
+        self.errors = []  # the `error` lines written to the log
         self.send_acks = send_acks
         self.verbose = verbose
         self.unreachable_after_ms = unreachable_after_ms
@@ -628,6 +637,14 @@ class SessionClient:
     def _warn(self, text):
         self.err.write("livebus-py: %s\n" % text)
         self.err.flush()
+
+    def _error(self, text):
+        """An `error` line in the JSON log (PROTOCOL.md §10: with clientTime, as every line) and on stderr."""
+        record = {"type": "error", "session": self.name or "", "message": text, "clientTime": self.clock.now_ms()}
+        self.errors.append(record)  # not in self.records, which are what the phone shows
+        self.out.write(json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n")
+        self.out.flush()
+        self._warn(text)
 
     def _emit(self, record):
         self.records.append(record)
@@ -715,7 +732,13 @@ class SessionClient:
                 ever_connected = ever_connected or outcome[0] != "refused-first"
                 if not self.reconnect:
                     self._set_sync("disconnected")
-                    return EXIT_OK if ever_connected else EXIT_UNREACHABLE
+                    # As `livebus attach --no-reconnect`: the daemon's BYE ends it with 0; a connection lost without
+                    # BYE (the daemon killed, a fault) is 3 with a message, never a silent 0.
+                    if outcome[0] == "bye":
+                        return EXIT_OK
+                    if ever_connected:
+                        self._warn("connection to the daemon lost without BYE")
+                    return EXIT_UNREACHABLE
                 if outcome[0] == "rejected-resume":
                     continue  # attach again at once as a new session
                 attempt += 1
@@ -852,7 +875,7 @@ class SessionClient:
                     continue
                 data = self._sock.recv(65536)
                 if not data:
-                    self._log("the daemon closed the connection")
+                    self._error("connection lost: the daemon closed the connection without BYE")
                     return result(("lost",))
                 try:
                     frames = decoder.feed(data)
@@ -876,7 +899,7 @@ class SessionClient:
                     self._warn("bad frame from the daemon (%s); reconnecting" % decoder.error)
                     return result(("lost",))
             except (ConnectionError, BrokenPipeError, OSError) as error:
-                self._log("connection lost: %s" % error)
+                self._error("connection lost: %s" % error)
                 return result(("lost",))
 
     def _pong(self, frame, t2):
@@ -952,7 +975,7 @@ class SessionClient:
         if name == "ERROR":
             error_name = body.get("name")
             fatal = bool(body.get("fatal"))
-            self._warn("daemon error %s (%s): %s" % (error_name, body.get("code"), body.get("message")))
+            self._error("daemon error %s (%s): %s" % (error_name, body.get("code"), body.get("message")))
             if error_name == "resumeRejected":
                 self.resume_token = None
                 return ("rejected-resume",)
@@ -963,7 +986,7 @@ class SessionClient:
             return None
         if name == "BYE":
             self._log("daemon said bye: %s" % body.get("reason"))
-            return ("lost",)
+            return ("bye",)
         return None  # ACK, RESULT, … are not for a session
 
     def _resend(self, topic, from_sequence):
@@ -1096,7 +1119,7 @@ SIGUSR2 steps the phone's clock +30 s (the daemon should detect the step and re-
 exit codes: 0 normal end · 2 usage error or the daemon refused the phone as described · 3 daemon unreachable
 
 examples:
-  livebus_client.py attach --socket /tmp/bus.sock --clock-skew 90000 --exit-when delivered
+  livebus_client.py attach --socket /tmp/bus.sock --clock-skew +90s --exit-when delivered
   livebus_client.py attach --socket /tmp/bus.sock --device iphone-duo --posture half-opened \\
       --posture-script 2s:flat,4s:folded,6s:background --duration 10s
 """
@@ -1125,10 +1148,10 @@ def _window(text):
     return (int(width) if width.is_integer() else width, int(height) if height.is_integer() else height)
 
 
-def _duration_arg(unit):
+def _duration_arg():
     def parse(text):
         try:
-            return parse_duration_ms(text, default_unit=unit)
+            return parse_duration_ms(text)
         except ValueError as error:
             raise argparse.ArgumentTypeError(str(error))
     return parse
@@ -1170,16 +1193,16 @@ def build_parser():
     attach.add_argument("--window", default=None, type=_window, metavar="WxH", help="window size in points")
     attach.add_argument("--app-state", default="foreground", choices=APP_STATES)
     attach.add_argument("--os", default=None, metavar="VERSION", help="OS version, e.g. 27.1")
-    attach.add_argument("--clock-skew", default=0, type=_duration_arg("ms"), metavar="MS",
-                        help="the phone's clock offset: ms (90000) or with a unit (+90s, -1h)")
+    attach.add_argument("--clock-skew", default=0, type=_duration_arg(), metavar="±DURATION",
+                        help="the phone's clock offset with its unit (+90s, -1h, 500ms); a bare number is refused")
     attach.add_argument("--clock-drift", default=0.0, type=float, metavar="PPM",
                         help="the phone's clock rate error in ppm (positive runs fast)")
     attach.add_argument("--posture-script", default=[], type=_script_arg, metavar="SCRIPT",
                         help="timed changes after attaching, e.g. 2s:half-opened,4s:flat,6s:background,8s:landscape")
     attach.add_argument("--exit-when", default=None, choices=("delivered",),
                         help="delivered: exit 0 once every order seen has ended and the client is live")
-    attach.add_argument("--duration", default=None, type=_duration_arg("s"), metavar="S",
-                        help="exit 0 after this long: seconds (30) or with a unit (500ms, 2m)")
+    attach.add_argument("--duration", default=None, type=_duration_arg(), metavar="DURATION",
+                        help="exit 0 after this long, with its unit (30s, 500ms, 2m); a bare number is refused")
     attach.add_argument("--language", default="en", choices=("en", "ko"),
                         help="language of the order summaries shown with --verbose (the log is language-free)")
     attach.add_argument("--control", default=None, choices=("stdin",),

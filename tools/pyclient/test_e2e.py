@@ -111,7 +111,7 @@ class EndToEndTests(unittest.TestCase):
     def test_demo_delivered_with_skew(self):
         daemon = self.start_daemon("--scenario", "demo-120s", "--time-scale", "40")
         before = int(time.time() * 1000)
-        client = self.attach(daemon, "--clock-skew", str(SKEW_MS), "--exit-when", "delivered")
+        client = self.attach(daemon, "--clock-skew", "%dms" % SKEW_MS, "--exit-when", "delivered")
         out, err = client.communicate(timeout=60)
         after = int(time.time() * 1000)
         self.assertEqual(client.returncode, 0, err)

@@ -193,6 +193,11 @@ class FakeDaemonTests(unittest.TestCase):
         self.assertNotIn("resume", seen["hello3"])
         self.assertEqual(seen["subscribe"], {"patterns": ["orders/>"]})
         self.assertEqual([(r["seq"], r["status"]) for r in client.records], [(1, "created"), (2, "canceled")])
+        # Issue 14: each lost connection and each daemon ERROR leaves an `error` line with clientTime (§10).
+        messages = [e["message"] for e in client.errors]
+        self.assertTrue(any(m.startswith("connection lost") for m in messages), messages)
+        self.assertTrue(any("resumeRejected" in m for m in messages), messages)
+        self.assertTrue(all(isinstance(e["clientTime"], int) and e["type"] == "error" for e in client.errors))
 
     def test_posture_changes_and_stop(self):
         seen = {"postures": []}

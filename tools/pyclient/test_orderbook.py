@@ -220,17 +220,35 @@ class WordsAndClockTests(unittest.TestCase):
         self.assertEqual(lb.parse_duration_ms("-1h"), -3_600_000)
         self.assertEqual(lb.parse_duration_ms("1m30s"), 90_000)
         self.assertEqual(lb.parse_duration_ms("250ms"), 250)
-        self.assertEqual(lb.parse_duration_ms("90000"), 90_000)
-        self.assertEqual(lb.parse_duration_ms("2", default_unit="s"), 2000)
+        self.assertEqual(lb.parse_duration_ms("0"), 0)
         with self.assertRaises(ValueError):
             lb.parse_duration_ms("soon")
 
+    def test_bare_numbers_and_fractions_of_a_millisecond_are_refused(self):
+        # One rule with the Swift CLI (README "Durations"): `--clock-skew 500` was 500 ms here and 500 s there.
+        for text, hint in (("500", "did you mean 500ms or 500s?"), ("-90", "did you mean -90ms or -90s?"),
+                           ("2.5", "did you mean 2.5ms or 2.5s?")):
+            with self.assertRaises(ValueError) as caught:
+                lb.parse_duration_ms(text)
+            self.assertIn(hint, str(caught.exception))
+        with self.assertRaises(ValueError) as caught:
+            lb.parse_duration_ms("0.5ms")
+        self.assertIn("whole number of milliseconds", str(caught.exception))
+        self.assertEqual(lb.parse_duration_ms("1.5s"), 1500)
+
+    def test_cli_refuses_a_bare_clock_skew(self):
+        with self.assertRaises(SystemExit) as caught:
+            lb.build_parser().parse_args(["attach", "--clock-skew", "500"])
+        self.assertEqual(caught.exception.code, 2)
+
     def test_posture_script(self):
-        self.assertEqual(lb.parse_posture_script("4s:flat,2s:half-opened,6s:background,7s:landscape,8:closed"), [
+        self.assertEqual(lb.parse_posture_script("4s:flat,2s:half-opened,6s:background,7s:landscape,8s:closed"), [
             (2000, "foldState", "half-opened"), (4000, "foldState", "flat"), (6000, "appState", "background"),
             (7000, "orientation", "landscape"), (8000, "foldState", "folded")])
         with self.assertRaises(ValueError):
             lb.parse_posture_script("2s:sideways")
+        with self.assertRaises(ValueError):
+            lb.parse_posture_script("8:closed")
 
     def test_sim_clock_skew_drift_step(self):
         real = [1000.0]
@@ -243,7 +261,7 @@ class WordsAndClockTests(unittest.TestCase):
 
     def test_negative_skew_and_drift_parse(self):
         args = lb.build_parser().parse_args(lb._join_signed_values(
-            ["attach", "--clock-skew", "-90s", "--clock-drift", "-200", "--duration", "2"]))
+            ["attach", "--clock-skew", "-90s", "--clock-drift", "-200", "--duration", "2s"]))
         self.assertEqual((args.clock_skew, args.clock_drift, args.duration), (-90_000, -200.0, 2000))
 
     def test_cli_usage_errors_exit_2(self):
