@@ -52,6 +52,10 @@ public final class Daemon {
     var places: [String: PlacesBody] = [:]
     /// Verdicts of recent pushes, newest last (`livebus explain`).
     var pushLog: [JSONValue] = []
+    /// Simulator events the store refused (a full disk), held in order until it takes them (Daemon+Durability.swift).
+    var held = HeldEvents()
+    /// Retries storing ``held`` while the store refuses writes.
+    var heldRetryTimer: LoopTimer?
     private(set) var isShuttingDown = false
     /// Called once the daemon has stopped accepting and closed every session.
     public var onShutdown: (() -> Void)?
@@ -221,6 +225,7 @@ public final class Daemon {
         guard !isShuttingDown else { return }
         isShuttingDown = true
         simulatorTimer?.cancel()
+        stopRetryingHeldEvents()
         wallClockWatch?.cancel()
         wallClockWatch = nil
         listener?.close()
@@ -257,6 +262,9 @@ public final class Daemon {
 
     private func simulatorTick() {
         guard simulator != nil else { return }
+        // At the held-events limit the simulator waits (emitting nothing, so losing nothing) until the store takes
+        // what is held; the successful retry re-arms it and it catches up.
+        if held.isFull { return }
         let events = simulator!.advance(to: clock.now())
         publish(events)
         armSimulator()
@@ -265,9 +273,15 @@ public final class Daemon {
     /// Publishes one simulator event on its topic and fans it out.
     func publish(_ e: OrderEvent) { publish([e]) }
 
-    /// Stores simulator events (with the simulator's state, in one transaction when durable) and fans them out.
-    func publish(_ events: [OrderEvent]) {
-        guard !events.isEmpty || durable != nil else { return }
+    /// Stores simulator events (with the simulator's state, in one transaction when durable) and fans them out; when
+    /// the store refuses them they are held in order and retried (Daemon+Durability.swift).
+    ///
+    /// - Parameter undo: For a command: the simulator before the command changed it. The events are then stored now
+    ///   or not at all: on a refusal the simulator is put back and the error returned, for the command's answer.
+    /// - Returns: The store's error when the events of a command were refused; `nil` when stored or held.
+    @discardableResult
+    func publish(_ events: [OrderEvent], undo: DeliverySimulator? = nil) -> StoreError? {
+        guard !events.isEmpty || durable != nil else { return nil }
         let items = events.map { e -> (topic: String, body: EventBody) in
             var body = Daemon.body(of: e)
             if places[e.orderID] == nil, let o = simulator?.orders().first(where: { $0.id == e.orderID }) {
@@ -279,23 +293,8 @@ public final class Daemon {
             body.places = places[e.orderID]
             return (e.topic, body)
         }
-        if items.isEmpty && !(durable != nil && simulator != nil) { return }
-        do {
-            let state = durable != nil ? try simulator?.savedState() : nil
-            let stored = try store.commit(items, simulatorState: state)
-            for e in stored {
-                logger.info(
-                    "event",
-                    [
-                        ("topic", e.topic), ("seq", "\(e.sequence)"), ("event", e.body.event),
-                        ("status", e.body.contentState.status),
-                    ]
-                )
-                fanOut(e)
-            }
-        } catch {
-            logger.log(.error, "cannot store events", [("count", "\(items.count)"), ("error", "\(error)")])
-        }
+        if items.isEmpty && !(durable != nil && simulator != nil) { return nil }
+        return storeSimulatorEvents(items, undo: undo)
     }
 
     /// The wire body of a simulator event (server-clock instants).
@@ -808,6 +807,8 @@ public final class Daemon {
             throw WireError(.notPermitted, "PUBLISH needs the publisher or admin role in HELLO")
         }
         try Topic.validate(topic)
+        // Events held since a refusal were published first: store them first if the store takes writes again.
+        if held.isDegraded { retryHeldEvents() }
         do {
             let stored = try store.append(topic: topic, body: body)
             send(s, .ack, sequence: id, topic: topic, body: AckBody(sequence: stored.sequence))

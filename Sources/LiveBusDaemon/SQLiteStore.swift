@@ -151,7 +151,7 @@ public final class SQLiteStore: TopicStore {
         if sqlite3_exec(db, sql, nil, nil, &err) != SQLITE_OK {
             let m = err.map { String(cString: $0) } ?? lastError
             sqlite3_free(err)
-            throw StoreError(m)
+            throw StoreError(m, resultCode: db.map { sqlite3_extended_errcode($0) })
         }
     }
 
@@ -197,8 +197,11 @@ public final class SQLiteStore: TopicStore {
             sqlite3_reset(stmt)
             sqlite3_clear_bindings(stmt)
         }
-        guard sqlite3_step(stmt) == SQLITE_DONE else { throw StoreError(lastError) }
+        guard sqlite3_step(stmt) == SQLITE_DONE else { throw writeError }
     }
+
+    /// The last SQLite failure with its result code (SQLITE_FULL, SQLITE_IOERR_WRITE… tell a full disk).
+    private var writeError: StoreError { StoreError(lastError, resultCode: db.map { sqlite3_extended_errcode($0) }) }
 
     private func insert(topic: String, body: EventBody, pending: inout [String: UInt64]) throws -> StoredEvent {
         // Several events of one topic may share a transaction: number them from what this transaction already used.
@@ -232,7 +235,7 @@ public final class SQLiteStore: TopicStore {
                 let stmt = try prepare("INSERT OR REPLACE INTO simulator(id, state) VALUES(1, ?)")
                 defer { sqlite3_finalize(stmt) }
                 bindBlob(stmt, 1, Array(simulatorState))
-                guard sqlite3_step(stmt) == SQLITE_DONE else { throw StoreError(lastError) }
+                guard sqlite3_step(stmt) == SQLITE_DONE else { throw writeError }
             }
             try exec("COMMIT")
         } catch {
