@@ -4,6 +4,7 @@ import LiveBusWire
 extension StatusText {
     /// The `DEGRADED` block of `status` when the daemon's store refuses writes (a full disk), else "".
     /// - Parameter d: The `status` data; its `degraded` field is `null` or the daemon's ``Daemon/degradedStatus()``.
+    /// - Returns: The block, ending with a blank line, or "".
     static func degraded(_ d: JSONValue) -> String {
         guard let g = d["degraded"], g != .null else { return "" }
         var s =

@@ -276,8 +276,10 @@ public final class Daemon {
     /// Stores simulator events (with the simulator's state, in one transaction when durable) and fans them out; when
     /// the store refuses them they are held in order and retried (Daemon+Durability.swift).
     ///
-    /// - Parameter undo: For a command: the simulator before the command changed it. The events are then stored now
-    ///   or not at all: on a refusal the simulator is put back and the error returned, for the command's answer.
+    /// - Parameters:
+    ///   - events: The simulator's events, oldest first.
+    ///   - undo: For a command: the simulator before the command changed it. The events are then stored now or not
+    ///     at all: on a refusal the simulator is put back and the error returned, for the command's answer.
     /// - Returns: The store's error when the events of a command were refused; `nil` when stored or held.
     @discardableResult
     func publish(_ events: [OrderEvent], undo: DeliverySimulator? = nil) -> StoreError? {
