@@ -301,6 +301,14 @@ public final class SQLiteStore: TopicStore {
         return Data(bytes: p, count: Int(sqlite3_column_bytes(stmt, 0)))
     }
 
+    /// The database's size in pages (`PRAGMA page_count`), or `nil` when SQLite cannot say.
+    func pageCount() -> Int32? { try? scalar("PRAGMA page_count") }
+
+    /// Caps the database at `pages` pages on this connection (`PRAGMA max_page_count`): a write that needs more fails
+    /// with SQLITE_FULL, exactly as on a full disk (tests). Source: https://www.sqlite.org/pragma.html#pragma_max_page_count
+    /// - Parameter pages: The cap (SQLite keeps it at least the current size).
+    func limitPages(_ pages: Int32) { _ = try? scalar("PRAGMA max_page_count=\(pages)") }
+
     /// Removes the database files of `directory` (`--fresh`).
     public static func remove(directory: String) {
         for suffix in ["", "-wal", "-shm"] { unlink(directory + "/livebus.db" + suffix) }
