@@ -205,7 +205,7 @@ extension Daemon {
             "orderCount": .number(Double(simulator?.orders().count ?? 0)),
         ]
         data["scenario"] = options.scenario.map { .string($0) } ?? .null
-        data["scenarioFinished"] = .bool(simulator?.isFinished ?? true)
+        data["scenarioFinished"] = .bool((simulator?.isFinished ?? true) && held.count == 0)
         data["degraded"] = degradedStatus()
         return .object(data)
     }

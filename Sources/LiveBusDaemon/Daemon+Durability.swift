@@ -81,6 +81,42 @@ extension Daemon {
         )
     }
 
+    private func degradationEnded(_ r: HeldEvents.Recovery) {
+        logger.log(
+            .warning,
+            "degraded period over: the store takes writes again; held events stored in order",
+            [
+                ("held", "\(r.heldEvents)"), ("held_ms", "\(r.heldMilliseconds)"),
+                ("failed_attempts", "\(r.failedAttempts)"),
+            ]
+        )
+    }
+
+    /// Stores a client PUBLISH behind the held simulator events (they came first), and keeps the degraded state
+    /// true: a refusal starts or continues it, a success with nothing held ends it.
+    /// - Parameters:
+    ///   - topic: The topic.
+    ///   - body: The event.
+    /// - Returns: The stored event.
+    /// - Throws: ``StoreError`` when the store refuses it (nothing stored, no sequence taken); ``WireError``
+    ///   `invalidBody` when the body cannot be encoded (not a store failure: the daemon stays healthy).
+    func storeClientEvent(topic: String, body: EventBody) throws -> StoredEvent {
+        if held.isDegraded { retryHeldEvents() }
+        do {
+            let stored = try store.append(topic: topic, body: body)
+            if let r = held.noteStored(nowMs: nowMs()) {
+                degradationEnded(r)
+                heldRetryTimer?.cancel()
+                heldRetryTimer = nil
+            }
+            return stored
+        } catch let e as StoreError {
+            if held.noteRefused(e, nowMs: nowMs()) { degradationBegan(e) }
+            armHeldRetry()
+            throw e
+        }
+    }
+
     private func armHeldRetry() {
         guard heldRetryTimer == nil, held.isDegraded, !isShuttingDown else { return }
         heldRetryTimer = loop.schedule(after: UInt64(held.retryDelayMilliseconds)) { [unowned self] in
@@ -99,16 +135,12 @@ extension Daemon {
             armHeldRetry()
             return
         }
+        // Nothing to write (no simulator, nothing held): the next client PUBLISH tells.
+        guard held.canProbe(simulatorState: state) else { return }
         switch held.retry(simulatorState: state, store: &store, nowMs: nowMs()) {
         case .stored(let stored, let recovery):
-            logger.log(
-                .warning,
-                "degraded period over: the store takes writes again; held events stored in order",
-                [
-                    ("held", "\(recovery?.heldEvents ?? stored.count)"),
-                    ("held_ms", "\(recovery?.heldMilliseconds ?? 0)"),
-                    ("failed_attempts", "\(recovery?.failedAttempts ?? 0)"),
-                ]
+            degradationEnded(
+                recovery ?? HeldEvents.Recovery(heldEvents: stored.count, heldMilliseconds: 0, failedAttempts: 0)
             )
             announce(stored)
             heldRetryTimer?.cancel()

@@ -250,7 +250,7 @@ public final class Daemon {
         simulatorTimer = nil
         guard let sim = simulator, !isShuttingDown else { return }
         guard let deadline = sim.nextDeadline else {
-            if sim.isFinished && !scenarioFinishedLogged {
+            if sim.isFinished && !scenarioFinishedLogged && held.count == 0 {
                 scenarioFinishedLogged = true
                 logger.log(.notice, "scenario finished", [("orders", "\(sim.orders().count)")])
             }
@@ -809,10 +809,8 @@ public final class Daemon {
             throw WireError(.notPermitted, "PUBLISH needs the publisher or admin role in HELLO")
         }
         try Topic.validate(topic)
-        // Events held since a refusal were published first: store them first if the store takes writes again.
-        if held.isDegraded { retryHeldEvents() }
         do {
-            let stored = try store.append(topic: topic, body: body)
+            let stored = try storeClientEvent(topic: topic, body: body)
             send(s, .ack, sequence: id, topic: topic, body: AckBody(sequence: stored.sequence))
             fanOut(stored)
         } catch {

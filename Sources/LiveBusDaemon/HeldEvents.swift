@@ -93,7 +93,7 @@ public struct HeldEvents {
 
     /// Creates an empty queue.
     /// - Parameter limit: Held events at which ``isFull`` becomes `true` (at least 1).
-    public init(limit: Int = 100_000) { self.limit = max(1, limit) }
+    public init(limit: Int = 10_000) { self.limit = max(1, limit) }
 
     /// Whether the store refuses writes (since the last refusal, until a write succeeds).
     public var isDegraded: Bool { degradation != nil }
@@ -140,9 +140,32 @@ public struct HeldEvents {
         attempt(simulatorState: simulatorState, store: &store, nowMs: nowMs)
     }
 
+    /// Whether a retry would write anything (events held, or a simulator state to save). Without, it cannot tell
+    /// whether the store takes writes; the next write made elsewhere (a client PUBLISH) does.
+    /// - Parameter simulatorState: The simulator state a retry would save, or `nil`.
+    /// - Returns: `true` when ``retry(simulatorState:store:nowMs:)`` would write.
+    public func canProbe(simulatorState: Data?) -> Bool { !items.isEmpty || simulatorState != nil }
+
+    /// Notes that a write outside the queue (a client PUBLISH) was refused: starts or continues the degraded period.
+    /// - Parameters:
+    ///   - refusal: The store's error.
+    ///   - nowMs: The current time, milliseconds.
+    /// - Returns: `true` when this started the degraded period.
+    public mutating func noteRefused(_ refusal: StoreError, nowMs: Int64) -> Bool { failed(refusal, nowMs: nowMs) }
+
+    /// Notes that a write outside the queue (a client PUBLISH) succeeded: with nothing held, the store takes writes
+    /// again and the degraded period ends.
+    /// - Parameter nowMs: The current time, milliseconds.
+    /// - Returns: How the period ended, or `nil` when there was none or events are still held.
+    public mutating func noteStored(nowMs: Int64) -> Recovery? {
+        guard let d = degradation, items.isEmpty else { return nil }
+        degradation = nil
+        return Recovery(heldEvents: 0, heldMilliseconds: nowMs - d.sinceMs, failedAttempts: d.failedAttempts)
+    }
+
     /// Stores `events` now or not at all (for a command, which is refused rather than held when the store fails).
     /// A refusal starts or continues the degraded period; the events are not held.
-    /// - Precondition: nothing is held (a caller refuses commands while ``isDegraded``).
+    /// Refused without trying when events are held (they came first).
     /// - Parameters:
     ///   - events: The events, oldest first.
     ///   - simulatorState: The simulator's state after them, or `nil`.
@@ -155,7 +178,8 @@ public struct HeldEvents {
         store: inout any TopicStore,
         nowMs: Int64
     ) -> Result<[StoredEvent], StoreError> {
-        precondition(items.isEmpty, "storeNow with events held")
+        // Never ahead of held events (a caller refuses commands while degraded; this keeps the order regardless).
+        guard items.isEmpty else { return .failure(degradation?.error ?? StoreError("simulator events are held")) }
         items = events
         switch attempt(simulatorState: simulatorState, store: &store, nowMs: nowMs) {
         case .stored(let stored, _):

@@ -226,6 +226,9 @@ public final class SQLiteStore: TopicStore {
     /// re-emits what was already stored.
     /// - Throws: ``StoreError`` when SQLite fails; nothing is stored then.
     public func commit(_ items: [(topic: String, body: EventBody)], simulatorState: Data?) throws -> [StoredEvent] {
+        // A transaction left open by a failed COMMIT (SQLite may keep it after SQLITE_FULL or SQLITE_IOERR) would
+        // make every later BEGIN fail: end it first. Source: https://www.sqlite.org/lang_transaction.html
+        if sqlite3_get_autocommit(db) == 0 { try? exec("ROLLBACK") }
         try exec("BEGIN IMMEDIATE")
         var out: [StoredEvent] = []
         do {

@@ -169,6 +169,42 @@ struct HeldEventsTests {
         #expect(store.latest(topic: "orders/A") == nil)
     }
 
+    @Test func aCommandNeverOvertakesHeldEventsAndPublishesEndAPeriodOnlyWithNothingHeld() {
+        let control = StoreSwitch()
+        control.full = true
+        var store: any TopicStore = FlakyStore(control: control)
+        var held = HeldEvents()
+        _ = held.publish([Self.item("cooking")], simulatorState: nil, store: &store, nowMs: 0)
+        control.full = false
+        // Held events came first: a command is refused without trying, and nothing held is touched.
+        guard
+            case .failure = held.storeNow(
+                [Self.item("created", topic: "orders/B")],
+                simulatorState: nil,
+                store: &store,
+                nowMs: 1
+            )
+        else {
+            Issue.record("a command overtook held events")
+            return
+        }
+        #expect(control.commits == 0 && held.count == 1)
+        // A publish stored elsewhere does not end the period while events are held.
+        let early = held.noteStored(nowMs: 2)
+        #expect(early == nil && held.isDegraded)
+        _ = held.retry(simulatorState: nil, store: &store, nowMs: 3)
+        #expect(!held.isDegraded)
+        // A refused publish starts a period with nothing held; a stored one ends it.
+        let began = held.noteRefused(FlakyStore.full, nowMs: 10)
+        let again = held.noteRefused(FlakyStore.full, nowMs: 11)
+        #expect(began && !again)
+        #expect(!held.canProbe(simulatorState: nil) && held.canProbe(simulatorState: Data("s".utf8)))
+        #expect(
+            held.noteStored(nowMs: 15) == HeldEvents.Recovery(heldEvents: 0, heldMilliseconds: 5, failedAttempts: 2)
+        )
+        #expect(!held.isDegraded)
+    }
+
     @Test func conditionsFollowSQLiteResultCodes() {
         #expect(StoreCondition(StoreError("x", resultCode: 13)) == .full)
         #expect(StoreCondition(StoreError("x", resultCode: 10 | (3 << 8))) == .ioError)  // SQLITE_IOERR_WRITE
@@ -256,6 +292,74 @@ struct DaemonFullStoreTests {
         #expect(log.contains { $0.hasPrefix("warning degraded: the store refuses writes") })
         #expect(log.contains { $0.hasPrefix("warning degraded period over") && !$0.contains("(\"held\", \"0\")") })
         phone.close()
+        bus.shutdown()
+    }
+
+    /// At the held-events limit the simulator waits instead of emitting events that could not be kept, and catches up
+    /// in order once the store takes writes.
+    @Test func atTheHeldLimitTheSimulatorWaitsAndLosesNothing() throws {
+        let bus = try TestBus(scenario: "demo-120s", timeScale: 40)
+        let control = StoreSwitch()
+        bus.daemon.store = FlakyStore(control: control)
+        bus.daemon.held = HeldEvents(limit: 3)
+        var applied: [AppliedUpdate] = []
+        let phone = bus.session("p")
+        phone.onUpdate = { u in if u.type == "update" { applied.append(u) } }
+        phone.start()
+        #expect(bus.run(timeoutMs: 10_000) { !applied.isEmpty })
+        control.full = true
+        #expect(bus.run(timeoutMs: 10_000) { bus.daemon.held.isFull })
+        let heldAtLimit = bus.daemon.held.count
+        bus.run(timeoutMs: 1000) { false }
+        #expect(bus.daemon.held.count == heldAtLimit, "the simulator went on past the limit")
+        #expect(bus.daemon.statusData()["degraded"]?["simulatorPaused"] == .bool(true))
+        #expect(bus.daemon.simulator?.isFinished == false)
+        control.full = false
+        #expect(bus.run(timeoutMs: 15_000) { applied.last?.status == "delivered" })
+        let seqs = applied.map(\.seq)
+        #expect(seqs == Array(1...UInt64(max(1, seqs.count))), "sequences \(seqs)")
+        var statuses: [String] = []
+        for x in applied where statuses.last != x.status { statuses.append(x.status) }
+        #expect(statuses == E2EDaemonTests.fullSequence)
+        phone.close()
+        bus.shutdown()
+    }
+
+    /// A publisher's refused PUBLISH gets an error and takes no sequence; it makes the daemon degraded too (with no
+    /// simulator there is nothing to retry with, so it stays degraded), and the next stored PUBLISH ends it.
+    @Test func aRefusedPublishMakesTheDaemonDegradedUntilAPublishIsStored() throws {
+        let bus = try TestBus(scenario: nil)
+        let control = StoreSwitch()
+        control.full = true
+        bus.daemon.store = FlakyStore(control: control)
+        func publish(_ status: String) -> RawPeer? {
+            var peer: RawPeer?
+            RawPeer.connect(bus) { p in
+                peer = p
+                p.send(hello(role: .publisher, device: nil))
+                var body = GoldenVectorsForTests.event
+                body.contentState.status = status
+                p.send(Frame(type: .publish, sequence: 7, topic: "orders/P1", body: try! WireJSON.encode(body)))
+            }
+            bus.run(timeoutMs: 5000) { peer?.frames.contains { $0.type == .ack || $0.type == .error } ?? false }
+            return peer
+        }
+        let refused = publish("cooking")
+        #expect(refused?.errors.first?.name == "internalError")
+        #expect(refused?.errors.first?.message.contains("database or disk is full") == true)
+        #expect(bus.daemon.statusData()["degraded"]?["condition"]?.stringValue == "full")
+        bus.run(timeoutMs: 2500) { false }
+        #expect(bus.daemon.held.isDegraded, "degraded cleared without a write")
+        control.full = false
+        let accepted = publish("pickedUp")
+        let ack = accepted?.frames.first { $0.type == .ack }
+        #expect(ack.flatMap { try? WireJSON.decode(AckBody.self, from: $0.body) }?.sequence == 1)
+        #expect(bus.daemon.statusData()["degraded"] == .null)
+        let log = bus.logLines.lines
+        #expect(log.contains { $0.hasPrefix("warning degraded: the store refuses writes") })
+        #expect(log.contains { $0.hasPrefix("warning degraded period over") })
+        refused?.connection.close()
+        accepted?.connection.close()
         bus.shutdown()
     }
 }
