@@ -198,7 +198,8 @@ struct E2EFullDiskTests {
         #expect(rig.run(timeoutMs: 10_000) { !rig.applied.isEmpty })
         rig.run(timeoutMs: 1000)
         guard rig.fillAndCheckDegraded() else { return }
-        rig.run(timeoutMs: 1500)
+        // Killed with events held (emitted by the simulator, refused by the store, never shown).
+        #expect(rig.run(timeoutMs: 15_000) { (rig.status()["degraded"]?["heldEvents"]?.doubleValue ?? 0) >= 2 })
         let shown = rig.applied
         rig.daemon?.kill9()
         unlink(rig.fs + "/ballast")
@@ -206,6 +207,8 @@ struct E2EFullDiskTests {
         #expect(rig.run(timeoutMs: 30_000) { rig.applied.last?.status == "delivered" })
         rig.expectCompleteInOrder()
         #expect(Array(rig.applied.prefix(shown.count)) == shown)
+        let log = (try? String(contentsOfFile: rig.log, encoding: .utf8)) ?? ""
+        #expect(log.contains("state restored"), "\(log)")
         // The store holds exactly what the phone saw under each number: nothing renumbered, no hole.
         rig.daemon?.terminate()
         guard let topic = shown.first?.topic else { return }
