@@ -21,13 +21,14 @@ extension Daemon {
         }
         let now = clock.now().millisecondsSinceEpoch
         if let undo {
+            let wasDegraded = held.isDegraded
             switch held.storeNow(items, simulatorState: state, store: &store, nowMs: now) {
             case .success(let stored):
                 announce(stored)
                 return nil
             case .failure(let e):
                 simulator = undo
-                degradationBegan(e)
+                if !wasDegraded { degradationBegan(e) }
                 armHeldRetry()
                 return e
             }
