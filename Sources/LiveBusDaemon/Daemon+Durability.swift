@@ -114,7 +114,12 @@ extension Daemon {
         } catch let e as StoreError {
             if held.noteRefused(e, nowMs: nowMs()) { degradationBegan(e) }
             armHeldRetry()
-            throw e
+            let c = StoreCondition(e)
+            throw StoreError(
+                "\(c.words) (\(e.message)); nothing was stored: "
+                    + (c == .storeError ? "see the daemon's log" : "publish again once there is space"),
+                resultCode: e.resultCode
+            )
         }
     }
 

@@ -347,6 +347,7 @@ struct DaemonFullStoreTests {
         let refused = publish("cooking")
         #expect(refused?.errors.first?.name == "internalError")
         #expect(refused?.errors.first?.message.contains("database or disk is full") == true)
+        #expect(refused?.errors.first?.message.contains("publish again once there is space") == true)
         #expect(bus.daemon.statusData()["degraded"]?["condition"]?.stringValue == "full")
         bus.run(timeoutMs: 2500) { false }
         #expect(bus.daemon.held.isDegraded, "degraded cleared without a write")
