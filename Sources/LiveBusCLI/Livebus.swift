@@ -64,7 +64,7 @@ public enum LivebusCommand {
             summary: "Show the daemon's sessions (posture, app state, clock) and orders",
             usage: "livebus status [--socket PATH] [--explain] [--json]",
             details:
-                "Asks the running daemon over its admin interface (same user only). Per session: device, posture, app state, clock offset/drift/error bound/round trip, the refresh scheduler (next window, budget left, queued and coalesced updates); --explain adds why the last updates were delivered, delayed or coalesced.",
+                "Asks the running daemon over its admin interface (same user only). Per session: device, posture, app state, clock offset/drift/error bound/round trip, the refresh scheduler (next window, budget left, queued and coalesced updates); --explain adds why the last updates were delivered, delayed or coalesced. While the daemon's store refuses writes (a full disk) a DEGRADED block (JSON: `degraded`, else null) gives the reason, the simulator events held in memory and what to do.",
             examples: ["livebus status --socket /tmp/bus.sock", "livebus status --json | jq '.data.sessions'"]
         ),
         Command(
@@ -219,7 +219,7 @@ public enum LivebusCommand {
             summary: "Check the environment and say how to fix each problem",
             usage: "livebus doctor [--socket PATH] [--json]",
             details:
-                "Checks libuv, the font used for text measurement, the socket path length and permissions, and whether a daemon answers.",
+                "Checks libuv, the font used for text measurement, the socket path length and permissions, whether a daemon answers, and whether its store accepts writes (it fails while the daemon is degraded by a full disk, with the reason and what to do).",
             examples: ["livebus doctor", "livebus doctor --socket /tmp/bus.sock"]
         ),
         Command(
@@ -566,6 +566,7 @@ public enum LivebusCommand {
                     : "start one: livebusd --socket \(socket)"
             )
         )
+        if probe == .live, let store = storeCheck(socket: socket) { checks.append(store) }
         var text = ""
         for (name, ok, fix) in checks { text += (ok ? "✓ " : "✗ ") + name + (ok ? "" : " — \(fix)") + "\n" }
         let data: JSONValue = .array(

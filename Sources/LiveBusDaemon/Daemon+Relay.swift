@@ -285,9 +285,14 @@ extension Daemon {
             )
             return
         }
+        if refuseWhileDegraded(admin, id: id) { return }
         do {
+            let undo = simulator
             let events = try simulator!.stall(orderID: args["order"]?.stringValue, durationMs: ms, at: clock.now())
-            publish(events)
+            if let e = publish(events, undo: undo) {
+                replyStoreRefusal(admin, id: id, e)
+                return
+            }
             rearmSimulator()
             reply(
                 admin,

@@ -55,6 +55,10 @@ public final class Daemon {
     var places: [String: PlacesBody] = [:]
     /// Verdicts of recent pushes, newest last (`livebus explain`).
     var pushLog: [JSONValue] = []
+    /// Simulator events the store refused (a full disk), held in order until it takes them (Daemon+Durability.swift).
+    var held = HeldEvents()
+    /// Retries storing ``held`` while the store refuses writes.
+    var heldRetryTimer: LoopTimer?
     private(set) var isShuttingDown = false
     /// Called once the daemon has stopped accepting and closed every session.
     public var onShutdown: (() -> Void)?
@@ -224,6 +228,7 @@ public final class Daemon {
         guard !isShuttingDown else { return }
         isShuttingDown = true
         simulatorTimer?.cancel()
+        stopRetryingHeldEvents()
         wallClockWatch?.cancel()
         wallClockWatch = nil
         listener?.close()
@@ -248,7 +253,7 @@ public final class Daemon {
         simulatorTimer = nil
         guard let sim = simulator, !isShuttingDown else { return }
         guard let deadline = sim.nextDeadline else {
-            if sim.isFinished && !scenarioFinishedLogged {
+            if sim.isFinished && !scenarioFinishedLogged && held.count == 0 {
                 scenarioFinishedLogged = true
                 logger.log(.notice, "scenario finished", [("orders", "\(sim.orders().count)")])
             }
@@ -260,6 +265,9 @@ public final class Daemon {
 
     private func simulatorTick() {
         guard simulator != nil else { return }
+        // At the held-events limit the simulator waits (emitting nothing, so losing nothing) until the store takes
+        // what is held; the successful retry re-arms it and it catches up.
+        if held.isFull { return }
         let events = simulator!.advance(to: clock.now())
         publish(events)
         armSimulator()
@@ -268,9 +276,17 @@ public final class Daemon {
     /// Publishes one simulator event on its topic and fans it out.
     func publish(_ e: OrderEvent) { publish([e]) }
 
-    /// Stores simulator events (with the simulator's state, in one transaction when durable) and fans them out.
-    func publish(_ events: [OrderEvent]) {
-        guard !events.isEmpty || durable != nil else { return }
+    /// Stores simulator events (with the simulator's state, in one transaction when durable) and fans them out; when
+    /// the store refuses them they are held in order and retried (Daemon+Durability.swift).
+    ///
+    /// - Parameters:
+    ///   - events: The simulator's events, oldest first.
+    ///   - undo: For a command: the simulator before the command changed it. The events are then stored now or not
+    ///     at all: on a refusal the simulator is put back and the error returned, for the command's answer.
+    /// - Returns: The store's error when the events of a command were refused; `nil` when stored or held.
+    @discardableResult
+    func publish(_ events: [OrderEvent], undo: DeliverySimulator? = nil) -> StoreError? {
+        guard !events.isEmpty || durable != nil else { return nil }
         let items = events.map { e -> (topic: String, body: EventBody) in
             var body = Daemon.body(of: e)
             if places[e.orderID] == nil, let o = simulator?.orders().first(where: { $0.id == e.orderID }) {
@@ -282,23 +298,8 @@ public final class Daemon {
             body.places = places[e.orderID]
             return (e.topic, body)
         }
-        if items.isEmpty && !(durable != nil && simulator != nil) { return }
-        do {
-            let state = durable != nil ? try simulator?.savedState() : nil
-            let stored = try store.commit(items, simulatorState: state)
-            for e in stored {
-                logger.info(
-                    "event",
-                    [
-                        ("topic", e.topic), ("seq", "\(e.sequence)"), ("event", e.body.event),
-                        ("status", e.body.contentState.status),
-                    ]
-                )
-                fanOut(e)
-            }
-        } catch {
-            logger.log(.error, "cannot store events", [("count", "\(items.count)"), ("error", "\(error)")])
-        }
+        if items.isEmpty && !(durable != nil && simulator != nil) { return nil }
+        return storeSimulatorEvents(items, undo: undo)
     }
 
     /// The wire body of a simulator event (server-clock instants).
@@ -818,7 +819,7 @@ public final class Daemon {
         }
         try Topic.validate(topic)
         do {
-            let stored = try store.append(topic: topic, body: body)
+            let stored = try storeClientEvent(topic: topic, body: body)
             send(s, .ack, sequence: id, topic: topic, body: AckBody(sequence: stored.sequence))
             fanOut(stored)
         } catch {

@@ -151,7 +151,7 @@ public final class SQLiteStore: TopicStore {
         if sqlite3_exec(db, sql, nil, nil, &err) != SQLITE_OK {
             let m = err.map { String(cString: $0) } ?? lastError
             sqlite3_free(err)
-            throw StoreError(m)
+            throw StoreError(m, resultCode: db.map { sqlite3_extended_errcode($0) })
         }
     }
 
@@ -197,8 +197,11 @@ public final class SQLiteStore: TopicStore {
             sqlite3_reset(stmt)
             sqlite3_clear_bindings(stmt)
         }
-        guard sqlite3_step(stmt) == SQLITE_DONE else { throw StoreError(lastError) }
+        guard sqlite3_step(stmt) == SQLITE_DONE else { throw writeError }
     }
+
+    /// The last SQLite failure with its result code (SQLITE_FULL, SQLITE_IOERR_WRITE… tell a full disk).
+    private var writeError: StoreError { StoreError(lastError, resultCode: db.map { sqlite3_extended_errcode($0) }) }
 
     private func insert(topic: String, body: EventBody, pending: inout [String: UInt64]) throws -> StoredEvent {
         // Several events of one topic may share a transaction: number them from what this transaction already used.
@@ -223,6 +226,9 @@ public final class SQLiteStore: TopicStore {
     /// re-emits what was already stored.
     /// - Throws: ``StoreError`` when SQLite fails; nothing is stored then.
     public func commit(_ items: [(topic: String, body: EventBody)], simulatorState: Data?) throws -> [StoredEvent] {
+        // A transaction left open by a failed COMMIT (SQLite may keep it after SQLITE_FULL or SQLITE_IOERR) would
+        // make every later BEGIN fail: end it first. Source: https://www.sqlite.org/lang_transaction.html
+        if sqlite3_get_autocommit(db) == 0 { try? exec("ROLLBACK") }
         try exec("BEGIN IMMEDIATE")
         var out: [StoredEvent] = []
         do {
@@ -232,7 +238,7 @@ public final class SQLiteStore: TopicStore {
                 let stmt = try prepare("INSERT OR REPLACE INTO simulator(id, state) VALUES(1, ?)")
                 defer { sqlite3_finalize(stmt) }
                 bindBlob(stmt, 1, Array(simulatorState))
-                guard sqlite3_step(stmt) == SQLITE_DONE else { throw StoreError(lastError) }
+                guard sqlite3_step(stmt) == SQLITE_DONE else { throw writeError }
             }
             try exec("COMMIT")
         } catch {
@@ -297,6 +303,14 @@ public final class SQLiteStore: TopicStore {
         guard sqlite3_step(stmt) == SQLITE_ROW, let p = sqlite3_column_blob(stmt, 0) else { return nil }
         return Data(bytes: p, count: Int(sqlite3_column_bytes(stmt, 0)))
     }
+
+    /// The database's size in pages (`PRAGMA page_count`), or `nil` when SQLite cannot say.
+    func pageCount() -> Int32? { try? scalar("PRAGMA page_count") }
+
+    /// Caps the database at `pages` pages on this connection (`PRAGMA max_page_count`): a write that needs more fails
+    /// with SQLITE_FULL, exactly as on a full disk (tests). Source: https://www.sqlite.org/pragma.html#pragma_max_page_count
+    /// - Parameter pages: The cap (SQLite keeps it at least the current size).
+    func limitPages(_ pages: Int32) { _ = try? scalar("PRAGMA max_page_count=\(pages)") }
 
     /// Removes the database files of `directory` (`--fresh`).
     public static func remove(directory: String) {

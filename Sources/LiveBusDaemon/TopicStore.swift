@@ -61,8 +61,17 @@ extension TopicStore {
 public struct StoreError: Error, Sendable, CustomStringConvertible {
     /// What failed and what to do.
     public var message: String
+    /// The SQLite extended result code of the failure, when SQLite reported it (`nil` for other stores).
+    /// Source: https://www.sqlite.org/rescode.html
+    public var resultCode: Int32?
     /// Creates an error.
-    public init(_ message: String) { self.message = message }
+    /// - Parameters:
+    ///   - message: What failed and what to do.
+    ///   - resultCode: The SQLite extended result code, if any.
+    public init(_ message: String, resultCode: Int32? = nil) {
+        self.message = message
+        self.resultCode = resultCode
+    }
     public var description: String { message }
 }
 
