@@ -38,6 +38,9 @@ enum SessionFlags {
                 throw CLIError("invalidOSVersion", error.message, exit: .usage)
             }
         }
+        if let name = a.value("name"), let problem = SessionName.problem(name) {
+            throw .usage("--name \(problem)", recovery: "e.g. --name pro")
+        }
         let device = a.value("device") ?? "iphone-16-pro"
         if let catalog = try? DeviceCatalog.bundled() {
             do { _ = try catalog.device(device) } catch {
@@ -85,6 +88,7 @@ enum AttachCommand {
             aliases: ["terminal": "delivered"],
             default: "never"
         )
+        try checkSocketDirectory(options.socketPath)
         if case .absent = SocketProbe.probe(path: options.socketPath) {
             throw CLIError(
                 "daemonUnreachable",

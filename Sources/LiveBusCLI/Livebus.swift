@@ -535,15 +535,26 @@ public enum LivebusCommand {
                 "choose a --socket in a directory you can write"
             )
         )
+        if let e = SocketPath.preparePrivateDirectory(for: socket, create: false), e.name != "ENOENT" {
+            checks.append(("socket directory is private to you", false, e.message))
+        }
         let probe = SocketProbe.probe(path: socket)
-        checks.append(
-            (
-                "daemon answering on \(socket)", probe == .live,
-                probe == .stale
-                    ? "a stale socket file is left: start livebusd, it removes it"
-                    : "start one: livebusd --socket \(socket)"
-            )
-        )
+        let fix: String
+        switch probe {
+        case .stale:
+            fix = "a stale socket file of yours is left (nothing listens): start livebusd, it removes it"
+        case .foreign(let owner):
+            // Another user's socket is never "stale" to us: only its owner may remove it (issue 14).
+            fix = CLIError.foreignSocket(socket, owner: owner).message + "; start your own: livebusd"
+        case .undecided(let code):
+            fix =
+                "connect fails (\(String(cString: strerror(code)))), so whether a daemon serves it cannot be told; check its owner and mode (ls -l \(socket))"
+        case .notSocket:
+            fix = "\(socket) is not a socket; remove it or choose another --socket"
+        case .absent, .live:
+            fix = "start one: livebusd --socket \(socket)"
+        }
+        checks.append(("daemon answering on \(socket)", probe == .live, fix))
         var text = ""
         for (name, ok, fix) in checks { text += (ok ? "✓ " : "✗ ") + name + (ok ? "" : " — \(fix)") + "\n" }
         let data: JSONValue = .array(

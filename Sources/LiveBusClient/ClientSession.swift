@@ -223,6 +223,15 @@ public final class ClientSession {
     }
 
     private func connected(_ c: Connection) {
+        // Before anything is sent: the daemon must run as this user (or root), not as an impostor that bound the
+        // path first (SO_PEERCRED; issue 14). Not retried: another user's socket stays theirs.
+        if let e = c.checkPeer(path: options.socketPath) {
+            c.close()
+            userClosed = true
+            syncState = .closed
+            onError?("cannot connect to \(options.socketPath): \(e.message)")
+            return
+        }
         connection = c
         decoder = FrameDecoder()
         c.onRead = { [unowned self] bytes in self.received(bytes) }
