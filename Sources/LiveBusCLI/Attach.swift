@@ -159,7 +159,10 @@ enum AttachCommand {
             }
         }
         session.onError = { msg in
-            let fatal = !welcomed && (msg.hasPrefix("daemon error") || msg.hasPrefix("cannot connect"))
+            // A refused peer (SO_PEERCRED) ends the session even after a WELCOME: the client does not retry it.
+            let fatal =
+                !welcomed && (msg.hasPrefix("daemon error") || msg.hasPrefix("cannot connect"))
+                || (msg.hasPrefix("cannot connect") && session.syncState == .closed)
             if json {
                 out.printJSON(["type": "error", "session": session.name, "message": msg])
             } else if !fatal {

@@ -87,8 +87,10 @@ public final class Daemon {
 
     /// Binds the socket, installs SIGINT/SIGTERM handling and starts the scenario.
     ///
-    /// - Throws: ``DaemonError`` when another live daemon owns the socket path, the path is too long, or the
-    ///   scenario cannot be loaded. A stale socket file (nothing listening) is removed first.
+    /// - Throws: ``DaemonError`` when another live daemon owns the socket path, the socket file is another user's,
+    ///   the default socket directory or the data directory is refused, another daemon holds the data directory's
+    ///   lock, the path is too long, or the scenario cannot be loaded. A stale socket file of this user (connect
+    ///   refused) is removed first.
     public func start(handleSignals: Bool = true) throws(DaemonError) {
         let path = options.socketPath
         if let e = PipeListener.checkPath(path) { throw DaemonError(e.message) }

@@ -259,6 +259,16 @@ struct E2EOtherUserTests {
             )
             #expect(r.stderr.contains("nothing was sent"), "\(args): \(r.stderr)")
         }
+        // The Python client checks the same (SO_PEERCRED) before its HELLO.
+        let py = try OtherUser.sh(
+            "/usr/bin/python3",
+            [
+                E2ECLIGoldenTests.root.appendingPathComponent("tools/pyclient/livebus_client.py").path, "attach",
+                "--socket", socket, "--no-reconnect",
+            ]
+        )
+        #expect(py.exit == 3, "\(py.stderr)")
+        #expect(py.stderr.contains("is served by a process of uid \(other.uid)"), "\(py.stderr)")
         usleep(200_000)
         let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
         #expect(!text.contains("session attached"), "\(text)")
