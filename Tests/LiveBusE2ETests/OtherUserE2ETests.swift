@@ -198,6 +198,27 @@ struct E2EOtherUserTests {
         #expect(SocketProbe.owner(of: path) == other.uid, "the other user's socket file is still there")
     }
 
+    /// A socket file of the daemon's own user on which connect fails with EACCES (mode 0000) is not provably stale:
+    /// it is refused, not removed.
+    @Test func ownSocketThatDeniesConnectIsNotRemoved() throws {
+        guard let user = try OtherUser.make() else { return }
+        let dir = sharedDirectory("lbac")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/bus.sock"
+        let made = try user.run(
+            "/usr/bin/python3",
+            ["-c", "import os,socket; s=socket.socket(socket.AF_UNIX); s.bind('\(path)'); os.chmod('\(path)', 0)"]
+        )
+        #expect(made.exit == 0, "\(made.stderr)")
+        let r = try user.run(user.binaries + "/livebusd", ["--socket", path, "--memory"])
+        #expect(r.exit == 3)
+        #expect(
+            r.stderr.contains("\(path) is a socket that cannot be probed (connect: Permission denied)"),
+            "\(r.stderr)"
+        )
+        #expect(SocketProbe.owner(of: path) == user.uid, "the socket file is still there")
+    }
+
     /// Squatting: a `/tmp/livebus-<uid>` made by someone else (or open to others, or a symbolic link) is refused by
     /// the daemon and the CLI of the user it would serve, with what to do; a private one is used.
     @Test func squattedDefaultDirectoryIsRefused() throws {
@@ -213,6 +234,8 @@ struct E2EOtherUserTests {
         let status = try victim.run(victim.binaries + "/livebus", ["status"])
         #expect(status.exit == 3)
         #expect(status.stderr.contains("\(squat) is owned by user root (uid 0)"), "\(status.stderr)")
+        let doctor = try victim.run(victim.binaries + "/livebus", ["doctor"])
+        #expect(doctor.stdout.contains("✗ socket directory is private to you — \(squat) is owned by user root"))
 
         chown(squat, victim.uid, victim.gid)  // the victim's own, but open to others
         d = try victim.run(victim.binaries + "/livebusd", ["--memory"])
