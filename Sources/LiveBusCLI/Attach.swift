@@ -89,7 +89,9 @@ enum AttachCommand {
             default: "never"
         )
         try checkSocketDirectory(options.socketPath)
-        if case .absent = SocketProbe.probe(path: options.socketPath) {
+        let probe = SocketProbe.probe(path: options.socketPath)
+        if case .foreign(let owner) = probe { throw CLIError.foreignSocket(options.socketPath, owner: owner) }
+        if case .absent = probe {
             throw CLIError(
                 "daemonUnreachable",
                 "no daemon at \(options.socketPath)",

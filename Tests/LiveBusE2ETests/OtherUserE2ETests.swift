@@ -168,6 +168,9 @@ struct E2EOtherUserTests {
         #expect(theirStatus.exit == 3)
         #expect(theirStatus.stderr.contains("a daemon of user root (uid 0) owns this socket"), "\(theirStatus.stderr)")
         #expect(!theirStatus.stderr.contains("no daemon"), "\(theirStatus.stderr)")
+        let attach = try other.run(other.binaries + "/livebus", ["attach", "--socket", socket, "--duration", "1s"])
+        #expect(attach.exit == 3)
+        #expect(attach.stderr.contains("a daemon of user root (uid 0) owns this socket"), "\(attach.stderr)")
         let doctor = try other.run(other.binaries + "/livebus", ["doctor", "--socket", socket])
         #expect(doctor.stdout.contains("a daemon of user root (uid 0) owns this socket"), "\(doctor.stdout)")
         #expect(!doctor.stdout.contains("stale"), "\(doctor.stdout)")
@@ -273,6 +276,9 @@ struct E2EOtherUserTests {
         let impostor = try other.daemon(["--socket", socket, "--memory", "--log-level", "debug"], log: log)
         defer { stop(impostor) }
         #expect(waitLive(socket, user: other.uid))
+        // The file is made to look like ours: only the peer's credentials tell the impostor apart.
+        chown(socket, getuid(), getgid())
+        #expect(SocketProbe.probe(path: socket) == .live)
         for args in [["status"], ["order", "list"], ["watch", "--duration", "1s"], ["attach", "--duration", "2s"]] {
             let r = try OtherUser.sh(Self.livebus, args + ["--socket", socket])
             #expect(r.exit == 3, "\(args): \(r.stderr)")
