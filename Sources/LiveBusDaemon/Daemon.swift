@@ -194,15 +194,18 @@ public final class Daemon {
 
     // MARK: - Resume window and reserved names
 
-    /// Refuses `name` while a disconnected session that may still resume holds it, unless `resumeToken` is that
-    /// session's own token (the real phone coming back): issue 14, "name hijack".
+    /// Refuses `name` while a disconnected session that may still resume holds it, unless `resumeToken` is the
+    /// token of a session that may resume (the real phone coming back; an older record of the same name, left by a
+    /// build without this rule, does not block it): issue 14, "name hijack".
     /// - Throws: ``WireError`` `rejected` naming the name and when it frees up.
     func checkNameNotReserved(_ name: String, resumeToken: String?) throws(WireError) {
         let now = clock.now().millisecondsSinceEpoch
+        func mayResume(_ token: String) -> Bool { (resumeDeadlines[token] ?? .max) > now }
+        if let t = resumeToken, resumable[t] != nil || persistedResume[t] != nil, mayResume(t) { return }
         let holder =
-            resumable.first { $0.value.name == name && $0.key != resumeToken }?.key
-            ?? persistedResume.first { $0.value.name == name && $0.key != resumeToken }?.key
-        guard let token = holder, let deadline = resumeDeadlines[token], deadline > now else { return }
+            resumable.first { $0.value.name == name && mayResume($0.key) }?.key
+            ?? persistedResume.first { $0.value.name == name && mayResume($0.key) }?.key
+        guard let token = holder, let deadline = resumeDeadlines[token] else { return }
         let seconds = (deadline - now + 999) / 1000
         throw WireError(
             .rejected,

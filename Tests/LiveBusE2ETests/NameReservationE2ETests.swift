@@ -100,6 +100,39 @@ struct E2ENameReservationTests {
         #expect(Self.welcome(Self.attach(bus, Self.phoneHello("duo")))?.name == "duo")
     }
 
+    /// After a restart on the data directory, the records found there reserve their names for the resume window
+    /// from the start; the phone's own token takes its name back even when an older record of that name is there.
+    @Test func restartedDaemonReservesRecordedNames() throws {
+        let dir = temporaryDirectory("lbnr")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        do {
+            let store = try SQLiteStore(directory: dir + "/data")
+            let older = ResumeRecord(
+                token: "a" + String(repeating: "0", count: 31),
+                name: "pro",
+                patterns: [],
+                lastSent: [:]
+            )
+            let newer = ResumeRecord(
+                token: "b" + String(repeating: "0", count: 31),
+                name: "pro",
+                patterns: [],
+                lastSent: [:]
+            )
+            store.saveResume(older, nowMs: 1)
+            store.saveResume(newer, nowMs: 2)
+        }
+        let bus = try TestBus(scenario: nil) { $0.dataDirectory = dir + "/data" }
+        defer {
+            bus.shutdown()
+            Self.keep.removeAll()
+        }
+        let impostor = Self.attach(bus, Self.phoneHello("pro"))
+        #expect(impostor?.errors.first?.name == "rejected", "\(impostor?.errors ?? [])")
+        let back = Self.attach(bus, Self.phoneHello("pro", resume: "b" + String(repeating: "0", count: 31)))
+        #expect(Self.welcome(back)?.resumed == true, "\(back?.errors ?? [])")
+    }
+
     @Test func addressingWordsAndSessionIDsAreNotNames() throws {
         let bus = try TestBus(scenario: nil)
         defer {
