@@ -423,7 +423,9 @@ public final class Daemon {
         s.peerUID = c.peerCredentials?.uid
         sessions[id] = s
         c.onRead = { [unowned self, unowned s] bytes in self.received(bytes, from: s) }
-        c.onClose = { [unowned self, unowned s] error in self.connectionClosed(s, error: error) }
+        // Strong: the session lives until its connection is closed, also when nothing else holds it any more (a
+        // session that said BYE, an observer closed after a flush); the connection drops this closure on close.
+        c.onClose = { [unowned self, s] error in self.connectionClosed(s, error: error) }
         c.onDrain = { [unowned self, unowned s] in self.drained(s) }
         do {
             try c.startReading()
