@@ -529,12 +529,16 @@ public enum LivebusCommand {
             )
         )
         let dir = (socket as NSString).deletingLastPathComponent
-        checks.append(
-            (
-                "socket directory \(dir) is writable", access(dir, W_OK) == 0,
-                "choose a --socket in a directory you can write"
+        if dir == SocketPath.fallbackDirectory() && access(dir, F_OK) != 0 {
+            checks.append(("socket directory \(dir) (livebusd creates it, mode 0700)", true, ""))
+        } else {
+            checks.append(
+                (
+                    "socket directory \(dir) is writable", access(dir, W_OK) == 0,
+                    "choose a --socket in a directory you can write"
+                )
             )
-        )
+        }
         if let e = SocketPath.preparePrivateDirectory(for: socket, create: false), e.name != "ENOENT" {
             checks.append(("socket directory is private to you", false, e.message))
         }
