@@ -33,7 +33,12 @@ final class OtherUser {
     private init() throws {
         var g = SystemRandomNumberGenerator()
         name = "livebus-t\(UInt32.random(in: 0...UInt32.max, using: &g) % 1_000_000)"
-        let add = try OtherUser.sh("/usr/sbin/useradd", ["-M", "-s", "/usr/sbin/nologin", name])
+        // useradd fails at once while another process holds /etc/passwd's lock (tests run in parallel): retry.
+        var add = try OtherUser.sh("/usr/sbin/useradd", ["-M", "-s", "/usr/sbin/nologin", name])
+        for _ in 0..<20 where add.exit != 0 && add.stderr.contains("lock") {
+            usleep(100_000)
+            add = try OtherUser.sh("/usr/sbin/useradd", ["-M", "-s", "/usr/sbin/nologin", name])
+        }
         guard add.exit == 0, let pw = getpwnam(name) else {
             throw DaemonError("useradd \(name) failed: \(add.stderr)")
         }
@@ -58,7 +63,12 @@ final class OtherUser {
     var binaries: String { copiedBin ?? bin }
 
     deinit {
-        _ = try? OtherUser.sh("/usr/sbin/userdel", [name])
+        // userdel, too, fails while /etc/passwd is locked by a parallel test: retry until the user is gone.
+        for _ in 0..<20 {
+            _ = try? OtherUser.sh("/usr/sbin/userdel", [name])
+            if getpwnam(name) == nil { break }
+            usleep(100_000)
+        }
         if let copiedBin { try? FileManager.default.removeItem(atPath: copiedBin) }
     }
 
