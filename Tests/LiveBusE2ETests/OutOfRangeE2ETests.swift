@@ -172,6 +172,19 @@ struct OutOfRangeE2ETests {
     }
 }
 
+/// The CLI refuses a fault seed it cannot carry exactly (JSON numbers are exact to 2^53) or a negative one, with
+/// exit 2 and the range, before it connects.
+@Test func cliFaultSeedOutOfRangeIsAUsageError() throws {
+    for (seed, text) in [
+        ("18446744073709551615", "--seed 18446744073709551615 is too large for a fault seed"),
+        ("-1", "--seed '-1' is not a non-negative integer"),
+    ] {
+        let r = try E2ECLIGoldenTests.run(["fault", "add", "latency", "--seed", seed, "--socket", "/tmp/lb-none.sock"])
+        #expect(r.exit == 2, "\(r)")
+        #expect(r.stderr.contains(text), "\(r.stderr)")
+    }
+}
+
 /// The poison case through a real `livebusd` with a data directory: a PUBLISH with `etaTarget` −2^63 is refused and
 /// not stored, so after a kill -9 and restart the daemon starts, a phone subscribes and gets the good event (it used
 /// to crash at every restart until `--fresh`). Then a store poisoned by hand is refused at start with `--fresh`.
