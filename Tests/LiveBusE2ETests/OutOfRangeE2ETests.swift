@@ -185,6 +185,24 @@ struct OutOfRangeE2ETests {
     }
 }
 
+/// `livebusd` numbers that did not fit an `Int` trapped at start; each is now a usage error naming its range.
+@Test func livebusdSizesAndCountsOutOfRangeAreUsageErrors() throws {
+    for (flag, value, text) in [
+        ("--push-budget", "18446744073709551615", "--push-budget 18446744073709551615 is out of range"),
+        ("--coalesce-bytes", "9223372036854775808", "--coalesce-bytes 9223372036854775808 is out of range"),
+        ("--slow-consumer-bytes", "18446744073709551615", "--slow-consumer-bytes 18446744073709551615 is out of"),
+    ] {
+        let r = try E2ECLIGoldenTests.run(["--socket", "/tmp/lb-none.sock", "--memory", flag, value], tool: "livebusd")
+        #expect(r.exit == 2, "\(flag): \(r)")
+        #expect(r.stderr.contains(text), "\(r.stderr)")
+    }
+    let r = try E2ECLIGoldenTests.run(
+        ["--socket", "/tmp/lb-none.sock", "--memory", "--scenario", "random", "--orders", "100001"],
+        tool: "livebusd"
+    )
+    #expect(r.exit == 2 && r.stderr.contains("--orders 100001 is out of range; give a whole number in 1…100000"))
+}
+
 /// The poison case through a real `livebusd` with a data directory: a PUBLISH with `etaTarget` −2^63 is refused and
 /// not stored, so after a kill -9 and restart the daemon starts, a phone subscribes and gets the good event (it used
 /// to crash at every restart until `--fresh`). Then a store poisoned by hand is refused at start with `--fresh`.
