@@ -59,6 +59,20 @@ def main():
         frame("command", {"command": "order.create", "args": {}}, seq=4),
         frame("command", {"command": "status", "args": {}}, seq=5),
         frame("posture", {"clockChanged": True}),
+        frame("posture", {"posture": {"foldState": "flat", "orientation": "landscape", "windowWidth": 1e308},
+                          "appState": "background", "profile": {"lowPowerMode": True}}),
+        frame("ack", {}, "orders/A", 2**64 - 1),
+        frame("unsubscribe", {"patterns": [">"]}),
+        frame("subscribe", {"patterns": ["orders/*", "orders/>", "*"]}),
+        frame("command", {"command": "push", "args": {"session": "phone", "order": "A",
+                          "payload": '{"aps":{"timestamp":1e300,"event":"update"}}'}}, seq=6),
+        frame("command", {"command": "session.clock", "args": {"session": "phone", "stepMs": 86400000,
+                          "driftPPM": 100000}}, seq=7),
+        frame("command", {"command": "order.list", "args": {"offset": 9.2e18, "limit": -5}}, seq=8),
+        frame("command", {"command": "backend.stall", "args": {"durationMs": 2**63 - 1}}, seq=9),
+        frame("command", {"command": "fault.add", "args": {"session": "phone", "seed": 2**53,
+                          "toxic": {"kind": "reorder", "direction": "down", "toxicity": 1,
+                                    "params": {"probability": 1, "window": 64, "delayMs": 600000}}}}, seq=10),
         frame("bye", {"reason": "done"}),
     ]
     helloes = [frame("hello", {"versions": [1], "client": "c", "role": r, "clientTime": t,
@@ -80,7 +94,13 @@ def main():
             put("session", bytes([role]) + f)
     put("session", bytes([1]) + b"".join(crafted[:5]))
     put("session", bytes([0]) + crafted[9] + b"".join(crafted[5:9]))
-    put("session", bytes([2]) + b"".join(crafted[11:16]))
+    put("session", bytes([2]) + b"".join(f for f in crafted if f[5] == TYPES["command"]))
+    put("session", bytes([0]) + b"".join(f for f in crafted if f[5] in (TYPES["posture"], TYPES["ack"],
+                                                                            TYPES["subscribe"], TYPES["resend"])))
+    resume = frame("hello", {"versions": [1], "client": "c", "role": "session", "clientTime": NOW,
+                             "device": "iphone-16-pro", "resume": {"token": "x" * 32,
+                                                                  "topics": {"orders/A": 2**64 - 1}}})
+    put("session", bytes([0x80]) + resume)
     for h in helloes:
         put("session", bytes([0x80]) + h + crafted[9])
 
