@@ -98,6 +98,13 @@ final class SessionTarget {
         socket = dir + "/bus.sock"
         (loop, daemon) = Self.start(socket: socket)
         attachPhone()
+        // libFuzzer ends the process with exit(): remove the private directory then.
+        sessionDirectory = dir
+        atexit {
+            guard let d = sessionDirectory else { return }
+            unlink(d + "/bus.sock")
+            rmdir(d)
+        }
     }
 
     static func start(socket: String) -> (EventLoop, Daemon) {
@@ -231,6 +238,7 @@ func fuzzModeFromEnvironment() -> FuzzMode {
 }
 
 nonisolated(unsafe) var sessionTarget: SessionTarget?
+nonisolated(unsafe) var sessionDirectory: String?
 nonisolated(unsafe) var activeMode: FuzzMode?
 
 /// Runs one input in the environment's mode.
