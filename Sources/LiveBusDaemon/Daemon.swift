@@ -733,14 +733,15 @@ public final class Daemon {
         let stale = b.staleDate.map { $0.saturatingAdding(offset) }
         let dismissal = b.dismissalDate.map { $0.saturatingAdding(offset) }
         let confirmed = b.contentState.lastConfirmed.saturatingAdding(offset)
+        // Sent values stay in PROTOCOL.md §3's range, or the phone's decoder would refuse the EVENT.
         let suffix = EventBody.sessionSuffix(
             ClientInstantsBody(
-                timestamp: ts,
-                etaTarget: eta,
-                staleDate: stale,
-                dismissalDate: dismissal,
-                lastConfirmed: confirmed,
-                uncertaintyMs: unc
+                timestamp: WireRange.clampInstant(ts),
+                etaTarget: WireRange.clampInstant(eta),
+                staleDate: stale.map(WireRange.clampInstant),
+                dismissalDate: dismissal.map(WireRange.clampInstant),
+                lastConfirmed: WireRange.clampInstant(confirmed),
+                uncertaintyMs: max(0, min(unc, Int(WireRange.instantLimitMilliseconds)))
             )
         )
         do {

@@ -16,6 +16,14 @@ public enum WireRange {
     /// Allowed durations (an uncertainty, a delay), milliseconds: not negative, at most 100 years.
     public static let durations: ClosedRange<Int64> = 0...instantLimitMilliseconds
 
+    /// `value` clamped into ``instants``: what the daemon sends is always an allowed instant, also when a phone's
+    /// clock is so far off that a converted instant would leave the range.
+    /// - Parameter value: ms since the Unix epoch.
+    /// - Returns: The nearest allowed instant.
+    public static func clampInstant(_ value: Int64) -> Int64 {
+        min(max(value, instants.lowerBound), instants.upperBound)
+    }
+
     /// Checks one instant field.
     /// - Parameters:
     ///   - value: The field's value, ms since the Unix epoch; `nil` (an absent optional field) passes.

@@ -82,6 +82,40 @@ struct OutOfRangeE2ETests {
         bus.shutdown()
     }
 
+    /// A phone whose clock reads 2070 (the top of the range) gets an event due at the top of the range: the converted
+    /// instants are clamped into the range, so the phone's own decoder accepts the EVENT.
+    @Test func convertedInstantsStayInRange() throws {
+        let bus = try TestBus(scenario: nil)
+        let limit = WireRange.instantLimitMilliseconds
+        var h = try WireJSON.decode(HelloBody.self, from: hello(name: "far").body)
+        h.clientTime = limit
+        var phone: RawPeer?
+        RawPeer.connect(bus) { p in
+            phone = p
+            p.send(Frame(type: .hello, body: try! WireJSON.encode(h)))
+            p.send(Frame(type: .subscribe, body: Array(#"{"patterns":["orders/>"]}"#.utf8)))
+        }
+        #expect(bus.run(timeoutMs: 10_000) { phone?.frames.contains { $0.type == .upToDate } == true })
+        var publisher: RawPeer?
+        RawPeer.connect(bus) { p in
+            publisher = p
+            p.send(hello(role: .publisher, device: nil))
+            p.send(
+                Self.publish(
+                    replacing: "\"etaTarget\":\(GoldenVectorsForTests.event.contentState.etaTarget)",
+                    with: "\"etaTarget\":\(limit)"
+                )
+            )
+        }
+        #expect(bus.run(timeoutMs: 10_000) { phone?.frames.contains { $0.type == .event } == true })
+        let event = try #require(phone?.frames.first { $0.type == .event })
+        let body = try WireJSON.decode(EventBody.self, from: event.body)
+        #expect(body.client?.etaTarget == limit)
+        #expect(body.contentState.etaTarget == limit)
+        #expect(publisher?.errors.isEmpty == true)
+        bus.shutdown()
+    }
+
     /// HELLO `clientTime` at −2^63 (trapped before the handshake) and 2^63 − 1 (trapped at the first event).
     @Test(arguments: [Int64.min, Int64.max])
     func helloClientTimeOutOfRangeIsRefused(_ t: Int64) throws {
