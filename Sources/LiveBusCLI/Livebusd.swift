@@ -30,6 +30,21 @@ public enum LivebusdCommand {
                                throttled (ours: Apple publishes no number). Default 12; frequent updates: 5×.
           --coalesce-bytes N   Bytes queued to a phone above which its non-terminal updates are coalesced. Default 262144.
           --slow-consumer-bytes N  Bytes queued above which a phone is disconnected as a slow consumer. Default 4194304.
+
+        LIMITS (per session unless said; past one a session is slowed, then cut with the code in brackets)
+          --max-frames-per-second N  Frames a session may send per second (bursts of as many). Default 20000.
+                               Past it the daemon stops reading the session [messageRateTooHigh after the grace].
+          --max-subscriptions N    Topic patterns a session may hold. Default 1000 [tooManySubscriptions].
+          --max-reply-bytes N      Bytes of replies (PONG, ACK, RESULT…) queued to a session above which the daemon
+                               stops reading it until they drain. Default 65536 [replyQueueFull after the grace].
+          --limit-grace-ms MS      How long a session may stay slowed by those two before it is cut. Default 5000.
+          --handshake-timeout-ms MS  Time to complete HELLO after connecting. Default 10000 [handshakeTimeout].
+          --idle-timeout-ms MS     A session that sends nothing for this long is cut; a keepalive PING goes out
+                               after half of it. Default 180000 [idleTimeout].
+          --max-connections N      Connections served at once; more are refused [tooManyConnections] and logged.
+                               Default: the descriptor limit (ulimit -n) minus 64 kept for the daemon's files.
+          --catch-up-window-bytes N  Replay and snapshot bytes kept queued to a phone; more follow as it drains.
+                               Counts apart from --coalesce-bytes and --slow-consumer-bytes. Default 262144.
           --log-level LEVEL    debug, info, notice, warning or error. Default info. Logs go to stderr.
           --version            Print the version.
           --help               Print this help.
@@ -46,6 +61,37 @@ public enum LivebusdCommand {
         EXIT CODES
           0 clean shutdown · 2 usage or invalid scenario · 3 socket already served by a live daemon or unusable
         """
+
+    /// The per-session limits and the connection cap from the flags (each at least 1).
+    static func limits(_ a: Arguments) throws(CLIError) -> SessionLimits {
+        var l = SessionLimits()
+        func positive(_ name: String, _ value: Int) throws(CLIError) -> Int {
+            let raw = try a.uint(name, default: UInt64(value))
+            guard let v = Int(exactly: raw), v >= 1, v <= Int(Int32.max) else {
+                throw CLIError.usage("--\(name) \(raw) is out of range 1…\(Int32.max)")
+            }
+            return v
+        }
+        l.framesPerSecond = try positive("max-frames-per-second", l.framesPerSecond)
+        l.frameBurst = l.framesPerSecond
+        l.maximumSubscriptions = try positive("max-subscriptions", l.maximumSubscriptions)
+        l.maximumReplyBytes = try positive("max-reply-bytes", l.maximumReplyBytes)
+        l.graceMilliseconds = Int64(try positive("limit-grace-ms", Int(l.graceMilliseconds)))
+        l.handshakeTimeoutMilliseconds = Int64(
+            try positive("handshake-timeout-ms", Int(l.handshakeTimeoutMilliseconds))
+        )
+        l.idleTimeoutMilliseconds = Int64(try positive("idle-timeout-ms", Int(l.idleTimeoutMilliseconds)))
+        l.catchUpWindowBytes = try positive("catch-up-window-bytes", l.catchUpWindowBytes)
+        if a.value("max-connections") != nil {
+            l.maximumConnections = try positive("max-connections", 1)
+            do throws(DaemonError) {
+                _ = try l.effectiveConnectionCap(descriptorLimit: Daemon.descriptorLimit())
+            } catch {
+                throw CLIError.usage(error.message)
+            }
+        }
+        return l
+    }
 
     /// Runs the daemon; returns the process exit code.
     public static func run(_ argv: [String]) -> Int32 {
@@ -65,7 +111,9 @@ public enum LivebusdCommand {
                 options: [
                     "socket", "scenario", "time-scale", "seed", "data-dir", "log-level", "sync", "push-budget",
                     "coalesce-bytes",
-                    "slow-consumer-bytes", "orders",
+                    "slow-consumer-bytes", "orders", "max-frames-per-second", "max-subscriptions", "max-reply-bytes",
+                    "limit-grace-ms", "handshake-timeout-ms", "idle-timeout-ms", "max-connections",
+                    "catch-up-window-bytes",
                 ],
                 flags: ["memory", "fresh"]
             )
@@ -107,6 +155,7 @@ public enum LivebusdCommand {
                 throw CLIError.usage("--slow-consumer-bytes must be larger than --coalesce-bytes")
             }
             options.fullSync = try a.choice("sync", ["normal", "full"], default: "normal") == "full"
+            options.limits = try limits(a)
             let logger = Logger.standardError(
                 label: "livebusd",
                 minimumLevel: [
