@@ -191,10 +191,15 @@ public enum LivenessVerdict: Sendable, Equatable {
     /// Nothing received within the idle timeout.
     case idleTimedOut
 
-    /// The verdict for a connection accepted at `acceptedMs` that last received a frame at `lastReceivedMs`.
+    /// The verdict for one connection.
     /// - Parameters:
     ///   - established: Whether HELLO completed.
+    ///   - acceptedMs: When the connection was accepted.
+    ///   - lastReceivedMs: When bytes last arrived from it.
     ///   - keepaliveSentMs: When the last keepalive PING was sent, or `nil`.
+    ///   - nowMs: Now.
+    ///   - limits: The timeouts.
+    /// - Returns: what to do with the connection now.
     public static func of(
         established: Bool,
         acceptedMs: Int64,
