@@ -8,7 +8,8 @@ import LiveBusWire
 
 /// A blocking Unix-socket client with send and receive timeouts, for abusers run on their own threads (a flood
 /// writes as fast as the kernel lets it, which a loop-driven client would not).
-final class BlockingPeer: @unchecked Sendable {  // @unchecked: each peer is used by one thread, or by two that only read resp. write.
+// @unchecked: a peer is used by one thread, or by two of which one only reads and the other only writes.
+final class BlockingPeer: @unchecked Sendable {
     let fd: Int32
 
     init?(path: String, timeoutMs: Int = 200) {
