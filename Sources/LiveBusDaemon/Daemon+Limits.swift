@@ -49,7 +49,7 @@ final class DaemonLimitState {
     var descriptorLimit = 0
     var refusedSinceLog = 0
     var refusedTotal = 0
-    var lastRefusalLogMs: Int64 = .min
+    var lastRefusalLogMs: Int64?
 }
 
 /// Floods and resource limits: per-session frame rate, subscriptions and queued replies; a bounded amount of work
@@ -123,7 +123,7 @@ extension Daemon {
         limitState.refusedTotal += 1
         limitState.refusedSinceLog += 1
         let now = monotonicMs
-        if now - limitState.lastRefusalLogMs >= 1000 {
+        if limitState.lastRefusalLogMs.map({ now - $0 >= 1000 }) ?? true {
             logger.warning(
                 "connection refused: connection cap reached",
                 [

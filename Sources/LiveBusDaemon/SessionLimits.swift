@@ -213,7 +213,8 @@ public enum LivenessVerdict: Sendable, Equatable {
         }
         let silent = nowMs - lastReceivedMs
         if silent > limits.idleTimeoutMilliseconds { return .idleTimedOut }
-        if silent > limits.idleTimeoutMilliseconds / 2, (keepaliveSentMs ?? .min) < lastReceivedMs {
+        // `<=`: an answer in the same millisecond as the PING (the loop caches its clock per turn) counts as one.
+        if silent > limits.idleTimeoutMilliseconds / 2, (keepaliveSentMs ?? .min) <= lastReceivedMs {
             return .sendKeepalive
         }
         return .ok

@@ -130,7 +130,9 @@ struct LivenessAndCapTests {
         #expect(v(true, last: 0, now: 2001) == .sendKeepalive)
         #expect(v(true, last: 0, ka: 2001, now: 3000) == .ok)
         #expect(v(true, last: 2500, ka: 2001, now: 4502) == .sendKeepalive)
+        #expect(v(true, last: 2001, ka: 2001, now: 4002) == .sendKeepalive)  // answered within the PING's millisecond
         #expect(v(true, last: 0, ka: 2001, now: 4001) == .idleTimedOut)
+        #expect(v(true, last: 1000, ka: 2001, now: 3500) == .ok)  // PING sent, no answer yet: no second PING
         #expect(v(true, last: 3000, ka: 2001, now: 4001) == .ok)
     }
 

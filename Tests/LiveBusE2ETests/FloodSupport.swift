@@ -84,6 +84,24 @@ final class BlockingPeer: @unchecked Sendable {
         return errors
     }
 
+    /// The ERROR frames already received, without waiting; `nil` when nothing at all is there.
+    func pendingErrors() -> [ErrorBody]? {
+        var decoder = FrameDecoder()
+        var errors: [ErrorBody] = []
+        var any = false
+        var buf = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = buf.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+            guard n > 0 else { break }
+            any = true
+            decoder.append(Array(buf[0..<n]))
+            while let f = try? decoder.next() {
+                if f.type == .error, let e = try? WireJSON.decode(ErrorBody.self, from: f.body) { errors.append(e) }
+            }
+        }
+        return any ? errors : nil
+    }
+
     func close() { Glibc.close(fd) }
 }
 
@@ -220,11 +238,21 @@ final class FloodDaemon {
     let logPath: String
     let child: DaemonChild
 
-    init(_ prefix: String, _ args: [String]) throws {
+    /// Starts `livebusd` with `args`; with `descriptorLimit`, under `ulimit -n` of that many descriptors.
+    init(_ prefix: String, _ args: [String], descriptorLimit: Int? = nil) throws {
         dir = temporaryDirectory(prefix)
         socket = dir + "/bus.sock"
         logPath = dir + "/daemon.log"
-        child = try DaemonChild(["--socket", socket, "--memory", "--log-level", "notice"] + args, log: logPath)
+        let all = ["--socket", socket, "--memory", "--log-level", "notice"] + args
+        if let n = descriptorLimit {
+            child = try DaemonChild(
+                ["-c", "ulimit -n \(n) && exec \"$0\" \"$@\"", DaemonChild.binary] + all,
+                log: logPath,
+                shell: true
+            )
+        } else {
+            child = try DaemonChild(all, log: logPath)
+        }
         var tries = 0
         while SocketProbe.probe(path: socket) != .live && tries < 500 {
             usleep(10_000)
