@@ -174,12 +174,15 @@ extension Daemon {
         }
     }
 
-    /// Handles the frames waiting in the session's decoder: at most ``SessionLimits/framesPerTurn`` now, each taking
+    /// Handles the frames waiting in the session's decoder: at most ``SessionLimits/framesPerTurn`` (and
+    /// ``SessionLimits/turnBudgetMicroseconds``) now, each taking
     /// a token of the session's bucket; the rest in a later turn, in order. Reading stops while frames wait, while
     /// the bucket is empty, and while too many replies are queued.
     func pump(_ s: Session) {
         var budget = max(1, limits.framesPerTurn)
         let now = monotonicMs
+        let started = EventLoop.monotonicNanoseconds()
+        let turnNs = UInt64(max(0, limits.turnBudgetMicroseconds)) &* 1000
         while s.phase != .closed {
             if replyBytesOutstanding(s) > limits.maximumReplyBytes {
                 if s.limits.repliesPausedSinceMs == nil {
@@ -201,7 +204,7 @@ extension Daemon {
                 unpause(s, .backlog)
                 return
             }
-            if budget == 0 {
+            if budget == 0 || (budget < limits.framesPerTurn && EventLoop.monotonicNanoseconds() &- started > turnNs) {
                 pause(s, .backlog)
                 schedulePump(s)
                 return

@@ -254,7 +254,7 @@ final class FloodDaemon {
             child = try DaemonChild(all, log: logPath)
         }
         var tries = 0
-        while SocketProbe.probe(path: socket) != .live && tries < 500 {
+        while SocketProbe.probe(path: socket) != .live && tries < 2000 {  // up to 20 s on a loaded machine
             usleep(10_000)
             tries += 1
         }
