@@ -35,11 +35,17 @@ final class SessionLimitState {
     var ledger = OutboxLedger()
     var catchUp: [CatchUpJob] = []
     var catchUpHead = 0
+    /// The running number of `catchUp[0]` (jobs are numbered as queued).
+    var catchUpBase = 0
+    /// Topic → running number of its queued catch-up that has not started: a new one for the topic joins it.
+    var pendingTopicJob: [String: Int] = [:]
     /// Topic → catch-ups queued for it; live events of such a topic wait for the catch-up, which sends them.
     var catchingUp: [String: Int] = [:]
     var catchUpScheduled = false
 
     var hasCatchUp: Bool { catchUpHead < catchUp.count }
+    /// Catch-ups queued and not finished.
+    var pendingCatchUps: Int { catchUp.count - catchUpHead }
 }
 
 /// The daemon's state for the limits (loop-bound).
@@ -153,6 +159,7 @@ extension Daemon {
         s.limits.catchUp = []
         s.limits.catchUpHead = 0
         s.limits.catchingUp = [:]
+        s.limits.pendingTopicJob = [:]
     }
 
     /// Notes that bytes arrived (idle timeout).
@@ -184,7 +191,7 @@ extension Daemon {
         let started = EventLoop.monotonicNanoseconds()
         let turnNs = UInt64(max(0, limits.turnBudgetMicroseconds)) &* 1000
         while s.phase != .closed {
-            if replyBytesOutstanding(s) > limits.maximumReplyBytes {
+            if answersOverLimit(s) {
                 if s.limits.repliesPausedSinceMs == nil {
                     s.limits.repliesPausedSinceMs = now
                     logger.log(
@@ -286,6 +293,15 @@ extension Daemon {
         }
     }
 
+    /// Catch-ups one session may have queued (each SUBSCRIBE adds one, each topic one, repeats join): past it the
+    /// daemon stops reading the session, as for queued replies.
+    static let maximumPendingCatchUps = 100_000
+
+    /// Whether the session's queued answers (reply bytes, or catch-ups) are past their limit.
+    func answersOverLimit(_ s: Session) -> Bool {
+        replyBytesOutstanding(s) > limits.maximumReplyBytes || s.limits.pendingCatchUps > Daemon.maximumPendingCatchUps
+    }
+
     func replyBytesOutstanding(_ s: Session) -> Int {
         s.limits.ledger.outstanding(.reply, sent: s.connection.bytesSentTotal)
     }
@@ -314,7 +330,9 @@ extension Daemon {
 
     /// After the session's queue drained: resume reading when replies drained, then go on with its catch-up.
     func afterDrain(_ s: Session) {
-        if s.limits.pauses.contains(.replies), replyBytesOutstanding(s) <= limits.maximumReplyBytes / 2 {
+        if s.limits.pauses.contains(.replies), replyBytesOutstanding(s) <= limits.maximumReplyBytes / 2,
+            s.limits.pendingCatchUps <= Daemon.maximumPendingCatchUps / 2
+        {
             s.limits.repliesPausedSinceMs = nil
             s.limits.pauses.remove(.replies)
             pump(s)
@@ -389,8 +407,21 @@ extension Daemon {
     /// Queues the catch-up of `topic` after sequence `after` (or, with `topic == nil`, the UPTODATE ending a
     /// SUBSCRIBE); it is written a window at a time (``SessionLimits/catchUpWindowBytes``) as the phone drains.
     func enqueueCatchUp(_ s: Session, topic: String?, after: UInt64) {
+        if let topic, let n = s.limits.pendingTopicJob[topic] {
+            // A second catch-up of a topic whose first has not started (a repeated SUBSCRIBE or RESEND): one job,
+            // from the lower sequence, so repeats cannot grow the queue.
+            let i = n - s.limits.catchUpBase
+            if i >= s.limits.catchUpHead, i < s.limits.catchUp.count, !s.limits.catchUp[i].started {
+                s.limits.catchUp[i].after = min(s.limits.catchUp[i].after, after)
+                scheduleCatchUp(s)
+                return
+            }
+        }
+        if let topic {
+            s.limits.pendingTopicJob[topic] = s.limits.catchUpBase + s.limits.catchUp.count
+            s.limits.catchingUp[topic, default: 0] += 1
+        }
         s.limits.catchUp.append(CatchUpJob(topic: topic, after: after))
-        if let topic { s.limits.catchingUp[topic, default: 0] += 1 }
         scheduleCatchUp(s)
     }
 
@@ -414,9 +445,11 @@ extension Daemon {
         }
         s.limits.catchUpHead += 1
         if s.limits.catchUpHead == s.limits.catchUp.count {
+            s.limits.catchUpBase += s.limits.catchUp.count
             s.limits.catchUp.removeAll(keepingCapacity: false)
             s.limits.catchUpHead = 0
         } else if s.limits.catchUpHead > 1024 && s.limits.catchUpHead * 2 > s.limits.catchUp.count {
+            s.limits.catchUpBase += s.limits.catchUpHead
             s.limits.catchUp.removeFirst(s.limits.catchUpHead)
             s.limits.catchUpHead = 0
         }
@@ -443,6 +476,7 @@ extension Daemon {
             var job = s.limits.catchUp[i]
             if !job.started {
                 job.started = true
+                if s.limits.pendingTopicJob[topic] == s.limits.catchUpBase + i { s.limits.pendingTopicJob[topic] = nil }
                 if latest.sequence > job.after {
                     if let events = store.events(topic: topic, from: job.after + 1) {
                         job.events = events

@@ -294,3 +294,40 @@ struct E2ELimitsTests {
         #expect(r.everyPhoneHasAll, "good phones: \(r.acknowledged) publishes acknowledged, not all applied")
     }
 }
+
+/// In-process checks of the catch-up queue (the daemon's state is inspected directly).
+@Suite(.serialized)
+struct E2ECatchUpQueueTests {
+    /// A client that stops reading and repeats SUBSCRIBE `t/>` 300 times over 200 topics queued 60,000 catch-ups
+    /// and their events; repeats now join the topic's queued catch-up, so the queue holds one per topic plus one
+    /// UPTODATE per SUBSCRIBE, and the session's queued bytes stay within the catch-up window.
+    @Test func repeatedSubscribesDoNotGrowTheCatchUpQueue() throws {
+        let bus = try TestBus(scenario: nil)
+        for i in 0..<200 {
+            _ = try bus.daemon.store.append(topic: "t/\(i)", body: GoldenVectorsForTests.event)
+        }
+        var peer: RawPeer?
+        RawPeer.connect(bus) { p in
+            peer = p
+            p.connection.stopReading()
+            p.send(hello(name: "repeater"))
+            let f = Frame(type: .subscribe, body: try! WireJSON.encode(SubscribeBody(patterns: ["t/>"])))
+            for _ in 0..<300 { p.send(f) }
+        }
+        var session: Session? { bus.daemon.sessions.values.first { $0.name == "repeater" } }
+        var most = 0
+        bus.run(timeoutMs: 5000) {
+            guard let s = session else { return false }
+            most = max(most, s.limits.pendingCatchUps)
+            return s.decoder.bufferedByteCount == 0 && s.limits.pauses.isEmpty && most > 0
+        }
+        let s = try #require(session)
+        print(
+            "300 SUBSCRIBEs over 200 topics: at most \(most) catch-ups queued; queue now \(s.limits.pendingCatchUps), \(s.connection.outstandingBytes) bytes outstanding"
+        )
+        #expect(most <= 200 + 300)
+        #expect(s.connection.outstandingBytes < 2 * bus.daemon.options.limits.catchUpWindowBytes)
+        peer?.connection.close()
+        bus.shutdown()
+    }
+}
