@@ -23,7 +23,7 @@ public struct SessionLimits: Sendable, Equatable {
     public var graceMilliseconds: Int64 = 5_000
     /// Frames handled per session per loop turn; the rest wait for the next turn, in order. Default 64.
     public var framesPerTurn: Int = 64
-    /// Time one session's frames may take per loop turn (monotonic), microseconds: past it the rest waits for the
+    /// CPU time one session's frames may take per loop turn (the loop thread's), microseconds: past it the rest waits for the
     /// next turn even if ``framesPerTurn`` is not used up (a PUBLISH to a durable store costs far more than a PING).
     /// Default 1 000.
     public var turnBudgetMicroseconds: Int64 = 1_000
