@@ -336,6 +336,9 @@ extension Daemon {
         closeSession(s, reason: "limit \(limit): \(e.code.name)", flush: true)
     }
 
+    /// Whether a drained queue lets the limits go on: reading paused for queued replies, or a catch-up waiting.
+    func needsDrainWork(_ s: Session) -> Bool { s.limits.hasCatchUp || s.limits.pauses.contains(.replies) }
+
     /// After the session's queue drained: resume reading when replies drained, then go on with its catch-up.
     func afterDrain(_ s: Session) {
         if s.limits.pauses.contains(.replies), replyBytesOutstanding(s) <= limits.maximumReplyBytes / 2,

@@ -760,6 +760,7 @@ public final class Daemon {
     }
 
     private func drained(_ s: Session) {
+        guard !s.held.isEmpty || needsDrainWork(s) else { return }
         // In the next turn: this runs inside the flush, and what it writes is flushed by the next one.
         loop.runSoon { [weak self, weak s] in
             guard let self, let s, s.phase != .closed else { return }
