@@ -575,8 +575,7 @@ static int run_resume(void) {
         snprintf(resume, sizeof resume, "\"resume\":{\"token\":\"%s\",\"topics\":{\"%s\":%llu}}", token, topic,
                  (unsigned long long)last);
         uint64_t t0 = now_ns();
-        c->fd = connect_addr(opt.addr);
-        if (c->fd < 0 || lb_hello_session(c, resume) < 0) die("resume: resume HELLO failed");
+        if (lb_connect_session(c, opt.addr, resume) < 0) die("resume: resume HELLO failed");
         uint64_t tw = now_ns();
         lb_read_until(c, (uint64_t)opt.missed, 1, 10000);
         uint64_t t1 = now_ns();

@@ -81,7 +81,8 @@ extern size_t raw_record;
 /* livebusd framing, shared with the resume and session workloads */
 size_t lb_frame(unsigned char *out, int version, int type, uint64_t seq, const char *topic,
                 const unsigned char *body, size_t blen);
-int lb_hello_session(conn_t *c, const char *resume_json);
+/* connect + HELLO (role session, optional resume member) + WELCOME; 0 on success */
+int lb_connect_session(conn_t *c, const char *addr, const char *resume_json);
 /* publish workload: one publisher, at most `window` PUBLISHes unacknowledged; prints its key=value line */
 int lb_publish_bench(const char *addr, const char *topic, const unsigned char *payload, size_t len, int window,
                      double warmup_s, double seconds, const char *label);

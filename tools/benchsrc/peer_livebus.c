@@ -5,7 +5,10 @@
  * What depends on the protocol version, so that a change of the wire (v2: a fixed per-session trailer after the
  * EVENT body) is one edit here:
  *   - frames are read by their length field only (lb_frame_at); nothing else assumes where a frame ends;
- *   - the HELLO offers LB_VERSIONS; every later frame this side sends carries the version WELCOME named;
+ *   - the HELLO offers LB_VERSIONS and is framed with the newest version the daemon accepted so far in this
+ *     process: first 2, and on an unsupportedVersion ERROR (or a close) before WELCOME, once more as 1 on a new
+ *     connection (lb_connect_hello); the answer is kept, so only the process's first connection can pay the retry.
+ *     Every later frame this side sends carries the version WELCOME named;
  *   - an EVENT's parts (sequence, flags, body) are taken apart in one function, lb_event(); it is the only
  *     place that knows where an EVENT's body ends, and the only reader of EVENT flags;
  *   - CRCs are computed in lb_frame() only (for what this side sends: HELLO, SUBSCRIBE, PING, PONG, PUBLISH);
@@ -30,9 +33,13 @@ enum { T_HELLO = 1, T_WELCOME = 2, T_SUBSCRIBE = 3, T_PUBLISH = 5, T_EVENT = 6, 
 /* Versions offered in HELLO (PROTOCOL.md §4.1). A daemon that speaks only 1 accepts [1, 2] (it needs 1 in the
  * list) and answers version 1; one that speaks 2 answers 2. */
 #define LB_VERSIONS "[1,2]"
-/* v2 EVENT: bytes of the fixed per-session trailer after the body (PLAN-15 "wire"). Set it when v2 lands; only
- * lb_event() uses it, and only to report the body's length (the harness's stamp search does not need it). */
-#define LB_V2_EVENT_TRAILER 0
+/* v2 EVENT: bytes of the fixed per-session trailer after the body (the `wire` branch's EventTrailer.size, 48, as
+ * of 2026-12-01 20:55 UTC: check when v2 lands). Only lb_event() uses it, and only for the body's length (the
+ * harness's stamp search does not need it). */
+#define LB_V2_EVENT_TRAILER 48
+/* Frame version of the next HELLO: the newest first, the one that worked afterwards. */
+static int lb_hello_frame_version = 2;
+static int lb_refused_version; /* the last ERROR before WELCOME was unsupportedVersion */
 #define LB_HEADER 24
 #define LB_MAX_FRAME 65536
 
@@ -96,8 +103,8 @@ static void lb_event(const unsigned char *f, size_t flen, lb_event_t *e) {
 
 static int send_frame(conn_t *c, int type, uint64_t seq, const char *topic, const char *body) {
     unsigned char f[4096];
-    size_t n = lb_frame(f, type == T_HELLO ? 1 : c->version, type, seq, topic, (const unsigned char *)body,
-                        strlen(body));
+    size_t n = lb_frame(f, type == T_HELLO ? lb_hello_frame_version : c->version, type, seq, topic,
+                        (const unsigned char *)body, strlen(body));
     return write_all(c->fd, f, n);
 }
 
@@ -135,7 +142,8 @@ static int lb_wait(conn_t *c, int want, int timeout_ms) {
                 if (type == T_ERROR) {
                     size_t blen;
                     const unsigned char *b = lb_rest(f, flen, &blen);
-                    fprintf(stderr, "livebusd ERROR: %.*s\n", (int)blen, (const char *)b);
+                    lb_refused_version = memmem(b, blen, "unsupportedVersion", 18) != NULL;
+                    if (!lb_refused_version) fprintf(stderr, "livebusd ERROR: %.*s\n", (int)blen, (const char *)b);
                 }
                 /* consume everything up to and including this frame; earlier frames go through the parser */
                 conn_t tmp = *c;
@@ -157,23 +165,45 @@ static int lb_wait(conn_t *c, int want, int timeout_ms) {
     }
 }
 
-int lb_hello_session(conn_t *c, const char *resume_json) {
-    char body[1024];
-    c->version = 0;
-    snprintf(body, sizeof body,
-             "{\"appState\":\"foreground\",\"client\":\"livebus-bench/0.1\",\"clientTime\":%lld,"
-             "\"device\":\"iphone-16-pro\",\"posture\":{\"foldState\":\"flat\",\"orientation\":\"portrait\"},"
-             "%s%s\"role\":\"session\",\"versions\":" LB_VERSIONS "}",
-             (long long)wall_ms(), resume_json ? resume_json : "", resume_json ? "," : "");
-    if (send_frame(c, T_HELLO, 0, NULL, body) < 0) return -1;
-    return lb_wait(c, T_WELCOME, 10000) == T_WELCOME ? 0 : -1;
+/* Connects c to addr and sends the HELLO body (its clientTime is filled in here); 0 once WELCOME arrived. */
+static int lb_connect_hello(conn_t *c, const char *addr, const char *body_fmt, const char *resume_json) {
+    static int version_known;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        char body[1024];
+        snprintf(body, sizeof body, body_fmt, (long long)wall_ms(), resume_json ? resume_json : "",
+                 resume_json ? "," : "");
+        c->fd = connect_addr(addr);
+        if (c->fd < 0) return -1;
+        c->version = 0;
+        c->len = 0;
+        lb_refused_version = 0;
+        if (send_frame(c, T_HELLO, 0, NULL, body) == 0 && lb_wait(c, T_WELCOME, 10000) == T_WELCOME) {
+            version_known = 1;
+            return 0;
+        }
+        close(c->fd);
+        c->fd = -1;
+        if (version_known || lb_hello_frame_version == 1) break;
+        /* a daemon of protocol v1 refuses a v2-framed HELLO (unsupportedVersion, then closes) */
+        lb_hello_frame_version = 1;
+    }
+    fprintf(stderr, "bench: livebusd did not answer HELLO with WELCOME (framed as version %d)\n",
+            lb_hello_frame_version);
+    return -1;
+}
+
+static const char SESSION_HELLO[] =
+    "{\"appState\":\"foreground\",\"client\":\"livebus-bench/0.1\",\"clientTime\":%lld,"
+    "\"device\":\"iphone-16-pro\",\"posture\":{\"foldState\":\"flat\",\"orientation\":\"portrait\"},"
+    "%s%s\"role\":\"session\",\"versions\":" LB_VERSIONS "}";
+
+int lb_connect_session(conn_t *c, const char *addr, const char *resume_json) {
+    return lb_connect_hello(c, addr, SESSION_HELLO, resume_json);
 }
 
 static int lb_sub_connect(conn_t *c, const char *addr, const char *prefix, int ntopics) {
     (void)ntopics;
-    c->fd = connect_addr(addr);
-    if (c->fd < 0) return -1;
-    if (lb_hello_session(c, NULL) < 0) return -1;
+    if (lb_connect_session(c, addr, NULL) < 0) return -1;
     char body[512];
     snprintf(body, sizeof body, "{\"patterns\":[\"%s/>\"]}", prefix);
     if (send_frame(c, T_SUBSCRIBE, 0, NULL, body) < 0) return -1;
@@ -242,15 +272,12 @@ static void *lb_pub_open(const char *addr, int index) {
     p->c.buf = malloc(BENCH_BUF);
     p->c.cap = BENCH_BUF;
     p->c.index = -1 - index;
-    p->c.fd = connect_addr(addr);
-    if (p->c.fd < 0) return NULL;
-    char body[256];
-    snprintf(body, sizeof body,
-             "{\"client\":\"livebus-bench/0.1\",\"clientTime\":%lld,\"role\":\"publisher\",\"versions\":" LB_VERSIONS
-             "}",
-             (long long)wall_ms());
-    if (send_frame(&p->c, T_HELLO, 0, NULL, body) < 0) return NULL;
-    if (lb_wait(&p->c, T_WELCOME, 10000) != T_WELCOME) return NULL;
+    /* the resume slot is unused: "%s%s" stays empty */
+    if (lb_connect_hello(&p->c, addr,
+                         "{\"client\":\"livebus-bench/0.1\",\"clientTime\":%lld,%s%s\"role\":\"publisher\","
+                         "\"versions\":" LB_VERSIONS "}",
+                         NULL) < 0)
+        return NULL;
     p->next_id = 1;
     return p;
 }
