@@ -11,9 +11,19 @@
  * measured window, so nothing in the measured process changes (no signal handler, no thread, no extra syscall
  * per allocation); allocations made before the file is mapped go to a private fallback and are not seen.
  * Layout of the file: struct lb_alloc_counters below (little-endian u64s, as the machine).
+ *
+ * Allocation sites (optional): with $LIVEBUS_ALLOC_STACKS=FILE and $LIVEBUS_ALLOC_SAMPLE=K, while the harness has
+ * set `sampling` in the shared counters (its measured window only), every K-th allocation's call stack is appended
+ * to FILE as one line: `bytes;frame;frame;…`, each frame `module+0xoffset` (dladdr: the module's path and the
+ * offset from its load address, which addr2line resolves) or `=symbol` when the module exports one.
+ * tools/benchsrc/allocsites.py turns that into the table of sites.
  */
 #define _GNU_SOURCE
+#include <dlfcn.h>
+#include <execinfo.h>
 #include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -31,6 +41,9 @@ extern void __libc_free(void *);
 
 static struct lb_alloc_counters fallback;
 static struct lb_alloc_counters *counters = &fallback;
+static int stacks_fd = -1;
+static uint64_t sample_every;
+static __thread int in_sample; /* backtrace/dladdr may allocate: not sampled again, still counted */
 
 __attribute__((constructor)) static void lb_alloc_init(void) {
     const char *path = getenv("LIVEBUS_ALLOC_COUNTERS");
@@ -41,12 +54,44 @@ __attribute__((constructor)) static void lb_alloc_init(void) {
     close(fd);
     if (p == MAP_FAILED) return;
     counters = p;
+    const char *stacks = getenv("LIVEBUS_ALLOC_STACKS"), *every = getenv("LIVEBUS_ALLOC_SAMPLE");
+    if (stacks && *stacks && every && atoi(every) > 0) {
+        sample_every = (uint64_t)atoi(every);
+        void *warm[4];
+        backtrace(warm, 4); /* loads libgcc's unwinder now, outside any measured window */
+        stacks_fd = open(stacks, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    }
     atomic_store(&counters->attached, 1);
+}
+
+static void sample(size_t n) {
+    in_sample = 1;
+    void *bt[32];
+    int depth = backtrace(bt, 32);
+    char line[8192];
+    int len = snprintf(line, sizeof line, "%zu", n);
+    for (int i = 2; i < depth && len < (int)sizeof line - 600; i++) { /* 0: sample, 1: count */
+        Dl_info info;
+        if (dladdr(bt[i], &info) && info.dli_fname) {
+            if (info.dli_sname && info.dli_saddr)
+                len += snprintf(line + len, sizeof line - (size_t)len, ";=%s", info.dli_sname);
+            else
+                len += snprintf(line + len, sizeof line - (size_t)len, ";%s+0x%lx", info.dli_fname,
+                                (unsigned long)((char *)bt[i] - (char *)info.dli_fbase - 1));
+        } else
+            len += snprintf(line + len, sizeof line - (size_t)len, ";?");
+    }
+    line[len++] = '\n';
+    if (write(stacks_fd, line, (size_t)len) < 0) {}
+    in_sample = 0;
 }
 
 static inline void count(size_t n) {
     atomic_fetch_add_explicit(&counters->allocations, 1, memory_order_relaxed);
     atomic_fetch_add_explicit(&counters->bytes, n, memory_order_relaxed);
+    if (stacks_fd >= 0 && !in_sample && atomic_load_explicit(&counters->sampling, memory_order_relaxed) &&
+        atomic_fetch_add_explicit(&counters->seen, 1, memory_order_relaxed) % sample_every == 0)
+        sample(n);
 }
 
 void *malloc(size_t n) {

@@ -10,6 +10,8 @@ struct lb_alloc_counters {
     _Atomic uint64_t bytes;       /* bytes requested by those calls */
     _Atomic uint64_t frees;       /* free of a non-NULL pointer */
     _Atomic uint64_t attached;    /* set to 1 by the shim once it mapped the file */
+    _Atomic uint64_t sampling;    /* set by the harness during its measured window: stacks are sampled */
+    _Atomic uint64_t seen;        /* allocations while sampling (every $LIVEBUS_ALLOC_SAMPLE-th is written) */
 };
 
 #endif

@@ -438,13 +438,13 @@ static int run_fanout(void) {
             tw0 = recv_now;
             c0 = atomic_load(&delivered);
             pub0 = atomic_load(&published);
-            if (am) a0 = atomic_load(&am->allocations), b0 = atomic_load(&am->bytes);
+            if (am) a0 = atomic_load(&am->allocations), b0 = atomic_load(&am->bytes), atomic_store(&am->sampling, 1);
         }
         if (tw0 && recv_now >= meas_end) {
             tw1 = recv_now;
             c1 = atomic_load(&delivered);
             pub1 = atomic_load(&published);
-            if (am) a1 = atomic_load(&am->allocations), b1 = atomic_load(&am->bytes);
+            if (am) a1 = atomic_load(&am->allocations), b1 = atomic_load(&am->bytes), atomic_store(&am->sampling, 0);
         }
     }
     atomic_store(&stop_pub, 1);
@@ -475,11 +475,11 @@ static int run_fanout(void) {
         /* the window's allocations over its deliveries (c1 - c0) and PUBLISHes (pub1 - pub0); the latter are
          * counted as handed to the socket, the former as read: at a closed loop's steady state they match */
         double dn = (double)(c1 - c0), pn = (double)(pub1 - pub0);
-        printf("peer=%s mode=allocs subs=%d topics=%d seconds=%.2f loss=%.6f window_published=%llu window_delivered=%llu "
+        printf("peer=%s mode=allocs subs=%d topics=%d seconds=%.2f loss=%.6f resent=%llu window_published=%llu window_delivered=%llu "
                "window_allocs=%llu window_alloc_bytes=%llu allocs_per_delivery=%.4f allocs_per_publish=%.3f "
                "alloc_bytes_per_delivery=%.1f\n",
                peer->name, opt.subs, opt.topics, secs, total ? 1.0 - (double)del / (double)total : 0.0,
-               (unsigned long long)(pub1 - pub0), (unsigned long long)(c1 - c0),
+               (unsigned long long)extra, (unsigned long long)(pub1 - pub0), (unsigned long long)(c1 - c0),
                (unsigned long long)(a1 - a0), (unsigned long long)(b1 - b0), dn > 0 ? (double)(a1 - a0) / dn : -1,
                pn > 0 ? (double)(a1 - a0) / pn : -1, dn > 0 ? (double)(b1 - b0) / dn : -1);
     }

@@ -35,6 +35,11 @@ def num(d, k):
         return None
 
 
+def pos(x):
+    """A measurement the harness reports as -1 when its window saw nothing (no delivery): not a value."""
+    return x if x is not None and x >= 0 else None
+
+
 def stats(values):
     v = [x for x in values if x is not None]
     if not v:
@@ -263,9 +268,9 @@ def main(raw, machine, profile):
         for n in ns:
             rs = select(al, subs=str(n))
             out.append(
-                f"| {n} | {cell(stats([num(r, 'allocs_per_delivery') for r in rs]), lambda x: f'{x:.2f}')} | "
-                f"{cell(stats([num(r, 'allocs_per_publish') for r in rs]), lambda x: f'{x:.1f}')} | "
-                f"{cell(stats([num(r, 'alloc_bytes_per_delivery') for r in rs]), lambda x: f'{x:.0f} B')} |"
+                f"| {n} | {cell(stats([pos(num(r, 'allocs_per_delivery')) for r in rs]), lambda x: f'{x:.2f}')} | "
+                f"{cell(stats([pos(num(r, 'allocs_per_publish')) for r in rs]), lambda x: f'{x:.1f}')} | "
+                f"{cell(stats([pos(num(r, 'alloc_bytes_per_delivery')) for r in rs]), lambda x: f'{x:.0f} B')} |"
             )
         if len(ns) >= 2:
             lo, hi = ns[0], ns[-1]
@@ -281,6 +286,35 @@ def main(raw, machine, profile):
                 f"Marginal allocations per delivered EVENT (N = {lo} → {hi}): "
                 f"**{cell(marginal, lambda x: f'{x:.2f}')}**."
             )
+        irregular = [r for r in al if (num(r, "resent") or 0) > 0 or abs(num(r, "loss") or 0) > 1e-9]
+        if irregular:
+            out.append("")
+            out.append("Irregular allocation runs (EVENTs re-sent with re-converted instants, or deliveries missing; "
+                       "their allocations are in the window but not counted as deliveries): " + "; ".join(
+                           f"N={r.get('subs')} run {r.get('run')}: re-sent {r.get('resent')}, loss {r.get('loss')}"
+                           for r in irregular))
+        import os
+        import subprocess
+        top = ns[-1]
+        stacks = os.path.join(profile, f"alloc-stacks-N{top}.txt")
+        ap = stats([pos(num(r, "allocs_per_delivery")) for r in select(al, subs=str(top))])
+        if os.path.exists(stacks):
+            try:
+                r = subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                                                 "allocsites.py"), stacks]
+                                   + ([f"{ap[0]:.4f}"] if ap else []),
+                                   capture_output=True, text=True, timeout=300)
+                table = r.stdout.strip()
+            except (OSError, subprocess.SubprocessError) as e:
+                table = f"(allocsites.py failed: {e})"
+            if table:
+                out.append("")
+                out.append(f"Where they are allocated (N = {top}; every 97th allocation of the measured windows "
+                           f"sampled with its stack, `alloc-stacks-N{top}.txt`"
+                           + (f"; *allocations per delivery* = share × the {ap[0]:.2f} above" if ap else "")
+                           + "; the top 25 sites):")
+                out.append("")
+                out.extend(table.splitlines())
 
     lay = [r for r in rows if r.get("peer") == "livebus-layout"]
     layout = bare = None
@@ -376,7 +410,7 @@ def main(raw, machine, profile):
             f"Redis {fmt_rate(c_rd[0])}/s" if c_rd else "–", (c_lb[0] >= c_rd[0]) if c_lb and c_rd else None)
     if al:
         top = max(int(r["subs"]) for r in al)
-        ap = stats([num(r, "allocs_per_delivery") for r in select(al, subs=str(top))])
+        ap = stats([pos(num(r, "allocs_per_delivery")) for r in select(al, subs=str(top))])
         measured = (f"marginal {marginal[0]:.2f} per delivery" if marginal else "marginal –") + (
             f"; all of the window's / deliveries at N={top}: {ap[0]:.2f}" if ap else "")
         state = "reported" + ("" if not marginal else (": none, as the design asks" if marginal[0] < 0.05 else ": not zero"))
@@ -385,7 +419,7 @@ def main(raw, machine, profile):
         row("allocations per delivered EVENT (steady state) are reported", "not in this run", "–", None)
 
     import os
-    for name, what in (("publish", "1 session, 1 topic: the per-PUBLISH path with a full replay log"),
+    for name, what in (("publish", "1 publisher, no subscriber: the per-PUBLISH path, store and ACK"),
                        ("fanout", "100 sessions, 10 topics: the per-delivery path")):
         path = os.path.join(profile, f"profile-{name}-inclusive.txt")
         try:
@@ -400,7 +434,7 @@ def main(raw, machine, profile):
         out.append("")
         out.append(f"### Profile `{name}` (callgrind, livebusd; {what})")
         out.append("")
-        out.append(f"{run.get('published', '?')} PUBLISHes, {run.get('delivered', '?')} deliveries under callgrind. "
+        out.append(f"{run.get('published', run.get('acked', '?'))} PUBLISHes, {run.get('delivered', 0)} deliveries under callgrind. "
                    "Inclusive instruction counts of LiveBus functions (and Foundation JSON); "
                    f"the tree is in `profile-{name}-tree.txt`.")
         out.append("")
