@@ -440,7 +440,11 @@ static int run_fanout(void) {
             pub0 = atomic_load(&published);
             if (am) a0 = atomic_load(&am->allocations), b0 = atomic_load(&am->bytes), atomic_store(&am->sampling, 1);
         }
-        if (tw0 && recv_now >= meas_end) {
+        /* closed loop: the window also lasts until one full in-flight window was delivered in it (at most 10 s
+         * more), so that a daemon whose loop turns are longer than the window still gets a rate, not 0 */
+        if (tw0 && recv_now >= meas_end &&
+            (opt.rate > 0 || atomic_load(&delivered) - c0 >= (uint64_t)opt.window * (uint64_t)opt.subs ||
+             recv_now >= meas_end + 10000000000ull)) {
             tw1 = recv_now;
             c1 = atomic_load(&delivered);
             pub1 = atomic_load(&published);
