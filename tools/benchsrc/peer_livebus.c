@@ -1,6 +1,8 @@
 /* livebusd peer: the LiveBus wire protocol (Protocol/PROTOCOL.md) over its Unix socket, by hand.
  * Frame (v1): u32 length | u8 version | u8 type | u16 flags | u64 sequence | u16 topicLength | u16 reserved |
  *             u32 crc32(bytes 4..19, topic, body) | topic | body. Big-endian.
+ * v2: the same, with bytes 18–19 `trailerLength` (EVENT: the per-session trailer after the body; else 0), and
+ *     the CRC over bytes 4..19 and everything after it (topic, body, trailer).
  *
  * What depends on the protocol version, so that a change of the wire (v2: a fixed per-session trailer after the
  * EVENT body) is one edit here:
@@ -33,10 +35,9 @@ enum { T_HELLO = 1, T_WELCOME = 2, T_SUBSCRIBE = 3, T_PUBLISH = 5, T_EVENT = 6, 
 /* Versions offered in HELLO (PROTOCOL.md §4.1). A daemon that speaks only 1 accepts [1, 2] (it needs 1 in the
  * list) and answers version 1; one that speaks 2 answers 2. */
 #define LB_VERSIONS "[1,2]"
-/* v2 EVENT: bytes of the fixed per-session trailer after the body (the `wire` branch's EventTrailer.size, 48, as
- * of 2026-12-01 20:55 UTC: check when v2 lands). Only lb_event() uses it, and only for the body's length (the
- * harness's stamp search does not need it). */
-#define LB_V2_EVENT_TRAILER 48
+/* v2 EVENT (the `wire` branch's PROTOCOL.md §2, 2026-12-01): header bytes 18–19, `reserved` in v1, are
+ * `trailerLength`, the bytes of the per-session trailer at the end of the frame (v2 writes 48). Only lb_event()
+ * reads it, and only for the body's length (the harness's stamp search does not need it). */
 /* Frame version of the next HELLO: the newest first, the one that worked afterwards. */
 static int lb_hello_frame_version = 2;
 static int lb_refused_version; /* the last ERROR before WELCOME was unsupportedVersion */
@@ -98,7 +99,11 @@ static void lb_event(const unsigned char *f, size_t flen, lb_event_t *e) {
     for (int i = 0; i < 8; i++) e->seq = e->seq << 8 | f[8 + i];
     e->reconvert = (f[7] & 0x08) != 0;
     e->body = lb_rest(f, flen, &e->blen);
-    if (f[4] >= 2) e->blen = e->blen >= LB_V2_EVENT_TRAILER ? e->blen - LB_V2_EVENT_TRAILER : 0;
+    if (f[4] >= 2) {
+        size_t trailer = (size_t)f[18] << 8 | f[19];
+        if (trailer > e->blen) die("livebusd: EVENT trailerLength %zu past the frame (%zu bytes)", trailer, flen);
+        e->blen -= trailer;
+    }
 }
 
 static int send_frame(conn_t *c, int type, uint64_t seq, const char *topic, const char *body) {
