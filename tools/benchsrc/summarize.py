@@ -420,7 +420,8 @@ def main(raw, machine, profile):
 
     import os
     for name, what in (("publish", "1 publisher, no subscriber: the per-PUBLISH path, store and ACK"),
-                       ("fanout", "100 sessions, 10 topics: the per-delivery path")):
+                       ("fanout", "100 sessions, 10 topics: the per-delivery path"),
+                       ("resume", "a session reconnecting after 1,000 missed updates, twice: the replay path")):
         path = os.path.join(profile, f"profile-{name}-inclusive.txt")
         try:
             with open(path) as f:
@@ -434,12 +435,29 @@ def main(raw, machine, profile):
         out.append("")
         out.append(f"### Profile `{name}` (callgrind, livebusd; {what})")
         out.append("")
-        out.append(f"{run.get('published', run.get('acked', '?'))} PUBLISHes, {run.get('delivered', 0)} deliveries under callgrind. "
+        counts = (f"2 resumes of {run.get('missed', '?')} missed updates under callgrind. " if name == "resume" else
+                  f"{run.get('published', run.get('acked', '?'))} PUBLISHes, {run.get('delivered', 0)} deliveries under callgrind. ")
+        out.append(counts +
                    "Inclusive instruction counts of LiveBus functions (and Foundation JSON); "
                    f"the tree is in `profile-{name}-tree.txt`.")
         out.append("")
         out.append("```")
         out.extend(prof.splitlines()[:45])
+        out.append("```")
+    try:
+        with open(os.path.join(profile, "profile-sessions-massif.txt")) as f:
+            massif = f.read().strip().splitlines()
+    except OSError:
+        massif = []
+    if massif:
+        out.append("")
+        out.append("### Profile `sessions` (massif, livebusd; 1,000 idle sessions: the heap at its peak)")
+        out.append("")
+        out.append("The peak snapshot's allocation tree (sites above 1 % of the heap; `ms_print massif-sessions.out` "
+                   "for all). Heap only: RSS also holds stacks, code and what libraries map themselves.")
+        out.append("")
+        out.append("```")
+        out.extend(massif[:60])
         out.append("```")
     print("\n".join(out))
 
