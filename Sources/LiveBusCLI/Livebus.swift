@@ -37,7 +37,7 @@ public enum LivebusCommand {
             name: "attach",
             summary: "Attach one simulated phone to a daemon and show it live",
             usage:
-                "livebus attach [--socket PATH] [--name NAME] [--device MODEL] [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH] [--app-state foreground|background|suspended|terminated] [--os VERSION] [--clock-skew ±DURATION] [--clock-drift ±PPM] [--low-power] [--frequent-updates] [--activities authorized|denied|disabled] [--svg-dir DIR] [--duration DURATION] [--exit-when delivered] [--no-reconnect] [--json]",
+                "livebus attach [--socket PATH] [--name NAME] [--device MODEL] [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH] [--app-state foreground|background|suspended|terminated] [--os VERSION] [--clock-skew ±DURATION] [--clock-drift ±PPM] [--low-power] [--frequent-updates] [--activities authorized|denied|disabled] [--activity-schema FILE] [--svg-dir DIR] [--duration DURATION] [--exit-when delivered] [--no-reconnect] [--json]",
             details: """
                 Connects, handshakes, subscribes to every order and shows each Live Activity as the lock screen and
                 Dynamic Island would. On a terminal, keys change the phone live: f fold, u unfold, h half-open,
@@ -52,6 +52,9 @@ public enum LivebusCommand {
                 or canceled), and exits 4 (timed out) if it stops first for another reason (--duration, q, BYE).
                 --exit-when never (the default) waits for those. A lost connection is resumed, or with
                 --no-reconnect ends with exit 3 and what happened (a daemon killed without BYE is not a success).
+                --activity-schema FILE is your app's ActivityAttributes/ContentState (Protocol/ACTIVITY-SCHEMA.md):
+                pushes to this phone are decoded with it as ActivityKit would (default: the daemon's, else the
+                built-in delivery activity); a bad file is exit 2 with file:line: field.
                 """,
             examples: [
                 "livebus attach --socket /tmp/bus.sock --device iphone-16-pro",
@@ -126,9 +129,13 @@ public enum LivebusCommand {
             usage: "livebus push TARGET FILE|- --order ID [--expect applied|ignored] [--socket PATH] [--json]",
             details: """
                 FILE is a JSON object with "aps" (timestamp, event, content-state, stale-date, dismissal-date,
-                relevance-score, alert), at most 4096 bytes; - reads standard input. content-state is
-                {"status", "etaEnd" (seconds since 2001-01-01), "progress"?, "lastConfirmed"?} (PROTOCOL.md §9). Each push gets an id and a verdict:
-                applied, or not with the reason in Apple's words and the rule's source. `livebus explain ID` traces it.
+                relevance-score, alert), at most 4096 bytes; - reads standard input. content-state is decoded as the
+                app's ContentState decodes it: the phone's --activity-schema, else livebusd's, else the built-in
+                delivery activity {"status", "etaEnd" (seconds since 2001-01-01), "progress"?, "lastConfirmed"?}
+                (PROTOCOL.md §9, ACTIVITY-SCHEMA.md). A missing key or a wrong type drops it (keyNotFound,
+                typeMismatch … naming the field); a date in the wrong unit is applied as the phone reads it. Each push
+                gets an id and a verdict: applied, or not with the reason in Apple's words and the rule's source, and
+                every lint that applies (Protocol/lints.json). `livebus explain ID` traces it.
                 --order is required (which Live Activity; `livebus order list`). With --expect, exits 1 when the
                 verdict differs.
                 """,

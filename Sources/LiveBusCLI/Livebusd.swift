@@ -1,4 +1,5 @@
 import Foundation
+import LiveBusActivity
 import LiveBusDaemon
 import LiveBusLoop
 
@@ -30,6 +31,9 @@ public enum LivebusdCommand {
                                throttled (ours: Apple publishes no number). Default 12; frequent updates: 5×.
           --coalesce-bytes N   Bytes queued to a phone above which its non-terminal updates are coalesced. Default 262144.
           --slow-consumer-bytes N  Bytes queued above which a phone is disconnected as a slow consumer. Default 4194304.
+          --activity-schema FILE  The app's ActivityAttributes/ContentState (Protocol/ACTIVITY-SCHEMA.md): pushes are
+                               judged with it by phones that have none of their own. A bad file: exit 2, file:line.
+                               Default: the built-in delivery activity (Protocol/activity-schemas/delivery.json).
           --log-level LEVEL    debug, info, notice, warning or error. Default info. Logs go to stderr.
           --version            Print the version.
           --help               Print this help.
@@ -44,7 +48,7 @@ public enum LivebusdCommand {
           SIGINT, SIGTERM      say BYE to every session, remove the socket file, exit 0.
 
         EXIT CODES
-          0 clean shutdown · 2 usage or invalid scenario · 3 socket already served by a live daemon or unusable
+          0 clean shutdown · 2 usage, invalid scenario or activity schema · 3 socket already served by a live daemon or unusable
         """
 
     /// Runs the daemon; returns the process exit code.
@@ -65,7 +69,7 @@ public enum LivebusdCommand {
                 options: [
                     "socket", "scenario", "time-scale", "seed", "data-dir", "log-level", "sync", "push-budget",
                     "coalesce-bytes",
-                    "slow-consumer-bytes", "orders",
+                    "slow-consumer-bytes", "orders", "activity-schema",
                 ],
                 flags: ["memory", "fresh"]
             )
@@ -107,6 +111,9 @@ public enum LivebusdCommand {
                 throw CLIError.usage("--slow-consumer-bytes must be larger than --coalesce-bytes")
             }
             options.fullSync = try a.choice("sync", ["normal", "full"], default: "normal") == "full"
+            if let path = a.value("activity-schema") {
+                options.activitySchemaText = try ActivitySchemaFile.read(path).text
+            }
             let logger = Logger.standardError(
                 label: "livebusd",
                 minimumLevel: [

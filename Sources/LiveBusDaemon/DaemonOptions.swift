@@ -28,6 +28,10 @@ public struct DaemonOptions: Sendable {
     /// The background scheduler's rules (budgets, refresh windows). Durations are in scenario time: the daemon
     /// divides them by ``timeScale``, so a scenario hour's budget is spent in 6 real minutes at 10×.
     public var scheduler: SchedulerConfig
+    /// The app's activity schema file text (`--activity-schema`), already checked by ``ActivitySchema/parse(_:file:)``;
+    /// relayed with every push to phones that have none of their own, so that they judge it with this schema.
+    /// `nil`: phones use their own (default: the built-in delivery schema).
+    public var activitySchemaText: String?
 
     /// Creates options with the documented defaults.
     public init(

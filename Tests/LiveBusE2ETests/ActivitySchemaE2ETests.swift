@@ -1,0 +1,88 @@
+import Foundation
+import LiveBusWire
+import Testing
+
+/// `livebusd --activity-schema` and `livebus attach --activity-schema` over real processes: a bad file stops the
+/// daemon from starting (exit 2, file:line: field); a good one makes `livebus push` judge the user's own content state.
+/// Source: issue 16.
+@Suite(.serialized)
+struct ActivitySchemaE2ETests {
+    static let ride = E2ECLIGoldenTests.root.appendingPathComponent("Protocol/activity-schemas/ride.json").path
+
+    /// A circular schema: the daemon does not start, and the message names file, line and field.
+    @Test func badSchemaKeepsTheDaemonFromStarting() throws {
+        let dir = temporaryDirectory("lbsch")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let bad = dir + "/bad.json"
+        let text = try String(contentsOfFile: Self.ride, encoding: .utf8).replacingOccurrences(
+            of: #"{ "name": "rating", "type": "Double?" }"#,
+            with: #"{ "name": "rating", "type": "Driver?" }"#
+        )
+        try text.write(toFile: bad, atomically: true, encoding: .utf8)
+        let sock = dir + "/bus.sock"
+        let d = try E2ECLIGoldenTests.run(
+            ["--socket", sock, "--memory", "--activity-schema", bad],
+            tool: "livebusd"
+        )
+        #expect(d.exit == 2, "\(d.stderr)")
+        #expect(d.stderr.contains("\(bad):21: types.Driver: circular: Driver contains itself"), "\(d.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: sock))
+        let a = try E2ECLIGoldenTests.run(["attach", "--socket", sock, "--activity-schema", dir + "/missing.json"])
+        #expect(a.exit == 2 && a.stderr.contains("cannot read the activity schema"), "\(a.stderr)")
+    }
+
+    /// With the ride schema on the daemon, a phone without its own judges pushes with it: a ride payload with an
+    /// extra key is applied (the status text shown), one missing `driver.plate` is dropped naming the key, and a
+    /// Unix-seconds `pickup_at` is applied with its lint.
+    @Test func pushIsJudgedWithTheDaemonsSchema() throws {
+        let dir = temporaryDirectory("lbsch")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let sock = dir + "/bus.sock"
+        let d = try DaemonChild(
+            [
+                "--socket", sock, "--memory", "--scenario", "demo-120s", "--log-level", "warning",
+                "--activity-schema", Self.ride,
+            ],
+            log: dir + "/d.log"
+        )
+        defer { d.terminate() }
+        for _ in 0..<300 where !FileManager.default.fileExists(atPath: sock) { usleep(10_000) }
+        let attach = Process()
+        attach.executableURL = URL(fileURLWithPath: E2ECLIGoldenTests.bin + "/livebus")
+        attach.arguments = ["attach", "--socket", sock, "--name", "rider", "--json", "--duration", "30s"]
+        attach.standardOutput = FileHandle.nullDevice
+        attach.standardError = FileHandle.nullDevice
+        try attach.run()
+        defer { attach.terminate() }
+        usleep(1_000_000)
+        let now = Int(Date().timeIntervalSince1970) + 30
+        func payload(_ driver: String, pickup: Int) -> String {
+            #"{"aps":{"timestamp":\#(now),"event":"update","content-state":{"phase":"arriving","driver":\#(driver),"pickup_at":\#(pickup),"arrives_at":\#(now + 600),"status_line":"Mina is 10 min away","surge":2}}}"#
+        }
+        func push(_ text: String) throws -> JSONValue? {
+            let r = try E2ECLIGoldenTests.run(
+                ["push", "rider", "-", "--order", "A1001", "--socket", sock, "--json"],
+                stdin: text
+            )
+            #expect(r.exit == 0, "\(r.stdout) \(r.stderr)")
+            guard case .array(let results)? = r.json?["data"]?["results"] else { return nil }
+            return results.first?["data"]
+        }
+        let applied = try push(payload(#"{"name":"Mina","plate":"12가 3456"}"#, pickup: now - 978_307_200 + 60))
+        #expect(applied?["applied"] == .bool(true), "\(String(describing: applied))")
+        #expect(applied?["status"]?.stringValue == "Mina is 10 min away")
+        #expect(applied?["lints"] == nil)
+        let dropped = try push(payload(#"{"name":"Mina"}"#, pickup: now - 978_307_200))
+        #expect(dropped?["applied"] == .bool(false))
+        #expect(dropped?["reason"]?.stringValue == "keyNotFound")
+        #expect(dropped?["message"]?.stringValue?.hasPrefix("aps.content-state.driver.plate: keyNotFound") == true)
+        let unix = try push(payload(#"{"name":"Mina","plate":"12가 3456"}"#, pickup: now + 60))
+        #expect(unix?["applied"] == .bool(true))
+        guard case .array(let lints)? = unix?["lints"] else {
+            Issue.record("no lints: \(String(describing: unix))")
+            return
+        }
+        #expect(lints.map { $0["code"]?.stringValue } == ["unixSecondsInReferenceDate"])
+        #expect(lints.first?["suggested"]?.stringValue == String(now + 60 - 978_307_200))
+    }
+}
