@@ -148,7 +148,8 @@ enum AttachCommand {
                 let file =
                     "\(svgDir)/\(String(format: "%03d", layoutCount))-\(record.foldState)-\(record.orientation).svg"
                 do {
-                    try LayoutRenderer.svg(result, input: input).write(toFile: file, atomically: true, encoding: .utf8)
+                    try LiveActivityLayout.svgWithOverflow(LayoutRenderer.svg(result, input: input), result.truncations)
+                        .write(toFile: file, atomically: true, encoding: .utf8)
                 } catch {
                     if !svgWarned {
                         svgWarned = true

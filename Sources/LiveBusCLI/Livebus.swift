@@ -1,4 +1,6 @@
 import Foundation
+import LiveBusActivity
+import LiveBusClient
 import LiveBusDaemon
 import LiveBusLayout
 import LiveBusLoop
@@ -212,13 +214,19 @@ public enum LivebusCommand {
             name: "layout",
             summary: "Compute a layout offline and print it, as JSON or as an SVG picture",
             usage:
-                "livebus layout --device MODEL [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH|full] [--screen overlay|column|fullScreen] [--tags N] [--os VERSION] [--svg FILE] [--json]",
-            details:
-                "Runs the same pure layout engine the phones run, measuring text with FreeType + HarfBuzz (NanumGothic stands in for Apple's system font).",
+                "livebus layout --device MODEL [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH|full] [--screen overlay|column|fullScreen] [--tags N] [--os VERSION] [--remaining DURATION] [--status TEXT] [--activity-schema FILE] [--svg FILE] [--json]",
+            details: """
+                Runs the same pure layout engine the phones run, measuring text with FreeType + HarfBuzz (NanumGothic stands in for Apple's system font).
+                --remaining D (the countdown, e.g. 2h20m13s → 2:20:13) and --status TEXT check a Live Activity offline,
+                in the boxes and text styles of --activity-schema FILE (default: the field report's 56 pt status and
+                44 pt timer boxes). Text or a box wider than its space is reported as an overflow line, in --json
+                (truncations) and in the SVG.
+                """,
             examples: [
                 "livebus layout --device iphone-duo --posture half-opened --orientation landscape --svg duo.svg",
                 "livebus layout --device ipad-air-11 --window 678x1180 --screen column --json",
                 "livebus layout --device iphone-duo --orientation landscape --os 26.4 --svg duo-fallback.svg",
+                "livebus layout --device iphone-16 --remaining 2h20m13s --status \"Mina is 5 min away\" --json",
             ]
         ),
         Command(
@@ -485,7 +493,10 @@ public enum LivebusCommand {
         let a = try Arguments(
             argv,
             command: "layout",
-            options: ["device", "posture", "orientation", "window", "screen", "tags", "svg", "os"],
+            options: [
+                "device", "posture", "orientation", "window", "screen", "tags", "svg", "os", "remaining", "status",
+                "activity-schema",
+            ],
             flags: ["json"]
         )
         try a.allowPositionals(0)
@@ -500,8 +511,14 @@ public enum LivebusCommand {
             default: "flat"
         )
         let (m, warning) = measurer()
+        let remaining = try a.value("remaining").map { v throws(CLIError) in
+            try parseDuration(v, flag: "remaining", allowed: 0...(8 * 3_600_000))
+        }
+        let schema = try a.value("activity-schema").map { path throws(CLIError) in
+            try ActivitySchemaFile.read(path).schema
+        }
         do {
-            let req = try OfflineLayoutRequest.parse(
+            var req = try OfflineLayoutRequest.parse(
                 device: device,
                 foldState: fold,
                 orientation: a.value("orientation") ?? "portrait",
@@ -510,10 +527,15 @@ public enum LivebusCommand {
                 tags: a.value("tags") ?? "0",
                 os: a.value("os") ?? "newest"
             )
+            // Check a countdown and a status text offline, in the schema's boxes (issue 16).
+            if let remaining { req.liveActivity?.timerText = formatCountdown(remainingMilliseconds: remaining) }
+            if let status = a.value("status") { req.liveActivity?.statusText = status }
+            if let schema { req.liveActivity?.boxes = PhoneLayout.boxes(schema.presentation) }
             let (input, result) = try OfflineLayout.run(req, catalog: c, measurer: m)
             if let svg = a.value("svg") {
                 do {
-                    try LayoutRenderer.svg(result, input: input).write(toFile: svg, atomically: true, encoding: .utf8)
+                    try LiveActivityLayout.svgWithOverflow(LayoutRenderer.svg(result, input: input), result.truncations)
+                        .write(toFile: svg, atomically: true, encoding: .utf8)
                 } catch {
                     throw CLIError(
                         "cannotWrite",
@@ -526,6 +548,7 @@ public enum LivebusCommand {
             if let warning { StandardStream.err("warning: \(warning)\n") }
             let data = (try? WireJSON.decode(JSONValue.self, from: Array(LayoutRenderer.json(result).utf8))) ?? .null
             var text = LayoutRenderer.text(result, width: 40) + "\n"
+            for line in LiveActivityLayout.overflowLines(result.truncations) { text += line + "\n" }
             text += "arrangement: \(result.arrangement) — \(result.reason)\n"
             let failed = result.invariants.filter { !$0.holds }
             if let svg = a.value("svg") { text += "\nSVG written to \(svg)" }

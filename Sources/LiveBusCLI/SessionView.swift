@@ -68,6 +68,9 @@ enum SessionView {
                 lines.append(pad("  " + en.lockScreen.suffix(en.showsStaleLines ? 3 : 1).joined(separator: " · ")))
             }
         }
+        if let (_, r) = s.layout {
+            for l in LiveActivityLayout.overflowLines(r.truncations) { lines.append(pad("  " + l)) }
+        }
         if showLayout, let (_, r) = s.layout {
             lines.append(
                 pad(

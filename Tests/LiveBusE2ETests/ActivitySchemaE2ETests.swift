@@ -85,4 +85,37 @@ struct ActivitySchemaE2ETests {
         #expect(lints.map { $0["code"]?.stringValue } == ["unixSecondsInReferenceDate"])
         #expect(lints.first?["suggested"]?.stringValue == String(now + 60 - 978_307_200))
     }
+
+    /// `livebus layout --remaining --status` checks a countdown offline: `2:20:13` on the 393-pt-wide iPhone 16
+    /// overflows the 44 pt trailing box (in --json, the text and the SVG); `12:34` does not.
+    @Test func layoutChecksTheRemainingTimeOffline() throws {
+        let dir = temporaryDirectory("lbsch")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let long = try E2ECLIGoldenTests.run([
+            "layout", "--device", "iphone-16", "--remaining", "2h20m13s", "--status", "Mina", "--json",
+        ])
+        #expect(long.exit == 0, "\(long.stderr)")
+        guard case .array(let truncations)? = long.json?["data"]?["truncations"] else {
+            Issue.record("no truncations: \(long.stdout)")
+            return
+        }
+        let timer = truncations.first { $0["element"]?.stringValue == "compactTrailing.timer" }
+        #expect(timer?["text"]?.stringValue == "2:20:13")
+        #expect(timer?["available"]?.doubleValue == 44)
+        let short = try E2ECLIGoldenTests.run([
+            "layout", "--device", "iphone-16", "--remaining", "12m34s", "--svg", dir + "/short.svg",
+        ])
+        #expect(!short.stdout.contains("overflow compactTrailing.timer"), "\(short.stdout)")
+        #expect(short.stdout.contains("overflow compactLeading.statusBox"), "\(short.stdout)")
+        let svg = try E2ECLIGoldenTests.run([
+            "layout", "--device", "iphone-16", "--remaining", "2h20m13s", "--svg", dir + "/long.svg",
+        ])
+        #expect(svg.stdout.contains("overflow compactTrailing.timer \"2:20:13\""), "\(svg.stdout)")
+        let picture = try String(contentsOfFile: dir + "/long.svg", encoding: .utf8)
+        #expect(picture.contains("overflow compactTrailing.timer &quot;2:20:13&quot;"))
+        let schema = try E2ECLIGoldenTests.run([
+            "layout", "--device", "iphone-16", "--remaining", "2h20m13s", "--activity-schema", Self.ride,
+        ])
+        #expect(schema.exit == 0 && schema.stdout.contains("overflow compactTrailing.timer"), "\(schema.stderr)")
+    }
 }
