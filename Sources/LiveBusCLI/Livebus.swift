@@ -230,6 +230,25 @@ public enum LivebusCommand {
             ]
         ),
         Command(
+            name: "schema",
+            summary: "Write an activity schema from your app's ActivityAttributes Swift source",
+            usage:
+                "livebus schema import FILE.swift [--output FILE] [--countdown KEY] [--status KEY] [--allow-partial] [--json]",
+            details: """
+                Reads FILE with the toolchain's own parser (swiftc -dump-parse; $SWIFTC picks the compiler): the
+                struct that declares a nested ContentState, its stored properties and types, CodingKeys, enums with
+                String or Int raw values, nested structs, and how a custom init(from:) builds each Date
+                (timeIntervalSince1970, / 1000, ISO8601DateFormatter). The presentation counts down to --countdown
+                (default: the first Date) and shows --status (default: the first String or enum). Whatever cannot
+                be read is listed; then nothing is written and it exits 2, unless --allow-partial.
+                The result is checked as livebusd would check it (Protocol/ACTIVITY-SCHEMA.md).
+                """,
+            examples: [
+                "livebus schema import RideAttributes.swift --output ride.json",
+                "livebus attach --activity-schema ride.json",
+            ]
+        ),
+        Command(
             name: "doctor",
             summary: "Check the environment and say how to fix each problem",
             usage: "livebus doctor [--socket PATH] [--json]",
@@ -348,6 +367,7 @@ public enum LivebusCommand {
             case "order": return try order(rest, out: out)
             case "devices": return try devices(rest, out: out)
             case "layout": return try layout(rest, out: out)
+            case "schema": return try schema(rest, out: out)
             case "doctor": return try doctor(rest, out: out)
             case "e2e": return try E2ECommand.run(rest, json: json)
             case "posture": return try ControlCommands.posture(rest, out: out)
@@ -563,6 +583,56 @@ public enum LivebusCommand {
                 exit: .usage
             )
         }
+    }
+
+    /// `livebus schema import FILE.swift`
+    static func schema(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
+        let a = try Arguments(
+            argv,
+            command: "schema",
+            options: ["output", "countdown", "status"],
+            flags: ["json", "allow-partial"]
+        )
+        try a.allowPositionals(2)
+        guard a.positionals.first == "import", a.positionals.count == 2 else {
+            throw .usage(
+                "livebus schema import FILE.swift",
+                recovery: "e.g. livebus schema import RideAttributes.swift --output ride.json"
+            )
+        }
+        let path = a.positionals[1]
+        let imported = try SchemaImport.run(path: path, countdown: a.value("countdown"), status: a.value("status"))
+        if !imported.skipped.isEmpty, !a.flag("allow-partial") {
+            throw CLIError(
+                "importIncomplete",
+                "could not read everything in \(path); nothing was written:\n  "
+                    + imported.skipped.joined(separator: "\n  "),
+                recovery: "fix these, or pass --allow-partial to write the rest (the list is printed again)",
+                exit: .usage
+            )
+        }
+        for line in imported.skipped { StandardStream.err("skipped: \(line)\n") }
+        let skipped = JSONValue.array(imported.skipped.map { .string($0) })
+        if let output = a.value("output") {
+            do {
+                try imported.json.write(toFile: output, atomically: true, encoding: .utf8)
+            } catch {
+                throw CLIError(
+                    "cannotWrite",
+                    "cannot write \(output): \(fileErrorReason(error))",
+                    recovery: "choose a writable path for --output",
+                    exit: .usage
+                )
+            }
+            out.success(
+                "activity schema written to \(output)",
+                data: .object(["output": .string(output), "skipped": skipped])
+            )
+        } else {
+            let schema = (try? WireJSON.decode(JSONValue.self, from: Array(imported.json.utf8))) ?? .null
+            out.success(imported.json, data: .object(["schema": schema, "skipped": skipped]))
+        }
+        return 0
     }
 
     static func doctor(_ argv: [String], out: Output) throws(CLIError) -> Int32 {

@@ -118,4 +118,98 @@ struct ActivitySchemaE2ETests {
         ])
         #expect(schema.exit == 0 && schema.stdout.contains("overflow compactTrailing.timer"), "\(schema.stderr)")
     }
+
+    static let fixtures = E2ECLIGoldenTests.root.appendingPathComponent("Tests/Fixtures/ActivityAttributes").path
+
+    static func imported(_ file: String, _ extra: [String] = []) throws -> (E2ECLIGoldenTests.Run, JSONValue?) {
+        let r = try E2ECLIGoldenTests.run(["schema", "import", "\(fixtures)/\(file)", "--json"] + extra)
+        return (r, r.json?["data"]?["schema"])
+    }
+
+    static func fields(_ schema: JSONValue?, _ list: String) -> [String] {
+        guard case .array(let items)? = schema?[list] else { return [] }
+        return items.map { item in
+            var text =
+                "\(item["key"]?.stringValue ?? item["name"]?.stringValue ?? "?"):\(item["type"]?.stringValue ?? "?")"
+            if let d = item["dateDecoding"]?.stringValue { text += ":\(d)" }
+            return text
+        }
+    }
+
+    /// `livebus schema import` on a food-delivery app: CodingKeys, a String enum with a custom raw value, a nested
+    /// optional struct, an array of structs and an optional URL, read with the compiler's parser.
+    @Test func importsCodingKeysEnumsAndNestedStructs() throws {
+        let (r, schema) = try Self.imported("FoodOrderAttributes.swift")
+        #expect(r.exit == 0, "\(r.stdout) \(r.stderr)")
+        #expect(schema?["attributesType"]?.stringValue == "FoodOrderAttributes")
+        #expect(Self.fields(schema, "attributes") == ["orderNumber:String", "restaurant:String", "isPriority:Bool"])
+        #expect(
+            Self.fields(schema, "contentState") == [
+                "stage:Stage", "courier:Courier?", "items:[Item]", "promised_by:Date", "tracking_link:URL?",
+                "headline:String", "minutes_late:Int",
+            ]
+        )
+        #expect(
+            schema?["types"]?["Stage"]?["cases"]
+                == .array(["placed", "preparing", "on_the_way", "delivered"].map { .string($0) })
+        )
+        #expect(
+            Self.fields(schema?["types"]?["Courier"], "struct") == ["name:String", "vehicle:String", "rating:Double?"]
+        )
+        #expect(schema?["presentation"]?["countdownEnd"]?.stringValue == "promised_by")
+        #expect(schema?["presentation"]?["statusText"]?.stringValue == "stage")
+        #expect(r.json?["data"]?["skipped"] == .array([]))
+    }
+
+    /// A custom `init(from:)`: Unix seconds, milliseconds (`/ 1000`) and ISO 8601 with fractional seconds are read
+    /// from how it builds each Date; an Int enum keeps its raw values. The written file starts a daemon.
+    @Test func importsACustomInitFromDecoder() throws {
+        let dir = temporaryDirectory("lbimp")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (r, schema) = try Self.imported("FlightAttributes.swift")
+        #expect(r.exit == 0, "\(r.stdout) \(r.stderr)")
+        #expect(
+            Self.fields(schema, "contentState") == [
+                "gate:String", "boarding:BoardingState", "departs_at:Date:secondsSince1970",
+                "updated_ms:Date:millisecondsSince1970", "lands_at:Date?:iso8601WithFractionalSeconds", "delay:Int",
+            ]
+        )
+        #expect(schema?["types"]?["BoardingState"]?["rawType"]?.stringValue == "Int")
+        #expect(schema?["types"]?["BoardingState"]?["cases"] == .array([0, 1, 2, 9].map { .number($0) }))
+        let written = try E2ECLIGoldenTests.run([
+            "schema", "import", "\(Self.fixtures)/FlightAttributes.swift", "--output", dir + "/flight.json",
+        ])
+        #expect(written.exit == 0 && written.stdout.contains("written to"), "\(written.stderr)")
+        let layout = try E2ECLIGoldenTests.run([
+            "layout", "--device", "iphone-16", "--remaining", "1m", "--activity-schema", dir + "/flight.json",
+        ])
+        #expect(layout.exit == 0, "\(layout.stderr)")
+    }
+
+    /// What the importer cannot read is listed and nothing is written (exit 2); --allow-partial writes the rest and
+    /// lists it again; a Swift syntax error is the compiler's message.
+    @Test func importSaysWhatItCouldNotRead() throws {
+        let dir = temporaryDirectory("lbimp")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (r, _) = try Self.imported("MatchAttributes.swift")
+        #expect(r.exit == 2)
+        #expect(r.json?["error"]?["code"]?.stringValue == "importIncomplete")
+        let message = r.json?["error"]?["message"]?.stringValue ?? ""
+        #expect(
+            message.hasSuffix(
+                "nothing was written:\n  ContentState.period: enum Period has no String or Int raw type (its JSON form "
+                    + "is not a plain value)\n  ContentState.score: the type (dictionary) has no schema form"
+            ),
+            "\(message)"
+        )
+        let partial = try E2ECLIGoldenTests.run([
+            "schema", "import", "\(Self.fixtures)/MatchAttributes.swift", "--allow-partial", "--output",
+            dir + "/m.json",
+        ])
+        #expect(partial.exit == 0)
+        #expect(partial.stderr.components(separatedBy: "skipped: ").count == 3, "\(partial.stderr)")
+        try "struct Broken {\n".write(toFile: dir + "/Broken.swift", atomically: true, encoding: .utf8)
+        let broken = try E2ECLIGoldenTests.run(["schema", "import", dir + "/Broken.swift"])
+        #expect(broken.exit == 2 && broken.stderr.contains("swiftc could not parse"), "\(broken.stderr)")
+    }
 }
