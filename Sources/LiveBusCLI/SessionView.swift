@@ -55,6 +55,9 @@ enum SessionView {
             if let c = v.countdown { first += " · \(c)" }
             first += " · seq \(seq)"
             lines.append(pad(first))
+            if let removal = v.removalAt {
+                lines.append(pad("  leaves the lock screen at \(timeOfDay(removal.millisecondsSinceEpoch)) phone time"))
+            }
             // The planner decides the presentation: compact for one ongoing activity, minimal (attached and
             // detached) for two or more, chosen by relevance score (live-activities.md §1.1, §4.1).
             if island == "compact" && !v.compactLeading.isEmpty {
