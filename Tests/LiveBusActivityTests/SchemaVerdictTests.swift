@@ -339,3 +339,26 @@ struct SchemaVerdictTests {
         #expect(!ride.readsAsDelivery)
     }
 }
+
+/// A start push's `attributes` decode with the schema's attributes too.
+struct SchemaAttributesTests {
+    /// A start whose attributes lack a non-optional key fails with keyNotFound naming `aps.attributes.…`.
+    /// Source: reference/live-activities.md §2.2 (attributes: the static attributes JSON, start only).
+    @Test func startAttributesDecodeWithTheSchema() {
+        let text =
+            #"{"aps":{"timestamp":1767225600,"event":"start","alert":{"title":"Ride","body":"On the way"},"attributes-type":"RideAttributes","attributes":{"ride_id":"R7"},"content-state":\#(rideContent())}}"#
+        #expect(throws: PushPayloadError.self) { try APNsPayload.parse(bytes(text), schema: ride) }
+        do {
+            _ = try APNsPayload.parse(bytes(text), schema: ride)
+        } catch {
+            #expect(error.code == .keyNotFound)
+            #expect(error.field == "aps.attributes.passenger_name")
+            #expect(error.expectedType == "String")
+        }
+        let complete = text.replacingOccurrences(
+            of: #"{"ride_id":"R7"}"#,
+            with: #"{"ride_id":"R7","passenger_name":"Ada"}"#
+        )
+        #expect((try? APNsPayload.parse(bytes(complete), schema: ride))?.attributesType == "RideAttributes")
+    }
+}
