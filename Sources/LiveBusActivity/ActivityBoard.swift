@@ -295,9 +295,13 @@ public struct ActivityBoard: Sendable {
         if update.event == .end {
             // The 4-hour window counts from the end's timestamp (client clock), not from when the phone applied it
             // (ours: PROTOCOL.md §9.7). A removal instant already reached removes the activity at once.
-            let removal = DismissalPolicy.removalInstant(
-                dismissalDate: update.dismissalDate,
-                endTimestamp: update.timestampInClientClock
+            // And never later than 12 hours after the start (displayingLiveData: "up to 12 hours" on the lock screen).
+            let removal = min(
+                DismissalPolicy.removalInstant(
+                    dismissalDate: update.dismissalDate,
+                    endTimestamp: update.timestampInClientClock
+                ),
+                activity.startedAt.advanced(byMilliseconds: ActivityLimits.lockScreenMilliseconds)
             )
             let policy = DismissalPolicy.from(dismissalDate: update.dismissalDate, endedAt: now)
             activity.staleDate = nil

@@ -362,3 +362,18 @@ struct SchemaAttributesTests {
         #expect((try? APNsPayload.parse(bytes(complete), schema: ride))?.attributesType == "RideAttributes")
     }
 }
+
+struct EndTimestampTests {
+    /// An end whose timestamp was milliseconds read as seconds still leaves the lock screen 12 hours after the start
+    /// at the latest. Source: https://developer.apple.com/documentation/activitykit/displaying-live-data-with-live-activities
+    /// ("up to 12 hours"), PROTOCOL.md §9.7.
+    @Test func removalNeverLaterThanTwelveHoursAfterTheStart() {
+        var board = startedBoard()
+        let end =
+            #"{"aps":{"timestamp":1767225700000,"event":"end","content-state":{"status":"delivered","etaEnd":788919600}}}"#
+        let verdict = board.push(bytes(end), orderID: "A1001", toClient: Skew().toClient, at: client(100))
+        #expect(verdict.applied)
+        #expect(verdict.lintCodes == ["millisecondsEpoch"])
+        #expect(verdict.removalAt == client(12 * 3600))
+    }
+}
