@@ -165,6 +165,16 @@ extension PhoneLayout {
                 boxes.timerFont = FontSpec(size: font.size, weight: .semibold, monospacedDigits: true)
             }
         }
+        // Expanded and lock screen: the text style of their status and countdown items.
+        func font(_ items: [PresentationItem], _ content: PresentationItem.Content, mono: Bool) -> FontSpec? {
+            items.first { $0.content == content }.flatMap {
+                LiveActivityBoxes.font(textStyle: $0.style.rawValue, monospacedDigits: mono)
+            }
+        }
+        boxes.expandedStatusFont = font(presentation.expanded, .statusText, mono: false)
+        boxes.expandedTimerFont = font(presentation.expanded, .countdown, mono: true)
+        boxes.lockScreenStatusFont = font(presentation.lockScreen, .statusText, mono: false)
+        boxes.lockScreenTimerFont = font(presentation.lockScreen, .countdown, mono: true)
         return boxes
     }
 }

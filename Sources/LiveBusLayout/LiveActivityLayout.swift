@@ -53,6 +53,10 @@ public enum LiveActivityLayout {
         let timerBoxWidth = boxes.timerWidth
         let compactStatusFont = boxes.statusFont
         let compactTimerFont = boxes.timerFont
+        let expandedStatusFont = boxes.expandedStatusFont ?? headlineFont
+        let expandedTimerFont = boxes.expandedTimerFont ?? timerFont
+        let lockStatusFont = boxes.lockScreenStatusFont ?? headlineFont
+        let lockTimerFont = boxes.lockScreenTimerFont ?? timerFont
 
         func text(
             _ element: String,
@@ -186,8 +190,8 @@ public enum LiveActivityLayout {
                 let row = Rect(x: frame0.minX + m, y: frame0.minY, width: side, height: height)
                 let trailingRow = Rect(x: frame0.maxX - m - side, y: frame0.minY, width: side, height: height)
                 var elements = [
-                    text("expanded.status", content.statusText, headlineFont, box: row),
-                    text("expanded.timer", content.timerText, timerFont, box: trailingRow, trailing: true),
+                    text("expanded.status", content.statusText, expandedStatusFont, box: row),
+                    text("expanded.timer", content.timerText, expandedTimerFont, box: trailingRow, trailing: true),
                 ]
                 let progress = Rect(x: frame0.minX + m, y: row.maxY + 12, width: width - 2 * m, height: 6)
                 elements.append(
@@ -219,8 +223,8 @@ public enum LiveActivityLayout {
         let statusRow = Rect(x: m, y: m, width: inner * 0.6, height: 22)
         let timerRow = Rect(x: m + inner * 0.6 + 8, y: m, width: inner * 0.4 - 8, height: 22)
         var elements = [
-            text("lockScreen.status", content.statusText, headlineFont, box: statusRow),
-            text("lockScreen.timer", content.timerText, timerFont, box: timerRow, trailing: true),
+            text("lockScreen.status", content.statusText, lockStatusFont, box: statusRow),
+            text("lockScreen.timer", content.timerText, lockTimerFont, box: timerRow, trailing: true),
         ]
         let progress = Rect(x: m, y: statusRow.maxY + 8, width: inner, height: 6)
         elements.append(
@@ -304,6 +308,14 @@ public struct LiveActivityBoxes: Codable, Sendable, Equatable {
     public var statusFont: FontSpec
     /// The timer's font (monospaced digits).
     public var timerFont: FontSpec
+    /// The expanded presentation's status and timer fonts; `nil`: 17 pt semibold (``LiveActivityLayout``).
+    public var expandedStatusFont: FontSpec? = nil
+    /// The expanded presentation's timer font; `nil`: 17 pt semibold, monospaced digits.
+    public var expandedTimerFont: FontSpec? = nil
+    /// The lock screen's status font; `nil`: 17 pt semibold.
+    public var lockScreenStatusFont: FontSpec? = nil
+    /// The lock screen's timer font; `nil`: 17 pt semibold, monospaced digits.
+    public var lockScreenTimerFont: FontSpec? = nil
 
     /// Creates boxes (points).
     public init(statusWidth: Double, timerWidth: Double, statusFont: FontSpec, timerFont: FontSpec) {

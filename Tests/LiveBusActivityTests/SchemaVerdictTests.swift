@@ -377,3 +377,15 @@ struct EndTimestampTests {
         #expect(verdict.removalAt == client(12 * 3600))
     }
 }
+
+struct PresentationStyleTests {
+    /// The built-in delivery schema's text styles are the field report's fonts (12 pt semibold status, 15 pt timer
+    /// in the compact boxes, 17 pt semibold headline), so the default layout is unchanged by reading it from the file.
+    @Test func deliveryPresentationStyles() {
+        let p = ActivitySchema.delivery.presentation
+        #expect(p.compactLeading == [PresentationItem(content: .statusText, style: .caption, width: 56)])
+        #expect(p.compactTrailing == [PresentationItem(content: .countdown, style: .subheadline, width: 44)])
+        #expect(p.expanded.map(\.style) == [.headline, .headline, .footnote])
+        #expect(p.lockScreen.map(\.style) == [.headline, .headline, .subheadline])
+    }
+}
