@@ -450,6 +450,8 @@ extension Daemon {
     func isCatchingUp(_ s: Session, topic: String) -> Bool { s.limits.catchingUp[topic] != nil }
 
     private func finishJob(_ s: Session) {
+        // A write above may have closed the session (a toxic, a slow consumer): its queue is gone with it.
+        guard s.limits.hasCatchUp else { return }
         if let topic = s.limits.catchUp[s.limits.catchUpHead].topic {
             let n = (s.limits.catchingUp[topic] ?? 1) - 1
             s.limits.catchingUp[topic] = n > 0 ? n : nil
@@ -500,6 +502,7 @@ extension Daemon {
                 writeCatchUp(job.events[job.index], to: s, flags: .replay)
                 job.index += 1
             }
+            guard s.phase == .established, i < s.limits.catchUp.count else { return }  // closed while writing
             if job.index < job.events.count {
                 s.limits.catchUp[i] = job
                 return  // the window is full: afterDrain goes on
