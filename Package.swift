@@ -37,6 +37,9 @@ let package = Package(
         // simulator's line-tracking JSON reader for file:line:field errors).
         .target(name: "LiveBusScenario", dependencies: ["LiveBusSimulator"]),
         .target(name: "LiveBusLayout", resources: [.copy("Resources/devices.json")]),
+        // The bus without I/O: the store protocol and its conformance suite, the in-memory store, the topic →
+        // subscribers index, the group commit of one loop turn (../shared/DESIGN.md "The core and its adapters").
+        .target(name: "LiveBusCore", dependencies: ["LiveBusWire"]),
 
         // Real text measurement (FreeType + HarfBuzz with a Hangul-covering Debian font) for the layout engine.
         .target(name: "LiveBusText", dependencies: ["LiveBusLayout", "CFreeType", "CHarfBuzz"]),
@@ -46,7 +49,7 @@ let package = Package(
         .target(
             name: "LiveBusDaemon",
             dependencies: [
-                "LiveBusWire", "LiveBusLoop", "LiveBusClock", "LiveBusSimulator", "LiveBusScheduler",
+                "LiveBusWire", "LiveBusCore", "LiveBusLoop", "LiveBusClock", "LiveBusSimulator", "LiveBusScheduler",
                 "LiveBusActivity", "LiveBusLayout", "LiveBusFaults", "CSQLite",
             ]
         ),
@@ -73,6 +76,9 @@ let package = Package(
 
         // MARK: - Tests
         .testTarget(name: "LiveBusWireTests", dependencies: ["LiveBusWire"]),
+        .testTarget(name: "LiveBusCoreTests", dependencies: ["LiveBusCore", "LiveBusWire"]),
+        // The daemon's adapters in-process: the SQLite store against the core's store conformance suite.
+        .testTarget(name: "LiveBusDaemonTests", dependencies: ["LiveBusDaemon", "LiveBusCore", "LiveBusWire"]),
         .testTarget(name: "LiveBusClockTests", dependencies: ["LiveBusClock"]),
         .testTarget(name: "LiveBusSimulatorTests", dependencies: ["LiveBusSimulator"]),
         .testTarget(name: "LiveBusSchedulerTests", dependencies: ["LiveBusScheduler"]),
@@ -85,7 +91,8 @@ let package = Package(
         .testTarget(
             name: "LiveBusE2ETests",
             dependencies: [
-                "LiveBusDaemon", "LiveBusClient", "LiveBusWire", "LiveBusLoop", "LiveBusClock", "LiveBusCLI",
+                "LiveBusDaemon", "LiveBusCore", "LiveBusClient", "LiveBusWire", "LiveBusLoop", "LiveBusClock",
+                "LiveBusCLI",
             ],
             exclude: ["Snapshots"]
         ),

@@ -1,5 +1,6 @@
 import Foundation
 import LiveBusClock
+import LiveBusCore
 import LiveBusFaults
 import LiveBusLoop
 import LiveBusSimulator
@@ -27,7 +28,14 @@ public final class Daemon {
     var sessions: [String: Session] = [:]
     /// Resume token → session id of a disconnected session whose record is kept for resume.
     var resumable: [String: Session] = [:]
-    var store: any TopicStore
+    /// The store behind the core's protocol: in memory, or SQLite under `--data-dir`.
+    var store: any EventStore
+    /// What this loop turn appended (client PUBLISHes, resume records), committed as one batch at its end.
+    var turn = GroupCommit<PublishWaiter>()
+    /// Topic → subscribers (sessions by connection number), patterns compiled once.
+    var index = TopicIndex<Int>()
+    /// Sessions by connection number (the index's keys).
+    var byNumber: [Int: Session] = [:]
     private var nextSessionNumber = 1
     var simulator: DeliverySimulator?
     private var simulatorTimer: LoopTimer?
@@ -35,8 +43,6 @@ public final class Daemon {
     private var wallClockWatch: LoopTimer?
     /// The host wall clock's offset from the daemon's timeline at the last check, milliseconds.
     private(set) var hostWallClockOffsetMilliseconds: Int64 = 0
-    /// The durable store when a data directory is used.
-    var durable: SQLiteStore?
     /// Resume records loaded from the data directory (sessions of a daemon that was killed).
     var persistedResume: [String: ResumeRecord] = [:]
     private var scenarioFinishedLogged = false
@@ -82,7 +88,7 @@ public final class Daemon {
         self.loop = loop
         self.logger = logger
         self.clock = clock
-        self.store = MemoryTopicStore(logCapacity: options.replayLogCapacity)
+        self.store = MemoryEventStore(logCapacity: options.replayLogCapacity)
         self.startedAt = clock.now()
     }
 
@@ -139,7 +145,6 @@ public final class Daemon {
             }
             for r in sql.resumeRecords() { persistedResume[r.token] = r }
             store = sql
-            durable = sql
             logger.log(
                 .notice,
                 restored ? "state restored" : "state directory ready",
@@ -159,9 +164,13 @@ public final class Daemon {
             }
         }
         // Only once the scenario loaded: a start that failed leaves a new data directory free for any scenario.
-        if let sql = durable {
-            sql.setMeta("scenario", "\(options.scenario ?? "none") seed \(options.seed)")
+        if store.isDurable {
+            let meta = StoreBatch(meta: [("scenario", "\(options.scenario ?? "none") seed \(options.seed)")])
+            if case .failure(let e) = store.commitInTurn(meta) {
+                logger.log(.error, "cannot record the scenario in the data directory", [("error", e.message)])
+            }
         }
+        loop.onTurnEnd { [weak self] in self?.commitTurn() }
         do {
             let l = try PipeListener(loop: loop, path: path)
             l.onConnection = { [unowned self] c in self.accept(c) }
@@ -226,6 +235,7 @@ public final class Daemon {
     /// Says BYE to every session, closes the listener (removing the socket file) and stops the loop.
     public func shutdown(reason: String) {
         guard !isShuttingDown else { return }
+        commitTurn()
         isShuttingDown = true
         simulatorTimer?.cancel()
         stopRetryingHeldEvents()
@@ -286,7 +296,7 @@ public final class Daemon {
     /// - Returns: The store's error when the events of a command were refused; `nil` when stored or held.
     @discardableResult
     func publish(_ events: [OrderEvent], undo: DeliverySimulator? = nil) -> StoreError? {
-        guard !events.isEmpty || durable != nil else { return nil }
+        guard !events.isEmpty || store.isDurable else { return nil }
         let items = events.map { e -> (topic: String, body: EventBody) in
             var body = Daemon.body(of: e)
             if places[e.orderID] == nil, let o = simulator?.orders().first(where: { $0.id == e.orderID }) {
@@ -298,7 +308,7 @@ public final class Daemon {
             body.places = places[e.orderID]
             return (e.topic, body)
         }
-        if items.isEmpty && !(durable != nil && simulator != nil) { return nil }
+        if items.isEmpty && !(store.isDurable && simulator != nil) { return nil }
         return storeSimulatorEvents(items, undo: undo)
     }
 
@@ -328,9 +338,12 @@ public final class Daemon {
         )
     }
 
+    /// Offers a stored event to every session subscribed to its topic (the topic index), in connection order.
     func fanOut(_ e: StoredEvent) {
-        for s in sessions.values
-        where s.phase == .established && (s.role == .session || s.role == .observer) && s.isSubscribed(to: e.topic) {
+        for n in index.subscribers(of: e.topic) {
+            guard let s = byNumber[n], s.phase == .established, s.role == .session || s.role == .observer else {
+                continue
+            }
             offer(e, to: s)
         }
     }
@@ -342,11 +355,16 @@ public final class Daemon {
             c.close()
             return
         }
-        let id = "s\(nextSessionNumber)"
+        let number = nextSessionNumber
         nextSessionNumber += 1
-        let s = Session(id: id, connection: c, now: clock.now())
+        let s = Session(number: number, connection: c, now: clock.now())
         s.peerUID = c.peerCredentials?.uid
-        sessions[id] = s
+        s.onPatternsChanged = { [unowned self] s in
+            guard s.phase != .closed else { return }
+            self.index.setPatterns(s.patterns, for: s.number)
+        }
+        sessions[s.id] = s
+        byNumber[number] = s
         c.onRead = { [unowned self, unowned s] bytes in self.received(bytes, from: s) }
         c.onClose = { [unowned self, unowned s] error in self.connectionClosed(s, error: error) }
         c.onDrain = { [unowned self, unowned s] in self.drained(s) }
@@ -365,8 +383,13 @@ public final class Daemon {
 
     func closeSession(_ s: Session, reason: String, flush: Bool) {
         guard s.phase != .closed else { return }
+        // ACKs of this session's PUBLISHes still in the turn's batch go out before its BYE or ERROR.
+        if flush && s.pendingAcks > 0 { commitTurn() }
+        guard s.phase != .closed else { return }
         let wasEstablished = s.phase == .established
         s.phase = .closed
+        index.remove(s.number)
+        byNumber[s.number] = nil
         s.probeTimer?.cancel()
         s.probeTimer = nil
         s.schedulerTimer?.cancel()
@@ -412,6 +435,8 @@ public final class Daemon {
 
     /// Sends a fatal ERROR and closes the session; every other session is untouched.
     func fail(_ s: Session, _ e: WireError) {
+        if s.pendingAcks > 0 { commitTurn() }
+        guard s.phase != .closed else { return }
         logger.warning(
             "protocol error",
             [("session.id", s.id), ("code", e.code.name), ("message", e.message)]
@@ -638,12 +663,10 @@ public final class Daemon {
         }
     }
 
+    /// Stages the session's resume record in this turn's batch (a durable store only).
     func saveResume(_ s: Session) {
-        guard let durable, s.role == .session else { return }
-        durable.saveResume(
-            ResumeRecord(token: s.resumeToken, name: s.name, patterns: s.patterns, lastSent: s.lastSent),
-            nowMs: clock.now().millisecondsSinceEpoch
-        )
+        guard store.isDurable, s.role == .session else { return }
+        turn.saveResume(ResumeRecord(token: s.resumeToken, name: s.name, patterns: s.patterns, lastSent: s.lastSent))
     }
 
     static let appStates = ["foreground", "background", "suspended", "terminated"]
@@ -818,13 +841,7 @@ public final class Daemon {
             throw WireError(.notPermitted, "PUBLISH needs the publisher or admin role in HELLO")
         }
         try Topic.validate(topic)
-        do {
-            let stored = try storeClientEvent(topic: topic, body: body)
-            send(s, .ack, sequence: id, topic: topic, body: AckBody(sequence: stored.sequence))
-            fanOut(stored)
-        } catch {
-            throw WireError(.internalError, "cannot store the event: \(error)")
-        }
+        stageClientEvent(topic: topic, body: body, from: s, id: id)
     }
 
     // MARK: - Clock probes
