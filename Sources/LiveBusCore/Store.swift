@@ -88,6 +88,8 @@ public struct StoreBatch {
     public var simulatorState: Data?
     /// Resume records to save (a later record of the same token replaces an earlier one).
     public var resumeRecords: [ResumeRecord]
+    /// Tokens whose resume records are deleted (the window passed, or the session said BYE).
+    public var removedResumeTokens: [String]
     /// Metadata to set, in order (a later value of the same key wins).
     public var meta: [(key: String, value: String)]
     /// When the batch was formed, milliseconds on the server clock (stored with resume records, newest first).
@@ -98,24 +100,30 @@ public struct StoreBatch {
     ///   - events: Events to append, in order.
     ///   - simulatorState: The simulator's state after them, or `nil`.
     ///   - resumeRecords: Resume records to save.
+    ///   - removedResumeTokens: Tokens whose resume records are deleted.
     ///   - meta: Metadata to set.
     ///   - nowMilliseconds: Milliseconds on the server clock.
     public init(
         events: [StoreItem] = [],
         simulatorState: Data? = nil,
         resumeRecords: [ResumeRecord] = [],
+        removedResumeTokens: [String] = [],
         meta: [(key: String, value: String)] = [],
         nowMilliseconds: Int64 = 0
     ) {
         self.events = events
         self.simulatorState = simulatorState
         self.resumeRecords = resumeRecords
+        self.removedResumeTokens = removedResumeTokens
         self.meta = meta
         self.nowMilliseconds = nowMilliseconds
     }
 
     /// Whether the batch writes nothing.
-    public var isEmpty: Bool { events.isEmpty && simulatorState == nil && resumeRecords.isEmpty && meta.isEmpty }
+    public var isEmpty: Bool {
+        events.isEmpty && simulatorState == nil && resumeRecords.isEmpty && removedResumeTokens.isEmpty
+            && meta.isEmpty
+    }
 }
 
 /// The store protocol of the bus: retained latest state, sequence counters, a bounded replay log per topic,
@@ -250,6 +258,7 @@ public final class MemoryEventStore: EventStore {
             resumeOrder += 1
             resume[r.token] = (r, batch.nowMilliseconds, resumeOrder)
         }
+        for t in batch.removedResumeTokens { resume[t] = nil }
         for (k, v) in batch.meta { metaValues[k] = v }
         completion(.success(out))
     }

@@ -53,7 +53,10 @@ public enum StoreConformance {
         Check(name: "completion is called exactly once per commit", body: completionOnce),
         Check(name: "events(from:limit:) replays from the log and says when it no longer holds from", body: replay),
         Check(name: "latest is the newest event and topics are sorted", body: latestAndTopics),
-        Check(name: "a resume record of the same token replaces the earlier one; newest first", body: resume),
+        Check(
+            name: "a resume record of the same token replaces the earlier one, newest first; removal deletes it",
+            body: resume
+        ),
         Check(name: "an event reads back with the body and shared bytes it was stored with", body: roundTrip),
         Check(name: "a durable store keeps everything across a reopen and continues the sequences", body: reopen),
     ]
@@ -176,6 +179,8 @@ public enum StoreConformance {
         _ = try commit(s, StoreBatch(resumeRecords: [r2], nowMilliseconds: 2))
         _ = try commit(s, StoreBatch(resumeRecords: [r1b], nowMilliseconds: 3))
         try expect(s.resumeRecords() == [r1b, r2], "newest first, one per token: \(s.resumeRecords())")
+        _ = try commit(s, StoreBatch(removedResumeTokens: ["t1", "never-saved"], nowMilliseconds: 4))
+        try expect(s.resumeRecords() == [r2], "a removed record is gone: \(s.resumeRecords())")
     }
 
     static func roundTrip(_ h: Harness) throws {

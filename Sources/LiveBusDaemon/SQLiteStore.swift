@@ -31,6 +31,7 @@ public final class SQLiteStore: EventStore {
     private var upsertSession: OpaquePointer?
     private var upsertMeta: OpaquePointer?
     private var upsertSimulator: OpaquePointer?
+    private var deleteSession: OpaquePointer?
     private var nextSequence: [String: UInt64] = [:]
     private var latestCache: [String: StoredEvent] = [:]
     private var appendsSinceTrim = 0
@@ -61,13 +62,20 @@ public final class SQLiteStore: EventStore {
         } else if !isDirectory.boolValue {
             throw StoreOpenError("\(directory) exists and is not a directory; choose another --data-dir")
         }
+        // Not another user's directory or file, not through a symbolic link (issue 14).
+        if let e = DataDirectory.check(directory) { throw e }
         if !FileManager.default.fileExists(atPath: path) {
-            let fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+            let fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0o600)
             if fd >= 0 { Glibc.close(fd) }
         }
         let existed = FileManager.default.fileExists(atPath: path)
         guard
-            sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
+            sqlite3_open_v2(
+                path,
+                &db,
+                SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
+                nil
+            )
                 == SQLITE_OK
         else {
             throw StoreOpenError("cannot open \(path): \(lastError); check the directory's permissions")
@@ -124,6 +132,7 @@ public final class SQLiteStore: EventStore {
             )
             upsertMeta = try prepare("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)")
             upsertSimulator = try prepare("INSERT OR REPLACE INTO simulator(id, state) VALUES(1, ?)")
+            deleteSession = try prepare("DELETE FROM sessions WHERE token = ?")
             try loadTopics()
         } catch {
             close()
@@ -136,7 +145,9 @@ public final class SQLiteStore: EventStore {
     deinit { close() }
 
     private func close() {
-        for s in [insertEvent, upsertTopic, selectFrom, upsertSession, upsertMeta, upsertSimulator] where s != nil {
+        for s in [
+            insertEvent, upsertTopic, selectFrom, upsertSession, upsertMeta, upsertSimulator, deleteSession,
+        ] where s != nil {
             sqlite3_finalize(s)
         }
         insertEvent = nil
@@ -145,6 +156,7 @@ public final class SQLiteStore: EventStore {
         upsertSession = nil
         upsertMeta = nil
         upsertSimulator = nil
+        deleteSession = nil
         if db != nil { sqlite3_close_v2(db) }
         db = nil
     }
@@ -265,6 +277,10 @@ public final class SQLiteStore: EventStore {
                 bindBlob(upsertSession, 2, Array(data))
                 sqlite3_bind_int64(upsertSession, 3, batch.nowMilliseconds)
                 try step(upsertSession)
+            }
+            for token in batch.removedResumeTokens {
+                bindText(deleteSession, 1, token)
+                try step(deleteSession)
             }
             for (key, value) in batch.meta {
                 bindText(upsertMeta, 1, key)

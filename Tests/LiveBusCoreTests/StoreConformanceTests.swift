@@ -46,6 +46,15 @@ struct GroupCommitTests {
         #expect(batch.nowMilliseconds == 42)
         #expect(turn.isEmpty)
         #expect(turn.take(nowMilliseconds: 43).batch.isEmpty)
+        turn.saveResume(ResumeRecord(token: "a", name: "a", patterns: [], lastSent: [:]))
+        turn.saveResume(ResumeRecord(token: "b", name: "b", patterns: [], lastSent: [:]))
+        turn.removeResume(token: "a")
+        let removal = turn.take(nowMilliseconds: 44).batch
+        #expect(removal.resumeRecords.map(\.token) == ["b"] && removal.removedResumeTokens == ["a"])
+        turn.removeResume(token: "c")
+        turn.saveResume(ResumeRecord(token: "c", name: "c", patterns: [], lastSent: [:]))
+        let saved = turn.take(nowMilliseconds: 45).batch
+        #expect(saved.resumeRecords.map(\.token) == ["c"] && saved.removedResumeTokens.isEmpty)
     }
 
     /// One batch through a store: one commit for many appends, sequences in staging order.
