@@ -436,7 +436,15 @@ public final class Daemon {
         }
         let number = nextSessionNumber
         nextSessionNumber += 1
-        let s = Session(number: number, connection: c, now: clock.now())
+        let s = Session(
+            number: number,
+            connection: c,
+            now: clock.now(),
+            outbox: Outbox.Limits(
+                coalesceThresholdBytes: options.coalesceThresholdBytes,
+                slowConsumerLimitBytes: options.slowConsumerLimitBytes
+            )
+        )
         s.peerUID = c.peerCredentials?.uid
         s.onPatternsChanged = { [unowned self] s in
             guard s.phase != .closed else { return }
@@ -810,27 +818,17 @@ public final class Daemon {
     /// Writes one event to one session, converting its instants into the session's clock.
     func deliver(_ e: StoredEvent, to s: Session, flags: FrameFlags = []) {
         guard s.phase == .established else { return }
-        if e.sequence <= (s.lastSent[e.topic] ?? 0) { return }
-        let outstanding = s.connection.outstandingBytes
-        if outstanding > options.slowConsumerLimitBytes {
-            let err = WireError(
-                .slowConsumer,
-                "\(outstanding) bytes queued to this session (limit \(options.slowConsumerLimitBytes)); resume with your token"
-            )
-            fail(s, err)
-            return
+        // The core's outbox decides (coalescing, terminal events, slow consumer); the daemon carries it out.
+        switch s.outbox.offer(
+            e,
+            flags: flags,
+            lastSent: s.lastSent[e.topic] ?? 0,
+            queuedBytes: s.connection.outstandingBytes
+        ) {
+        case .write(let f): write(e, to: s, flags: f)
+        case .alreadySent, .held: return
+        case .slowConsumer(let err): fail(s, err)
         }
-        if outstanding > options.coalesceThresholdBytes && !e.isTerminal && flags.isEmpty {
-            if s.held[e.topic] != nil { s.coalescedCount += 1 }
-            s.held[e.topic] = e
-            return
-        }
-        if let held = s.held[e.topic], held.sequence < e.sequence { s.held[e.topic] = nil }
-        var f = flags
-        if e.isTerminal { f.insert(.terminal) }
-        // A jump over coalesced events is a snapshot: the client must not treat it as a gap.
-        if e.sequence > (s.lastSent[e.topic] ?? 0) + 1 && !f.contains(.replay) { f.insert(.snapshot) }
-        write(e, to: s, flags: f)
     }
 
     private func write(_ e: StoredEvent, to s: Session, flags: FrameFlags) {
@@ -875,10 +873,7 @@ public final class Daemon {
     }
 
     private func drained(_ s: Session) {
-        guard !s.held.isEmpty else { return }
-        let held = s.held.values.sorted { $0.topic < $1.topic }
-        s.held.removeAll()
-        for e in held { deliver(e, to: s) }
+        for e in s.outbox.drain() { deliver(e, to: s) }
     }
 
     private func postureChanged(_ s: Session, _ b: PostureChangeBody) throws(WireError) {

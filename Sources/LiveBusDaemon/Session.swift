@@ -44,9 +44,10 @@ final class Session {
     var eventsSent = 0
     var connectedAt: ServerInstant
     var peerUID: UInt32?
-    /// Topic → newest event held back while the connection is congested (coalesced: newest wins).
-    var held: [String: StoredEvent] = [:]
-    var coalescedCount = 0
+    /// What the session's connection is sent under pressure: coalescing, terminal events, the slow-consumer limit.
+    var outbox: Outbox
+    /// Held events replaced by a newer one of their topic.
+    var coalescedCount: Int { outbox.coalescedCount }
     /// This session's toxics (downstream and upstream pipelines), or `nil`.
     var faults: SessionFaults?
     var faultTimer: LoopTimer?
@@ -60,7 +61,8 @@ final class Session {
     /// PUBLISHes of this session staged in the loop turn's batch, whose ACKs wait for its commit.
     var pendingAcks = 0
 
-    init(number: Int, connection: Connection, now: ServerInstant) {
+    init(number: Int, connection: Connection, now: ServerInstant, outbox limits: Outbox.Limits) {
+        self.outbox = Outbox(limits: limits)
         self.id = "s\(number)"
         self.number = number
         self.connection = connection
