@@ -373,7 +373,7 @@ public final class ClientSession {
             guard let w = try? WireJSON.decode(WelcomeBody.self, from: f.body) else { return }
             sessionID = w.session
             name = w.name
-            welcomeOffsetMilliseconds = now().millisecondsSinceEpoch - w.serverTime
+            welcomeOffsetMilliseconds = now().millisecondsSinceEpoch.saturatingSubtracting(w.serverTime)
             if layout == nil { relayout(trigger: "attach") }
             let wasResumed = resumeToken != nil && w.resumed
             resumeToken = w.resumeToken
@@ -578,8 +578,10 @@ public final class ClientSession {
         guard let deadline = board.nextDeadline else { return }
         let remaining = Double(now().milliseconds(to: deadline))
         // The phone's clock runs (1 + drift) as fast as true time: convert to a real delay.
-        let realDelay = max(0, remaining / (1 + clock.driftPPM / 1_000_000))
-        staleTimer = loop.schedule(after: UInt64(realDelay.rounded(.up))) { [weak self] in self?.tick() }
+        let realDelay = remaining / (1 + clock.driftPPM / 1_000_000)
+        // Clamped to 0 … 10^15 ms (no trap on a deadline ±2^63 away or a non-finite quotient).
+        let delay = realDelay.isNaN ? 0 : UInt64(min(max(0, realDelay.rounded(.up)), 1e15))
+        staleTimer = loop.schedule(after: delay) { [weak self] in self?.tick() }
     }
 
     /// Applies the board's due transitions now.
@@ -696,7 +698,7 @@ public final class ClientSession {
     /// Client − server offset in ms, from the newest event's converted timestamp, else from WELCOME.
     var offsetMilliseconds: Int64 {
         let newest = replicas.values.compactMap(\.body).max { $0.timestamp < $1.timestamp }
-        if let b = newest, let c = b.client { return c.timestamp - b.timestamp }
+        if let b = newest, let c = b.client { return c.timestamp.saturatingSubtracting(b.timestamp) }
         return welcomeOffsetMilliseconds
     }
 
@@ -729,7 +731,7 @@ public final class ClientSession {
             let verdict = board.push(
                 Array(payload.utf8),
                 orderID: order,
-                toClient: { ClientInstant(millisecondsSinceEpoch: $0.millisecondsSinceEpoch + offset) },
+                toClient: { ClientInstant(millisecondsSinceEpoch: $0.millisecondsSinceEpoch.saturatingAdding(offset)) },
                 at: nowC
             )
             armStaleTimer()

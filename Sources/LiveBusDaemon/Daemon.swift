@@ -661,7 +661,7 @@ public final class Daemon {
         s.appState = h.appState ?? "foreground"
         s.os = h.os
         if let p = h.profile { s.profile = p }
-        s.handshakeOffsetMilliseconds = Double(h.clientTime - now.millisecondsSinceEpoch)
+        s.handshakeOffsetMilliseconds = Double(h.clientTime) - Double(now.millisecondsSinceEpoch)
         var resumed = false
         if let r = h.resume {
             if let deadline = resumeDeadlines[r.token], deadline <= now.millisecondsSinceEpoch {
@@ -837,21 +837,23 @@ public final class Daemon {
         // One offset estimate per delivery (the conversion is server instant + offset at now, for every field).
         let etaConverted = s.convert(ServerInstant(millisecondsSinceEpoch: b.contentState.etaTarget), now: now)
         s.lastConverted[e.topic] = etaConverted
-        let offset = etaConverted.client.millisecondsSinceEpoch - b.contentState.etaTarget
+        // Saturating: stored instants are within PROTOCOL.md §3's range, and nothing here may trap if one is not.
+        let offset = etaConverted.client.millisecondsSinceEpoch.saturatingSubtracting(b.contentState.etaTarget)
         let unc = etaConverted.uncertaintyMilliseconds
-        let ts = b.timestamp + offset
+        let ts = b.timestamp.saturatingAdding(offset)
         let eta = etaConverted.client.millisecondsSinceEpoch
-        let stale = b.staleDate.map { $0 + offset }
-        let dismissal = b.dismissalDate.map { $0 + offset }
-        let confirmed = b.contentState.lastConfirmed + offset
+        let stale = b.staleDate.map { $0.saturatingAdding(offset) }
+        let dismissal = b.dismissalDate.map { $0.saturatingAdding(offset) }
+        let confirmed = b.contentState.lastConfirmed.saturatingAdding(offset)
+        // Sent values stay in PROTOCOL.md §3's range, or the phone's decoder would refuse the EVENT.
         let suffix = EventBody.sessionSuffix(
             ClientInstantsBody(
-                timestamp: ts,
-                etaTarget: eta,
-                staleDate: stale,
-                dismissalDate: dismissal,
-                lastConfirmed: confirmed,
-                uncertaintyMs: unc
+                timestamp: WireRange.clampInstant(ts),
+                etaTarget: WireRange.clampInstant(eta),
+                staleDate: stale.map(WireRange.clampInstant),
+                dismissalDate: dismissal.map(WireRange.clampInstant),
+                lastConfirmed: WireRange.clampInstant(confirmed),
+                uncertaintyMs: max(0, min(unc, Int(WireRange.instantLimitMilliseconds)))
             )
         )
         do {
