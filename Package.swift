@@ -84,7 +84,7 @@ let package = Package(
         // MARK: - Tests
         .testTarget(name: "LiveBusWireTests", dependencies: ["LiveBusWire"]),
         .testTarget(name: "LiveBusCoreTests", dependencies: ["LiveBusCore", "LiveBusWire"]),
-        // The daemon's adapters in-process: the SQLite store against the core's store conformance suite.
+        // The daemon in-process: its session limits, and the SQLite store against the core's store conformance suite.
         .testTarget(name: "LiveBusDaemonTests", dependencies: ["LiveBusDaemon", "LiveBusCore", "LiveBusWire"]),
         .testTarget(name: "LiveBusClockTests", dependencies: ["LiveBusClock"]),
         .testTarget(name: "LiveBusSimulatorTests", dependencies: ["LiveBusSimulator"]),

@@ -85,6 +85,17 @@ public struct Outbox {
         return .write(f)
     }
 
+    /// Whether anything is held for the drain.
+    public var hasHeld: Bool { !held.isEmpty }
+
+    /// Drops the held event of `topic` when a write outside the outbox (a paced catch-up) sent `sequence` or newer.
+    /// - Parameters:
+    ///   - topic: The topic.
+    ///   - sequence: The sequence just written.
+    public mutating func discardHeld(topic: String, upTo sequence: UInt64) {
+        if let h = held[topic], h.sequence <= sequence { held[topic] = nil }
+    }
+
     /// Takes what was held, by topic, for the connection's drain (each is offered again).
     /// - Returns: The held events, sorted by topic.
     public mutating func drain() -> [StoredEvent] {

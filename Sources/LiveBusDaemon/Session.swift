@@ -57,6 +57,8 @@ final class Session {
     var schedulerTimer: LoopTimer?
     /// Low-power mode, frequent updates, Live Activities authorization, as the phone declared them.
     var profile = ProfileBody()
+    /// Frame rate, queued replies, paced catch-up, liveness (Daemon+Limits.swift).
+    let limits = SessionLimitState()
 
     /// PUBLISHes of this session staged in the loop turn's batch, whose ACKs wait for its commit.
     var pendingAcks = 0
