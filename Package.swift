@@ -42,6 +42,9 @@ let package = Package(
         // simulator's line-tracking JSON reader for file:line:field errors).
         .target(name: "LiveBusScenario", dependencies: ["LiveBusSimulator"]),
         .target(name: "LiveBusLayout", resources: [.copy("Resources/devices.json")]),
+        // The bus without I/O: the store protocol and its conformance suite, the in-memory store, the topic →
+        // subscribers index, the group commit of one loop turn (../shared/DESIGN.md "The core and its adapters").
+        .target(name: "LiveBusCore", dependencies: ["LiveBusWire"]),
 
         // Real text measurement (FreeType + HarfBuzz with a Hangul-covering Debian font) for the layout engine.
         .target(name: "LiveBusText", dependencies: ["LiveBusLayout", "CFreeType", "CHarfBuzz"]),
@@ -51,7 +54,7 @@ let package = Package(
         .target(
             name: "LiveBusDaemon",
             dependencies: [
-                "LiveBusWire", "LiveBusLoop", "LiveBusClock", "LiveBusSimulator", "LiveBusScheduler",
+                "LiveBusWire", "LiveBusCore", "LiveBusLoop", "LiveBusClock", "LiveBusSimulator", "LiveBusScheduler",
                 "LiveBusActivity", "LiveBusLayout", "LiveBusFaults", "CSQLite",
             ]
         ),
@@ -85,6 +88,9 @@ let package = Package(
 
         // MARK: - Tests
         .testTarget(name: "LiveBusWireTests", dependencies: ["LiveBusWire"]),
+        .testTarget(name: "LiveBusCoreTests", dependencies: ["LiveBusCore", "LiveBusWire"]),
+        // The daemon in-process: its session limits, and the SQLite store against the core's store conformance suite.
+        .testTarget(name: "LiveBusDaemonTests", dependencies: ["LiveBusDaemon", "LiveBusCore", "LiveBusWire"]),
         .testTarget(name: "LiveBusClockTests", dependencies: ["LiveBusClock"]),
         .testTarget(name: "LiveBusSimulatorTests", dependencies: ["LiveBusSimulator"]),
         .testTarget(name: "LiveBusSchedulerTests", dependencies: ["LiveBusScheduler"]),
@@ -94,11 +100,11 @@ let package = Package(
         .testTarget(name: "LiveBusLayoutTests", dependencies: ["LiveBusLayout"]),
         .testTarget(name: "LiveBusTextTests", dependencies: ["LiveBusText", "LiveBusLayout"]),
         .testTarget(name: "LiveBusLoopTests", dependencies: ["LiveBusLoop"]),
-        .testTarget(name: "LiveBusDaemonTests", dependencies: ["LiveBusDaemon"]),
         .testTarget(
             name: "LiveBusE2ETests",
             dependencies: [
-                "LiveBusDaemon", "LiveBusClient", "LiveBusWire", "LiveBusLoop", "LiveBusClock", "LiveBusCLI",
+                "LiveBusDaemon", "LiveBusCore", "LiveBusClient", "LiveBusWire", "LiveBusLoop", "LiveBusClock",
+                "LiveBusCLI",
             ],
             exclude: ["Snapshots"]
         ),

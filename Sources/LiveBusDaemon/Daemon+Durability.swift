@@ -1,4 +1,5 @@
 import Foundation
+import LiveBusCore
 import LiveBusSimulator
 import LiveBusWire
 
@@ -14,12 +15,12 @@ extension Daemon {
     func storeSimulatorEvents(_ items: [HeldEvents.Item], undo: DeliverySimulator?) -> StoreError? {
         if held.isDegraded && undo == nil {
             // Queued behind the held events without trying the store; the retry saves the state then current.
-            _ = held.publish(items, simulatorState: nil, store: &store, nowMs: nowMs())
+            _ = held.publish(items, simulatorState: nil, store: store, nowMs: nowMs())
             return nil
         }
         let state: Data?
         do {
-            state = durable != nil ? try simulator?.savedState() : nil
+            state = store.isDurable ? try simulator?.savedState() : nil
         } catch {
             // Never store events without the state that produced them: a restart would emit them again.
             return refused(items, StoreError("cannot encode the simulator state: \(error)"), undo: undo)
@@ -27,7 +28,7 @@ extension Daemon {
         let now = clock.now().millisecondsSinceEpoch
         if let undo {
             let wasDegraded = held.isDegraded
-            switch held.storeNow(items, simulatorState: state, store: &store, nowMs: now) {
+            switch held.storeNow(items, simulatorState: state, store: store, nowMs: now) {
             case .success(let stored):
                 announce(stored)
                 return nil
@@ -38,7 +39,7 @@ extension Daemon {
                 return e
             }
         }
-        switch held.publish(items, simulatorState: state, store: &store, nowMs: now) {
+        switch held.publish(items, simulatorState: state, store: store, nowMs: now) {
         case .stored(let stored, _):
             announce(stored)
         case .held(let e, let began):
@@ -98,33 +99,64 @@ extension Daemon {
         )
     }
 
-    /// Stores a client PUBLISH behind the held simulator events (they came first), and keeps the degraded state
-    /// true: a refusal starts or continues it, a success with nothing held ends it.
+    /// Stages a client PUBLISH in this loop turn's batch, behind the held simulator events (they came first: they
+    /// are retried now). Its ACK and fan-out follow the batch's commit (``commitTurn()``).
     /// - Parameters:
-    ///   - topic: The topic.
+    ///   - topic: The topic (validated).
     ///   - body: The event.
-    /// - Returns: The stored event.
-    /// - Throws: ``StoreError`` when the store refuses it (nothing stored, no sequence taken); ``WireError``
-    ///   `invalidBody` when the body cannot be encoded (not a store failure: the daemon stays healthy).
-    func storeClientEvent(topic: String, body: EventBody) throws -> StoredEvent {
-        if held.isDegraded { retryHeldEvents() }
-        do {
-            let stored = try store.append(topic: topic, body: body)
-            if let r = held.noteStored(nowMs: nowMs()) {
+    ///   - s: The publishing session.
+    ///   - id: The PUBLISH frame's id, echoed in the ACK.
+    func stageClientEvent(topic: String, body: EventBody, from s: Session, id: UInt64) {
+        if held.isDegraded && turn.eventCount == 0 { retryHeldEvents() }
+        turn.append((topic, body), waiter: PublishWaiter(session: s, id: id))
+        s.pendingAcks += 1
+    }
+
+    /// Commits everything this loop turn appended as one batch (group commit: one transaction, one fsync under
+    /// `--sync full`); on the commit, ACKs the PUBLISHes and fans the events out. Runs at the end of every loop
+    /// turn, and before a session with pending ACKs says BYE or gets an ERROR.
+    func commitTurn() {
+        guard !turn.isEmpty else { return }
+        let (batch, waiters) = turn.take(nowMilliseconds: nowMs())
+        store.commit(batch) { [weak self] result in self?.batchCommitted(result, waiters: waiters) }
+    }
+
+    /// Events fanned out between two flushes of every connection's output while a large batch is fanned out
+    /// (flush as you go: the first subscribers' frames leave before the last event is encoded).
+    static let fanOutFlushInterval = 32
+
+    /// The input "batch committed": ACK and fan out what was stored, or refuse every PUBLISH of the batch.
+    private func batchCommitted(_ result: Result<[StoredEvent], StoreError>, waiters: [PublishWaiter]) {
+        for w in waiters { w.session.pendingAcks -= 1 }
+        switch result {
+        case .success(let stored):
+            if !stored.isEmpty, let r = held.noteStored(nowMs: nowMs()) {
                 degradationEnded(r)
                 heldRetryTimer?.cancel()
                 heldRetryTimer = nil
             }
-            return stored
-        } catch let e as StoreError {
+            for (i, e) in stored.enumerated() {
+                let w = waiters[i]
+                if w.session.phase == .established {
+                    send(w.session, .ack, sequence: w.id, topic: e.topic, body: AckBody(sequence: e.sequence))
+                }
+                fanOut(e)
+                if (i + 1) % Self.fanOutFlushInterval == 0 { loop.flushPendingWrites() }
+            }
+        case .failure(let e):
+            guard !waiters.isEmpty else {
+                logger.log(.error, "cannot store resume records", [("error", e.message)])
+                return
+            }
             if held.noteRefused(e, nowMs: nowMs()) { degradationBegan(e) }
             armHeldRetry()
             let c = StoreCondition(e)
-            throw StoreError(
-                "\(c.words) (\(e.message)); nothing was stored: "
-                    + (c == .storeError ? "see the daemon's log" : "publish again once there is space"),
-                resultCode: e.resultCode
+            let refusal = WireError(
+                .internalError,
+                "cannot store the event: \(c.words) (\(e.message)); nothing was stored: "
+                    + (c == .storeError ? "see the daemon's log" : "publish again once there is space")
             )
+            for w in waiters where w.session.phase != .closed { fail(w.session, refusal) }
         }
     }
 
@@ -141,14 +173,14 @@ extension Daemon {
         guard held.isDegraded, !isShuttingDown else { return }
         let state: Data?
         do {
-            state = durable != nil ? try simulator?.savedState() : nil
+            state = store.isDurable ? try simulator?.savedState() : nil
         } catch {
             armHeldRetry()
             return
         }
         // Nothing to write (no simulator, nothing held): the next client PUBLISH tells.
         guard held.canProbe(simulatorState: state) else { return }
-        switch held.retry(simulatorState: state, store: &store, nowMs: nowMs()) {
+        switch held.retry(simulatorState: state, store: store, nowMs: nowMs()) {
         case .stored(let stored, let recovery):
             degradationEnded(
                 recovery ?? HeldEvents.Recovery(heldEvents: stored.count, heldMilliseconds: 0, failedAttempts: 0)
@@ -236,4 +268,12 @@ extension Daemon {
             recovery: Daemon.degradedFix(c, dataDir: options.dataDirectory) + ", then retry"
         )
     }
+}
+
+/// A PUBLISH waiting for its batch's commit: who gets the ACK, with which frame id.
+struct PublishWaiter {
+    /// The publishing session.
+    let session: Session
+    /// The PUBLISH frame's id.
+    let id: UInt64
 }

@@ -1,4 +1,5 @@
 import Foundation
+import LiveBusCore
 import LiveBusLoop
 import LiveBusWire
 
@@ -525,7 +526,7 @@ extension Daemon {
 
     private func writeCatchUp(_ e: StoredEvent, to s: Session, flags: FrameFlags) {
         guard s.phase == .established, e.sequence > (s.lastSent[e.topic] ?? 0) else { return }
-        if let held = s.held[e.topic], held.sequence <= e.sequence { s.held[e.topic] = nil }
+        s.outbox.discardHeld(topic: e.topic, upTo: e.sequence)
         var f = flags
         if e.isTerminal { f.insert(.terminal) }
         write(e, to: s, flags: f)

@@ -1,5 +1,6 @@
 import Foundation
 import LiveBusClock
+import LiveBusCore
 import LiveBusFaults
 import LiveBusLoop
 import LiveBusSimulator
@@ -27,7 +28,14 @@ public final class Daemon {
     var sessions: [String: Session] = [:]
     /// Resume token → session id of a disconnected session whose record is kept for resume.
     var resumable: [String: Session] = [:]
-    var store: any TopicStore
+    /// The store behind the core's protocol: in memory, or SQLite under `--data-dir`.
+    var store: any EventStore
+    /// What this loop turn appended (client PUBLISHes, resume records), committed as one batch at its end.
+    var turn = GroupCommit<PublishWaiter>()
+    /// Topic → subscribers (sessions by connection number), patterns compiled once.
+    var index = TopicIndex<Int>()
+    /// Sessions by connection number (the index's keys).
+    var byNumber: [Int: Session] = [:]
     private var nextSessionNumber = 1
     var simulator: DeliverySimulator?
     private var simulatorTimer: LoopTimer?
@@ -35,8 +43,6 @@ public final class Daemon {
     private var wallClockWatch: LoopTimer?
     /// The host wall clock's offset from the daemon's timeline at the last check, milliseconds.
     private(set) var hostWallClockOffsetMilliseconds: Int64 = 0
-    /// The durable store when a data directory is used.
-    var durable: SQLiteStore?
     /// The data directory's lock, held from start to shutdown.
     private var dataLock: DataDirectoryLock?
     /// Resume records loaded from the data directory (sessions of a daemon that was killed).
@@ -90,7 +96,7 @@ public final class Daemon {
         self.loop = loop
         self.logger = logger
         self.clock = clock
-        self.store = MemoryTopicStore(logCapacity: options.replayLogCapacity)
+        self.store = MemoryEventStore(logCapacity: options.replayLogCapacity)
         self.startedAt = clock.now()
     }
 
@@ -147,7 +153,6 @@ public final class Daemon {
                 resumeDeadlines[r.token] = deadline
             }
             store = sql
-            durable = sql
             logger.log(
                 .notice,
                 restored ? "state restored" : "state directory ready",
@@ -167,9 +172,13 @@ public final class Daemon {
             }
         }
         // Only once the scenario loaded: a start that failed leaves a new data directory free for any scenario.
-        if let sql = durable {
-            sql.setMeta("scenario", "\(options.scenario ?? "none") seed \(options.seed)")
+        if store.isDurable {
+            let meta = StoreBatch(meta: [("scenario", "\(options.scenario ?? "none") seed \(options.seed)")])
+            if case .failure(let e) = store.commitInTurn(meta) {
+                logger.log(.error, "cannot record the scenario in the data directory", [("error", e.message)])
+            }
         }
+        loop.onTurnEnd { [weak self] in self?.commitTurn() }
         do {
             let l = try PipeListener(loop: loop, path: path)
             l.onConnection = { [unowned self] c in self.accept(c) }
@@ -240,7 +249,7 @@ public final class Daemon {
         persistedResume[token] = nil
         resumedFaults[token] = nil
         resumeDeadlines[token] = nil
-        durable?.removeResume(token: token)
+        if store.isDurable { turn.removeResume(token: token) }
     }
 
     /// Removes a stale socket file at `path` (this user's, connect refused) and refuses every other occupant: a
@@ -306,6 +315,7 @@ public final class Daemon {
     /// Says BYE to every session, closes the listener (removing the socket file) and stops the loop.
     public func shutdown(reason: String) {
         guard !isShuttingDown else { return }
+        commitTurn()
         isShuttingDown = true
         simulatorTimer?.cancel()
         stopRetryingHeldEvents()
@@ -370,7 +380,7 @@ public final class Daemon {
     /// - Returns: The store's error when the events of a command were refused; `nil` when stored or held.
     @discardableResult
     func publish(_ events: [OrderEvent], undo: DeliverySimulator? = nil) -> StoreError? {
-        guard !events.isEmpty || durable != nil else { return nil }
+        guard !events.isEmpty || store.isDurable else { return nil }
         let items = events.map { e -> (topic: String, body: EventBody) in
             var body = Daemon.body(of: e)
             if places[e.orderID] == nil, let o = simulator?.orders().first(where: { $0.id == e.orderID }) {
@@ -382,7 +392,7 @@ public final class Daemon {
             body.places = places[e.orderID]
             return (e.topic, body)
         }
-        if items.isEmpty && !(durable != nil && simulator != nil) { return nil }
+        if items.isEmpty && !(store.isDurable && simulator != nil) { return nil }
         return storeSimulatorEvents(items, undo: undo)
     }
 
@@ -412,9 +422,12 @@ public final class Daemon {
         )
     }
 
+    /// Offers a stored event to every session subscribed to its topic (the topic index), in connection order.
     func fanOut(_ e: StoredEvent) {
-        for s in sessions.values
-        where s.phase == .established && (s.role == .session || s.role == .observer) && s.isSubscribed(to: e.topic) {
+        for n in index.subscribers(of: e.topic) {
+            guard let s = byNumber[n], s.phase == .established, s.role == .session || s.role == .observer else {
+                continue
+            }
             offer(e, to: s)
         }
     }
@@ -427,11 +440,24 @@ public final class Daemon {
             return
         }
         guard admit(c) else { return }
-        let id = "s\(nextSessionNumber)"
+        let number = nextSessionNumber
         nextSessionNumber += 1
-        let s = Session(id: id, connection: c, now: clock.now())
+        let s = Session(
+            number: number,
+            connection: c,
+            now: clock.now(),
+            outbox: Outbox.Limits(
+                coalesceThresholdBytes: options.coalesceThresholdBytes,
+                slowConsumerLimitBytes: options.slowConsumerLimitBytes
+            )
+        )
         s.peerUID = c.peerCredentials?.uid
-        sessions[id] = s
+        s.onPatternsChanged = { [unowned self] s in
+            guard s.phase != .closed else { return }
+            self.index.setPatterns(s.patterns, for: s.number)
+        }
+        sessions[s.id] = s
+        byNumber[number] = s
         beginLimits(s)
         c.onRead = { [unowned self, unowned s] bytes in self.received(bytes, from: s) }
         // Strong: the session lives until its connection is closed, also when nothing else holds it any more (a
@@ -453,8 +479,13 @@ public final class Daemon {
 
     func closeSession(_ s: Session, reason: String, flush: Bool) {
         guard s.phase != .closed else { return }
+        // ACKs of this session's PUBLISHes still in the turn's batch go out before its BYE or ERROR.
+        if flush && s.pendingAcks > 0 { commitTurn() }
+        guard s.phase != .closed else { return }
         let wasEstablished = s.phase == .established
         s.phase = .closed
+        index.remove(s.number)
+        byNumber[s.number] = nil
         s.probeTimer?.cancel()
         s.probeTimer = nil
         s.schedulerTimer?.cancel()
@@ -488,6 +519,8 @@ public final class Daemon {
 
     /// Sends a fatal ERROR and closes the session; every other session is untouched.
     func fail(_ s: Session, _ e: WireError) {
+        if s.pendingAcks > 0 { commitTurn() }
+        guard s.phase != .closed else { return }
         logger.warning(
             "protocol error",
             [("session.id", s.id), ("code", e.code.name), ("message", e.message)]
@@ -713,12 +746,10 @@ public final class Daemon {
         }
     }
 
+    /// Stages the session's resume record in this turn's batch (a durable store only).
     func saveResume(_ s: Session) {
-        guard let durable, s.role == .session else { return }
-        durable.saveResume(
-            ResumeRecord(token: s.resumeToken, name: s.name, patterns: s.patterns, lastSent: s.lastSent),
-            nowMs: clock.now().millisecondsSinceEpoch
-        )
+        guard store.isDurable, s.role == .session else { return }
+        turn.saveResume(ResumeRecord(token: s.resumeToken, name: s.name, patterns: s.patterns, lastSent: s.lastSent))
     }
 
     static let appStates = ["foreground", "background", "suspended", "terminated"]
@@ -786,27 +817,18 @@ public final class Daemon {
         if e.sequence <= (s.lastSent[e.topic] ?? 0) { return }
         // A topic being caught up gets its new events from the catch-up, in order.
         if flags.isEmpty && isCatchingUp(s, topic: e.topic) { return }
-        // Live bytes only: catch-up and replies are paced and limited apart (Daemon+Limits.swift).
-        let outstanding = liveBytesOutstanding(s)
-        if outstanding > options.slowConsumerLimitBytes {
-            let err = WireError(
-                .slowConsumer,
-                "\(outstanding) bytes queued to this session (limit \(options.slowConsumerLimitBytes)); resume with your token"
-            )
-            fail(s, err)
-            return
+        // The core's outbox decides (coalescing, terminal events, slow consumer) on the live bytes only (catch-up
+        // and replies are paced and limited apart, Daemon+Limits.swift); the daemon carries it out.
+        switch s.outbox.offer(
+            e,
+            flags: flags,
+            lastSent: s.lastSent[e.topic] ?? 0,
+            queuedBytes: liveBytesOutstanding(s)
+        ) {
+        case .write(let f): write(e, to: s, flags: f)
+        case .alreadySent, .held: return
+        case .slowConsumer(let err): fail(s, err)
         }
-        if outstanding > options.coalesceThresholdBytes && !e.isTerminal && flags.isEmpty {
-            if s.held[e.topic] != nil { s.coalescedCount += 1 }
-            s.held[e.topic] = e
-            return
-        }
-        if let held = s.held[e.topic], held.sequence < e.sequence { s.held[e.topic] = nil }
-        var f = flags
-        if e.isTerminal { f.insert(.terminal) }
-        // A jump over coalesced events is a snapshot: the client must not treat it as a gap.
-        if e.sequence > (s.lastSent[e.topic] ?? 0) + 1 && !f.contains(.replay) { f.insert(.snapshot) }
-        write(e, to: s, flags: f)
     }
 
     func write(_ e: StoredEvent, to s: Session, flags: FrameFlags) {
@@ -853,15 +875,11 @@ public final class Daemon {
     }
 
     private func drained(_ s: Session) {
-        guard !s.held.isEmpty || needsDrainWork(s) else { return }
+        guard s.outbox.hasHeld || needsDrainWork(s) else { return }
         // In the next turn: this runs inside the flush, and what it writes is flushed by the next one.
         loop.runSoon { [weak self, weak s] in
             guard let self, let s, s.phase != .closed else { return }
-            if !s.held.isEmpty {
-                let held = s.held.values.sorted { $0.topic < $1.topic }
-                s.held.removeAll()
-                for e in held { self.deliver(e, to: s) }
-            }
+            for e in s.outbox.drain() { self.deliver(e, to: s) }
             self.afterDrain(s)
         }
     }
@@ -907,13 +925,7 @@ public final class Daemon {
             throw WireError(.notPermitted, "PUBLISH needs the publisher or admin role in HELLO")
         }
         try Topic.validate(topic)
-        do {
-            let stored = try storeClientEvent(topic: topic, body: body)
-            send(s, .ack, sequence: id, topic: topic, body: AckBody(sequence: stored.sequence))
-            fanOut(stored)
-        } catch {
-            throw WireError(.internalError, "cannot store the event: \(error)")
-        }
+        stageClientEvent(topic: topic, body: body, from: s, id: id)
     }
 
     // MARK: - Clock probes

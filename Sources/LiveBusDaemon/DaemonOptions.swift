@@ -9,7 +9,8 @@ public struct DaemonOptions: Sendable {
     public var dataDirectory: String?
     /// Discard the data directory's state at start (explicitly; a mismatch is never reset silently).
     public var fresh: Bool = false
-    /// fsync every commit (durable across power loss, not only across a crash of the daemon).
+    /// fsync every commit, i.e. once per store batch (a loop turn's group commit): durable across power loss, not only
+    /// across a crash of the daemon.
     public var fullSync: Bool = false
     /// `demo-120s`, `random:K` or a timeline file path; `nil` plays nothing.
     public var scenario: String?

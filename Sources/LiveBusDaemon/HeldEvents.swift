@@ -1,4 +1,5 @@
 import Foundation
+import LiveBusCore
 import LiveBusWire
 
 /// Why the store refuses writes, as `livebus status` and `livebus doctor` name it.
@@ -34,7 +35,7 @@ public enum StoreCondition: String, Sendable, Codable {
 /// Simulator events the store has not taken yet, oldest first: the daemon's side of the acknowledged store path.
 ///
 /// A client PUBLISH is acknowledged only once stored, and refused with an error otherwise. The simulator's events go
-/// through the same path (``TopicStore/commit(_:simulatorState:)``, with the simulator state that produced them in
+/// through the same path (``EventStore/commit(_:completion:)``, with the simulator state that produced them in
 /// the same transaction); when the store refuses them (SQLITE_FULL, SQLITE_IOERR, a quota) they are held here in
 /// order instead of dropped, and later events queue behind them. ``retry(simulatorState:store:nowMs:)`` stores
 /// everything held in one transaction, in order, once the store accepts writes again, so nothing is skipped and a
@@ -46,7 +47,7 @@ public enum StoreCondition: String, Sendable, Codable {
 /// server clock) and arms the retry after ``retryDelayMilliseconds``.
 public struct HeldEvents {
     /// An event waiting for the store.
-    public typealias Item = (topic: String, body: EventBody)
+    public typealias Item = StoreItem
 
     /// How the store came back after refusing writes.
     public struct Recovery: Sendable, Equatable {
@@ -121,12 +122,12 @@ public struct HeldEvents {
     public mutating func publish(
         _ events: [Item],
         simulatorState: Data?,
-        store: inout any TopicStore,
+        store: any EventStore,
         nowMs: Int64
     ) -> Outcome {
         items += events
         if let d = degradation { return .held(d.error, began: false) }
-        return attempt(simulatorState: simulatorState, store: &store, nowMs: nowMs)
+        return attempt(simulatorState: simulatorState, store: store, nowMs: nowMs)
     }
 
     /// Tries again to store everything held, in one transaction with `simulatorState`. The transaction writes the
@@ -136,8 +137,8 @@ public struct HeldEvents {
     ///   - store: The store.
     ///   - nowMs: The current time, milliseconds.
     /// - Returns: What was stored, or that everything is still held.
-    public mutating func retry(simulatorState: Data?, store: inout any TopicStore, nowMs: Int64) -> Outcome {
-        attempt(simulatorState: simulatorState, store: &store, nowMs: nowMs)
+    public mutating func retry(simulatorState: Data?, store: any EventStore, nowMs: Int64) -> Outcome {
+        attempt(simulatorState: simulatorState, store: store, nowMs: nowMs)
     }
 
     /// Whether a retry would write anything (events held, or a simulator state to save). Without, it cannot tell
@@ -175,13 +176,13 @@ public struct HeldEvents {
     public mutating func storeNow(
         _ events: [Item],
         simulatorState: Data?,
-        store: inout any TopicStore,
+        store: any EventStore,
         nowMs: Int64
     ) -> Result<[StoredEvent], StoreError> {
         // Never ahead of held events (a caller refuses commands while degraded; this keeps the order regardless).
         guard items.isEmpty else { return .failure(degradation?.error ?? StoreError("simulator events are held")) }
         items = events
-        switch attempt(simulatorState: simulatorState, store: &store, nowMs: nowMs) {
+        switch attempt(simulatorState: simulatorState, store: store, nowMs: nowMs) {
         case .stored(let stored, _):
             return .success(stored)
         case .held(let e, _):
@@ -212,9 +213,15 @@ public struct HeldEvents {
         return true
     }
 
-    private mutating func attempt(simulatorState: Data?, store: inout any TopicStore, nowMs: Int64) -> Outcome {
+    private mutating func attempt(simulatorState: Data?, store: any EventStore, nowMs: Int64) -> Outcome {
         do {
-            let stored = try store.commit(items, simulatorState: simulatorState)
+            let batch = StoreBatch(events: items, simulatorState: simulatorState, nowMilliseconds: nowMs)
+            // The held events' order is kept only by answering within the turn: the in-memory and SQLite stores
+            // complete before returning. A store that completes later is refused here (retried), never overtaken.
+            guard let outcome = store.commitInTurn(batch) else {
+                throw StoreError("the store did not complete within the loop turn; retrying")
+            }
+            let stored = try outcome.get()
             let recovery = degradation.map {
                 Recovery(
                     heldEvents: items.count,

@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import LiveBusCore
 import LiveBusWire
 
 /// A failure of the durable store, with what to do about it.
@@ -11,25 +12,14 @@ public struct StoreOpenError: Error, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// What a session left for its resume: the token's owner, its subscriptions and what it had received.
-public struct ResumeRecord: Sendable, Codable, Equatable {
-    /// The resume token.
-    public var token: String
-    /// The session's name.
-    public var name: String
-    /// Its topic patterns.
-    public var patterns: [String]
-    /// Topic → last sequence written to it.
-    public var lastSent: [String: UInt64]
-}
-
 /// The daemon's durable state in SQLite (WAL mode) under `--data-dir`: events per topic with their sequence
 /// counters (the replay log and the retained latest state), session resume records, and the simulator's state.
 ///
-/// Every write is one transaction; when ``append(topic:body:)`` or ``commit(_:simulatorState:)`` returns, the data
-/// survives a kill -9 of the daemon (WAL, `synchronous=NORMAL`; `fullSync` adds an fsync per commit for power loss).
+/// Every batch is one transaction (the daemon's group commit: everything appended during one loop turn); once
+/// ``commit(_:completion:)`` completes, the data survives a kill -9 of the daemon (WAL, `synchronous=NORMAL`;
+/// `fullSync` adds one fsync per batch, for power loss). Completes before it returns, on the loop thread.
 /// Source: https://www.sqlite.org/wal.html ("durable across application crashes"), https://www.sqlite.org/pragma.html#pragma_synchronous
-public final class SQLiteStore: TopicStore {
+public final class SQLiteStore: EventStore {
     /// `PRAGMA application_id` of a LiveBus data file: "LBUS".
     public static let applicationID: Int32 = 0x4C42_5553
     /// The schema this build writes and reads.
@@ -38,6 +28,10 @@ public final class SQLiteStore: TopicStore {
     private var insertEvent: OpaquePointer?
     private var upsertTopic: OpaquePointer?
     private var selectFrom: OpaquePointer?
+    private var upsertSession: OpaquePointer?
+    private var upsertMeta: OpaquePointer?
+    private var upsertSimulator: OpaquePointer?
+    private var deleteSession: OpaquePointer?
     private var nextSequence: [String: UInt64] = [:]
     private var latestCache: [String: StoredEvent] = [:]
     private var appendsSinceTrim = 0
@@ -131,7 +125,15 @@ public final class SQLiteStore: TopicStore {
             upsertTopic = try prepare(
                 "INSERT INTO topics(topic, next_seq) VALUES(?, ?) ON CONFLICT(topic) DO UPDATE SET next_seq = excluded.next_seq"
             )
-            selectFrom = try prepare("SELECT seq, body FROM events WHERE topic = ? AND seq >= ? ORDER BY seq")
+            selectFrom = try prepare(
+                "SELECT seq, body FROM events WHERE topic = ? AND seq >= ? ORDER BY seq LIMIT ?"
+            )
+            upsertSession = try prepare(
+                "INSERT OR REPLACE INTO sessions(token, record, updated_ms) VALUES(?, ?, ?)"
+            )
+            upsertMeta = try prepare("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)")
+            upsertSimulator = try prepare("INSERT OR REPLACE INTO simulator(id, state) VALUES(1, ?)")
+            deleteSession = try prepare("DELETE FROM sessions WHERE token = ?")
         } catch {
             close()
             throw StoreOpenError(
@@ -151,10 +153,18 @@ public final class SQLiteStore: TopicStore {
     deinit { close() }
 
     private func close() {
-        for s in [insertEvent, upsertTopic, selectFrom] where s != nil { sqlite3_finalize(s) }
+        for s in [
+            insertEvent, upsertTopic, selectFrom, upsertSession, upsertMeta, upsertSimulator, deleteSession,
+        ] where s != nil {
+            sqlite3_finalize(s)
+        }
         insertEvent = nil
         upsertTopic = nil
         selectFrom = nil
+        upsertSession = nil
+        upsertMeta = nil
+        upsertSimulator = nil
+        deleteSession = nil
         if db != nil { sqlite3_close_v2(db) }
         db = nil
     }
@@ -243,27 +253,57 @@ public final class SQLiteStore: TopicStore {
         return e
     }
 
-    public func append(topic: String, body: EventBody) throws -> StoredEvent {
-        try commit([(topic, body)], simulatorState: nil)[0]
+    public var isDurable: Bool { true }
+
+    public func commit(_ batch: StoreBatch, completion: @escaping (Result<[StoredEvent], StoreError>) -> Void) {
+        do {
+            completion(.success(try write(batch)))
+        } catch let e as StoreError {
+            completion(.failure(e))
+        } catch {
+            completion(.failure(StoreError("cannot store the batch: \(error)")))
+        }
     }
 
-    /// Stores events and, in the same transaction, the simulator state that produced them, so a restart never
-    /// re-emits what was already stored.
-    /// - Throws: ``StoreError`` when SQLite fails; nothing is stored then.
-    public func commit(_ items: [(topic: String, body: EventBody)], simulatorState: Data?) throws -> [StoredEvent] {
+    /// Writes one batch in one transaction: its events, the simulator state that produced them (so a restart never
+    /// re-emits what was already stored), resume records and metadata.
+    /// - Throws: ``StoreError`` when SQLite fails (nothing is stored then), ``WireError`` when an event cannot be
+    ///   encoded.
+    private func write(_ batch: StoreBatch) throws -> [StoredEvent] {
+        if batch.isEmpty { return [] }
         // A transaction left open by a failed COMMIT (SQLite may keep it after SQLITE_FULL or SQLITE_IOERR) would
         // make every later BEGIN fail: end it first. Source: https://www.sqlite.org/lang_transaction.html
         if sqlite3_get_autocommit(db) == 0 { try? exec("ROLLBACK") }
         try exec("BEGIN IMMEDIATE")
         var out: [StoredEvent] = []
+        out.reserveCapacity(batch.events.count)
         do {
             var pending: [String: UInt64] = [:]
-            for (topic, body) in items { out.append(try insert(topic: topic, body: body, pending: &pending)) }
-            if let simulatorState {
-                let stmt = try prepare("INSERT OR REPLACE INTO simulator(id, state) VALUES(1, ?)")
-                defer { sqlite3_finalize(stmt) }
-                bindBlob(stmt, 1, Array(simulatorState))
-                guard sqlite3_step(stmt) == SQLITE_DONE else { throw writeError }
+            for (topic, body) in batch.events { out.append(try insert(topic: topic, body: body, pending: &pending)) }
+            if let state = batch.simulatorState {
+                bindBlob(upsertSimulator, 1, Array(state))
+                try step(upsertSimulator)
+            }
+            for r in batch.resumeRecords {
+                let data: Data
+                do {
+                    data = try JSONEncoder().encode(r)
+                } catch {
+                    throw StoreError("cannot encode the resume record of \(r.name): \(error)")
+                }
+                bindText(upsertSession, 1, r.token)
+                bindBlob(upsertSession, 2, Array(data))
+                sqlite3_bind_int64(upsertSession, 3, batch.nowMilliseconds)
+                try step(upsertSession)
+            }
+            for token in batch.removedResumeTokens {
+                bindText(deleteSession, 1, token)
+                try step(deleteSession)
+            }
+            for (key, value) in batch.meta {
+                bindText(upsertMeta, 1, key)
+                bindText(upsertMeta, 2, value)
+                try step(upsertMeta)
             }
             try exec("COMMIT")
         } catch {
@@ -295,11 +335,12 @@ public final class SQLiteStore: TopicStore {
 
     public func latest(topic: String) -> StoredEvent? { latestCache[topic] }
 
-    public func events(topic: String, from: UInt64) -> [StoredEvent]? {
+    public func events(topic: String, from: UInt64, limit: Int) -> [StoredEvent]? {
         let next = nextSequence[topic, default: 1]
-        if from >= next { return [] }
+        if from >= next || limit <= 0 { return [] }
         bindText(selectFrom, 1, topic)
         sqlite3_bind_int64(selectFrom, 2, Int64(from))
+        sqlite3_bind_int64(selectFrom, 3, Int64(min(limit, Int(Int64.max))))
         defer {
             sqlite3_reset(selectFrom)
             sqlite3_clear_bindings(selectFrom)
@@ -350,37 +391,6 @@ public final class SQLiteStore: TopicStore {
         bindText(stmt, 1, key)
         guard sqlite3_step(stmt) == SQLITE_ROW else { return nil }
         return String(cString: sqlite3_column_text(stmt, 0))
-    }
-
-    /// Sets a value of the meta table.
-    public func setMeta(_ key: String, _ value: String) {
-        guard let stmt = try? prepare("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)") else { return }
-        defer { sqlite3_finalize(stmt) }
-        bindText(stmt, 1, key)
-        bindText(stmt, 2, value)
-        _ = sqlite3_step(stmt)
-    }
-
-    /// Saves a session's resume record.
-    public func saveResume(_ r: ResumeRecord, nowMs: Int64) {
-        guard let data = try? JSONEncoder().encode(r),
-            let stmt = try? prepare("INSERT OR REPLACE INTO sessions(token, record, updated_ms) VALUES(?, ?, ?)")
-        else {
-            return
-        }
-        defer { sqlite3_finalize(stmt) }
-        bindText(stmt, 1, r.token)
-        bindBlob(stmt, 2, Array(data))
-        sqlite3_bind_int64(stmt, 3, nowMs)
-        _ = sqlite3_step(stmt)
-    }
-
-    /// Deletes a session's resume record (its window passed, or it said BYE).
-    public func removeResume(token: String) {
-        guard let stmt = try? prepare("DELETE FROM sessions WHERE token = ?") else { return }
-        defer { sqlite3_finalize(stmt) }
-        bindText(stmt, 1, token)
-        _ = sqlite3_step(stmt)
     }
 
     /// Every stored resume record.

@@ -14,6 +14,7 @@ public final class EventLoop {
     private let shared: LoopShared
     var dirty: [Connection] = []
     private var closed = false
+    private var turnEndHandlers: [() -> Void] = []
     private let idle: UnsafeMutablePointer<uv_idle_t>
     private var soon: [() -> Void] = []
     private var idleActive = false
@@ -48,7 +49,8 @@ public final class EventLoop {
         try uvCheck(
             uv_prepare_start(prepare) { p in
                 guard let p else { return }
-                EventLoop.of(p.pointee.loop).flushDirty()
+                let l = EventLoop.of(p.pointee.loop)
+                l.endTurn()
             },
             "uv_prepare_start"
         )
@@ -145,6 +147,22 @@ public final class EventLoop {
     func markDirty(_ c: Connection) {
         dirty.append(c)
     }
+
+    /// Runs `body` at the end of every loop turn (in `uv_prepare`, once per iteration just before the loop blocks
+    /// for I/O), before the turn's output is flushed: the daemon's group commit, whose ACKs and fan-out go out in
+    /// the same flush.
+    /// - Parameter body: Runs on the loop thread; it may write to connections.
+    public func onTurnEnd(_ body: @escaping () -> Void) { turnEndHandlers.append(body) }
+
+    private func endTurn() {
+        for h in turnEndHandlers { h() }
+        flushDirty()
+    }
+
+    /// Flushes now what every connection gathered so far in this turn (`uv_try_write`, then a queued write for the
+    /// rest): the daemon calls it while fanning out a large batch, so the first subscribers' frames leave before
+    /// the last ones are encoded.
+    public func flushPendingWrites() { flushDirty() }
 
     /// Flushes the output of every connection written to during this loop turn. Runs in `uv_prepare`, i.e.
     /// once per iteration just before the loop blocks for I/O.

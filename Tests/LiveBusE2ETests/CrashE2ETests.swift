@@ -1,4 +1,5 @@
 import Foundation
+import LiveBusCore
 import LiveBusClient
 import LiveBusClock
 @testable import LiveBusDaemon

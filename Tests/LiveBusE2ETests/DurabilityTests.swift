@@ -1,5 +1,6 @@
 import Foundation
 import LiveBusClient
+import LiveBusCore
 @testable import LiveBusDaemon
 import LiveBusLoop
 import LiveBusWire
@@ -19,31 +20,35 @@ final class StoreSwitch: @unchecked Sendable {  // @unchecked: used only on the 
 }
 
 /// A memory store that refuses writes with SQLITE_FULL (code 13) on demand: a full disk without the disk.
-struct FlakyStore: TopicStore {
-    var inner = MemoryTopicStore()
+final class FlakyStore: EventStore {
+    let inner = MemoryEventStore()
     let control: StoreSwitch
     static let full = StoreError("database or disk is full", resultCode: 13)
 
-    mutating func append(topic: String, body: EventBody) throws -> StoredEvent {
-        try commit([(topic, body)], simulatorState: nil)[0]
-    }
+    init(control: StoreSwitch) { self.control = control }
 
-    mutating func commit(_ items: [(topic: String, body: EventBody)], simulatorState: Data?) throws -> [StoredEvent] {
+    var isDurable: Bool { false }
+
+    func commit(_ batch: StoreBatch, completion: @escaping (Result<[StoredEvent], StoreError>) -> Void) {
         if control.full || control.failuresLeft > 0 {
             control.failuresLeft = max(0, control.failuresLeft - 1)
             control.refusals += 1
-            throw Self.full
+            completion(.failure(Self.full))
+            return
         }
         control.commits += 1
-        if let simulatorState { control.lastState = simulatorState }
-        var out: [StoredEvent] = []
-        for (t, b) in items { out.append(try inner.append(topic: t, body: b)) }
-        return out
+        if let state = batch.simulatorState { control.lastState = state }
+        inner.commit(batch, completion: completion)
     }
 
     func latest(topic: String) -> StoredEvent? { inner.latest(topic: topic) }
-    func events(topic: String, from: UInt64) -> [StoredEvent]? { inner.events(topic: topic, from: from) }
+    func events(topic: String, from: UInt64, limit: Int) -> [StoredEvent]? {
+        inner.events(topic: topic, from: from, limit: limit)
+    }
     var topics: [String] { inner.topics }
+    func resumeRecords() -> [ResumeRecord] { inner.resumeRecords() }
+    func meta(_ key: String) -> String? { inner.meta(key) }
+    func simulatorState() -> Data? { inner.simulatorState() }
 }
 
 /// The held-events queue on its own, with a store that fails N times and a virtual clock.
@@ -57,7 +62,7 @@ struct HeldEventsTests {
 
     @Test func refusedEventsAreHeldInOrderAndStoredOnceTheStoreTakesWrites() {
         let control = StoreSwitch()
-        var store: any TopicStore = FlakyStore(control: control)
+        let store: any EventStore = FlakyStore(control: control)
         var held = HeldEvents()
         control.failuresLeft = 3
         // The first refusal starts the degraded period.
@@ -65,7 +70,7 @@ struct HeldEventsTests {
             case .held(let e, began: true) = held.publish(
                 [Self.item("cooking")],
                 simulatorState: nil,
-                store: &store,
+                store: store,
                 nowMs: 1000
             )
         else {
@@ -79,7 +84,7 @@ struct HeldEventsTests {
             case .held(_, began: false) = held.publish(
                 [Self.item("pickedUp"), Self.item("cooking", topic: "orders/B")],
                 simulatorState: nil,
-                store: &store,
+                store: store,
                 nowMs: 1100
             )
         else {
@@ -90,7 +95,7 @@ struct HeldEventsTests {
         #expect(held.count == 3)
         // Two failed retries, then the store takes everything in one commit, in order.
         for t in [1200, 1400] as [Int64] {
-            if case .stored = held.retry(simulatorState: Data("s".utf8), store: &store, nowMs: t) {
+            if case .stored = held.retry(simulatorState: Data("s".utf8), store: store, nowMs: t) {
                 Issue.record("stored while the store refuses")
             }
         }
@@ -98,7 +103,7 @@ struct HeldEventsTests {
         guard
             case .stored(let stored, let recovery) = held.retry(
                 simulatorState: Data("s9".utf8),
-                store: &store,
+                store: store,
                 nowMs: 1800
             )
         else {
@@ -116,7 +121,7 @@ struct HeldEventsTests {
             case .stored(let next, nil) = held.publish(
                 [Self.item("delivered")],
                 simulatorState: nil,
-                store: &store,
+                store: store,
                 nowMs: 1900
             )
         else {
@@ -129,12 +134,12 @@ struct HeldEventsTests {
     @Test func retryBacksOffFrom100MillisecondsTo2Seconds() {
         let control = StoreSwitch()
         control.full = true
-        var store: any TopicStore = FlakyStore(control: control)
+        let store: any EventStore = FlakyStore(control: control)
         var held = HeldEvents()
-        _ = held.publish([Self.item("cooking")], simulatorState: nil, store: &store, nowMs: 0)
+        _ = held.publish([Self.item("cooking")], simulatorState: nil, store: store, nowMs: 0)
         var delays: [Int64] = [held.retryDelayMilliseconds]
         for t in 1...6 {
-            _ = held.retry(simulatorState: nil, store: &store, nowMs: Int64(t))
+            _ = held.retry(simulatorState: nil, store: store, nowMs: Int64(t))
             delays.append(held.retryDelayMilliseconds)
         }
         #expect(delays == [100, 200, 400, 800, 1600, 2000, 2000])
@@ -143,22 +148,22 @@ struct HeldEventsTests {
     @Test func aCommandIsStoredNowOrNotAtAllAndAnEmptyRetryStillProbesTheStore() {
         let control = StoreSwitch()
         control.full = true
-        var store: any TopicStore = FlakyStore(control: control)
+        let store: any EventStore = FlakyStore(control: control)
         var held = HeldEvents()
-        let r = held.storeNow([Self.item("created")], simulatorState: Data("s".utf8), store: &store, nowMs: 5)
+        let r = held.storeNow([Self.item("created")], simulatorState: Data("s".utf8), store: store, nowMs: 5)
         guard case .failure = r else {
             Issue.record("a refused command reported success")
             return
         }
         #expect(held.isDegraded && held.count == 0)
         // With nothing held, the retry still writes (the simulator state) and so still fails while full.
-        _ = held.retry(simulatorState: Data("s".utf8), store: &store, nowMs: 10)
+        _ = held.retry(simulatorState: Data("s".utf8), store: store, nowMs: 10)
         #expect(held.isDegraded && control.refusals == 2)
         control.full = false
         guard
             case .stored(let stored, let recovery?) = held.retry(
                 simulatorState: Data("s".utf8),
-                store: &store,
+                store: store,
                 nowMs: 30
             )
         else {
@@ -172,16 +177,16 @@ struct HeldEventsTests {
     @Test func aCommandNeverOvertakesHeldEventsAndPublishesEndAPeriodOnlyWithNothingHeld() {
         let control = StoreSwitch()
         control.full = true
-        var store: any TopicStore = FlakyStore(control: control)
+        let store: any EventStore = FlakyStore(control: control)
         var held = HeldEvents()
-        _ = held.publish([Self.item("cooking")], simulatorState: nil, store: &store, nowMs: 0)
+        _ = held.publish([Self.item("cooking")], simulatorState: nil, store: store, nowMs: 0)
         control.full = false
         // Held events came first: a command is refused without trying, and nothing held is touched.
         guard
             case .failure = held.storeNow(
                 [Self.item("created", topic: "orders/B")],
                 simulatorState: nil,
-                store: &store,
+                store: store,
                 nowMs: 1
             )
         else {
@@ -192,7 +197,7 @@ struct HeldEventsTests {
         // A publish stored elsewhere does not end the period while events are held.
         let early = held.noteStored(nowMs: 2)
         #expect(early == nil && held.isDegraded)
-        _ = held.retry(simulatorState: nil, store: &store, nowMs: 3)
+        _ = held.retry(simulatorState: nil, store: store, nowMs: 3)
         #expect(!held.isDegraded)
         // A refused publish starts a period with nothing held; a stored one ends it.
         let began = held.noteRefused(FlakyStore.full, nowMs: 10)
@@ -215,11 +220,11 @@ struct HeldEventsTests {
     @Test func theLimitIsReachedAtLimitEvents() {
         let control = StoreSwitch()
         control.full = true
-        var store: any TopicStore = FlakyStore(control: control)
+        let store: any EventStore = FlakyStore(control: control)
         var held = HeldEvents(limit: 3)
-        _ = held.publish([Self.item("a"), Self.item("b")], simulatorState: nil, store: &store, nowMs: 0)
+        _ = held.publish([Self.item("a"), Self.item("b")], simulatorState: nil, store: store, nowMs: 0)
         #expect(!held.isFull)
-        _ = held.publish([Self.item("c")], simulatorState: nil, store: &store, nowMs: 0)
+        _ = held.publish([Self.item("c")], simulatorState: nil, store: store, nowMs: 0)
         #expect(held.isFull)
     }
 

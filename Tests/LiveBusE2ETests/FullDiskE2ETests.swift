@@ -1,4 +1,5 @@
 import Foundation
+import LiveBusCore
 import LiveBusClient
 @testable import LiveBusDaemon
 import LiveBusLoop

@@ -1,5 +1,6 @@
 import Foundation
 import LiveBusClock
+import LiveBusCore
 @testable import LiveBusDaemon
 import LiveBusLoop
 import LiveBusWire
@@ -119,8 +120,8 @@ struct E2ENameReservationTests {
                 patterns: [],
                 lastSent: [:]
             )
-            store.saveResume(older, nowMs: 1)
-            store.saveResume(newer, nowMs: 2)
+            _ = store.commitInTurn(StoreBatch(resumeRecords: [older], nowMilliseconds: 1))
+            _ = store.commitInTurn(StoreBatch(resumeRecords: [newer], nowMilliseconds: 2))
         }
         let bus = try TestBus(scenario: nil) { $0.dataDirectory = dir + "/data" }
         defer {

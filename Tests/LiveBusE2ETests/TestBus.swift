@@ -1,6 +1,7 @@
 import Foundation
 import LiveBusClient
 import LiveBusClock
+import LiveBusCore
 import LiveBusDaemon
 import LiveBusLoop
 import LiveBusWire
@@ -151,4 +152,24 @@ final class Phones {
 
     /// Whether every phone's last applied update shows `delivered`.
     var allDelivered: Bool { names.allSatisfy { applied[$0]?.last?.status == "delivered" } }
+}
+
+extension EventStore {
+    /// Commits `items` (and the simulator state) as one batch and returns what was stored, for tests of stores that
+    /// complete within the call (memory, SQLite).
+    /// - Throws: The store's ``StoreError``.
+    @discardableResult
+    func commit(_ items: [StoreItem], simulatorState: Data?) throws -> [StoredEvent] {
+        guard let r = commitInTurn(StoreBatch(events: items, simulatorState: simulatorState)) else {
+            throw StoreError("the store did not complete within the call")
+        }
+        return try r.get()
+    }
+
+    /// Appends one event (one batch).
+    /// - Throws: The store's ``StoreError``.
+    @discardableResult
+    func append(topic: String, body: EventBody) throws -> StoredEvent {
+        try commit([(topic, body)], simulatorState: nil)[0]
+    }
 }

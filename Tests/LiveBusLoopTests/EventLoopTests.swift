@@ -25,6 +25,58 @@ struct EventLoopTests {
         #expect(loop.close())
     }
 
+    /// The end of a loop turn runs its handlers before the turn's flush (the daemon's group commit writes its ACKs
+    /// there), and ``EventLoop/flushPendingWrites()`` writes what is gathered at once, before the turn ends (flush as
+    /// you go).
+    @Test func turnEndHandlersRunBeforeTheFlushAndFlushPendingWritesWritesNow() throws {
+        let loop = try EventLoop()
+        let path = Self.tempSocketPath("turn")
+        let listener = try PipeListener(loop: loop, path: path)
+        var serverSide: Connection?
+        var staged: [UInt8] = []
+        var outstandingBeforeFlush = -1
+        var outstandingAfterFlush = -1
+        listener.onConnection = { c in
+            serverSide = c
+            c.onRead = { _ in
+                c.write(Array("early;".utf8))
+                outstandingBeforeFlush = c.outstandingBytes
+                loop.flushPendingWrites()
+                outstandingAfterFlush = c.outstandingBytes
+                staged = Array("at turn end;".utf8)
+            }
+            try? c.startReading()
+        }
+        loop.onTurnEnd {
+            guard !staged.isEmpty, let c = serverSide else { return }
+            c.write(staged)
+            staged = []
+        }
+        var received: [UInt8] = []
+        let expected = Array("early;at turn end;".utf8)
+        Connection.connect(loop: loop, path: path) { result in
+            guard case .success(let c) = result else {
+                Issue.record("connect failed: \(result)")
+                return
+            }
+            c.onRead = { bytes in
+                received += bytes
+                if received.count >= expected.count {
+                    c.close()
+                    serverSide?.close()
+                    listener.close()
+                }
+            }
+            try? c.startReading()
+            c.write(Array("go".utf8))
+        }
+        loop.run()
+        #expect(outstandingBeforeFlush == 6, "gathered, not yet written")
+        #expect(outstandingAfterFlush == 0, "written by flushPendingWrites before the turn ended")
+        #expect(received == expected)
+        #expect(loop.close())
+    }
+
     /// Echo over a Unix socket, with output gathered per loop turn: 100 writes arrive as the same bytes.
     @Test func echoOverUnixSocket() throws {
         let loop = try EventLoop()
