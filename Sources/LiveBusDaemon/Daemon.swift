@@ -416,7 +416,21 @@ public final class Daemon {
             "protocol error",
             [("session.id", s.id), ("code", e.code.name), ("message", e.message)]
         )
-        send(s, .error, body: ErrorBody(e, fatal: true))
+        if e.code == .unsupportedVersion, s.phase == .awaitingHello, let v = s.decoder.lastVersionSeen, v == 1 {
+            // A v1 client cannot read a v2 frame: it is told why in v1 framing (the two differ only in the version
+            // byte and in the trailer length, 0 for ERROR). PROTOCOL.md §4.1.
+            let refusal = WireError(
+                .unsupportedVersion,
+                "the client speaks wire protocol version 1; this daemon speaks \(Frame.supportedVersions). Upgrade the client"
+            )
+            if let body = try? WireJSON.encode(ErrorBody(refusal, fatal: true)) {
+                try? output(s) { buf throws(WireError) in
+                    try Frame.encode(type: .error, body: body, version: 1, into: &buf)
+                }
+            }
+        } else {
+            send(s, .error, body: ErrorBody(e, fatal: true))
+        }
         closeSession(s, reason: "protocol error \(e.code.name)", flush: true)
     }
 
@@ -432,14 +446,7 @@ public final class Daemon {
     func send(_ s: Session, _ type: FrameType, sequence: UInt64 = 0, topic: String = "", encoded bytes: [UInt8]) {
         do {
             try output(s) { buf throws(WireError) in
-                try Frame.encode(
-                    type: type,
-                    flags: [],
-                    sequence: sequence,
-                    topic: Array(topic.utf8),
-                    bodyParts: [bytes],
-                    into: &buf
-                )
+                try Frame.encode(type: type, sequence: sequence, topic: topic, body: bytes, into: &buf)
             }
         } catch {
             logger.log(.error, "cannot encode frame", [("type", "\(type)"), ("error", "\(error)")])
@@ -483,7 +490,7 @@ public final class Daemon {
             let b = try WireJSON.decode(CommandBody.self, from: f.body)
             command(b, id: f.sequence, from: s)
         case .publish:
-            let b = try WireJSON.decode(EventBody.self, from: f.body)
+            let b = try EventJSON.decode(f.body)
             try publishFromClient(s, topic: f.topic, id: f.sequence, body: b)
         case .bye:
             closeSession(s, reason: "client said bye", flush: true)
@@ -495,10 +502,10 @@ public final class Daemon {
     }
 
     private func hello(_ h: HelloBody, session s: Session) throws(WireError) {
-        guard h.versions.contains(1) else {
+        guard h.versions.contains(where: Frame.supportedVersions.contains) else {
             throw WireError(
                 .unsupportedVersion,
-                "client speaks versions \(h.versions); this daemon speaks [1]. Upgrade the client or the daemon"
+                "client speaks versions \(h.versions); this daemon speaks \(Frame.supportedVersions). Upgrade the client or the daemon"
             )
         }
         // `down` refuses phones and publishers, never the admin interface that can remove it.
@@ -591,7 +598,7 @@ public final class Daemon {
             s,
             .welcome,
             body: WelcomeBody(
-                version: 1,
+                version: Int(Frame.version),
                 session: s.id,
                 name: s.name,
                 resumeToken: s.resumeToken,
@@ -742,27 +749,17 @@ public final class Daemon {
         let stale = b.staleDate.map { $0 + offset }
         let dismissal = b.dismissalDate.map { $0 + offset }
         let confirmed = b.contentState.lastConfirmed + offset
-        let suffix = EventBody.sessionSuffix(
-            ClientInstantsBody(
-                timestamp: ts,
-                etaTarget: eta,
-                staleDate: stale,
-                dismissalDate: dismissal,
-                lastConfirmed: confirmed,
-                uncertaintyMs: unc
-            )
+        // Only this trailer is per session; the header, topic and body bytes and their CRC come from the template.
+        let trailer = EventTrailer(
+            timestamp: ts,
+            etaTarget: eta,
+            lastConfirmed: confirmed,
+            staleDate: stale,
+            dismissalDate: dismissal,
+            uncertaintyMs: UInt32(clamping: unc)
         )
         do {
-            try output(s) { buf throws(WireError) in
-                try Frame.encode(
-                    type: .event,
-                    flags: flags,
-                    sequence: e.sequence,
-                    topic: Array(e.topic.utf8),
-                    bodyParts: [e.sharedPrefix, suffix],
-                    into: &buf
-                )
-            }
+            try output(s) { buf in Frame.appendEvent(e.template, flags: flags, trailer: trailer, into: &buf) }
             s.lastSent[e.topic] = max(s.lastSent[e.topic] ?? 0, e.sequence)
             s.eventsSent += 1
         } catch {
@@ -820,7 +817,7 @@ public final class Daemon {
         try Topic.validate(topic)
         do {
             let stored = try storeClientEvent(topic: topic, body: body)
-            send(s, .ack, sequence: id, topic: topic, body: AckBody(sequence: stored.sequence))
+            send(s, .ack, sequence: id, topic: topic, encoded: EventJSON.ackBody(sequence: stored.sequence))
             fanOut(stored)
         } catch {
             throw WireError(.internalError, "cannot store the event: \(error)")

@@ -103,7 +103,12 @@ final class RawPeer {
     }
 }
 
-func hello(role: ClientRole = .session, name: String? = nil, versions: [Int] = [1], device: String? = "iphone-16-pro")
+func hello(
+    role: ClientRole = .session,
+    name: String? = nil,
+    versions: [Int] = Frame.supportedVersions,
+    device: String? = "iphone-16-pro"
+)
     -> Frame
 {
     let body = HelloBody(
