@@ -38,6 +38,9 @@ enum SessionFlags {
                 throw CLIError("invalidOSVersion", error.message, exit: .usage)
             }
         }
+        if let name = a.value("name"), let problem = SessionName.problem(name) {
+            throw .usage("--name \(problem)", recovery: "e.g. --name pro")
+        }
         let device = a.value("device") ?? "iphone-16-pro"
         if let catalog = try? DeviceCatalog.bundled() {
             do { _ = try catalog.device(device) } catch {
@@ -86,7 +89,10 @@ enum AttachCommand {
             aliases: ["terminal": "delivered"],
             default: "never"
         )
-        if case .absent = SocketProbe.probe(path: options.socketPath) {
+        try checkSocketDirectory(options.socketPath)
+        let probe = SocketProbe.probe(path: options.socketPath)
+        if case .foreign(let owner) = probe { throw CLIError.foreignSocket(options.socketPath, owner: owner) }
+        if case .absent = probe {
             throw CLIError(
                 "daemonUnreachable",
                 "no daemon at \(options.socketPath)",
@@ -156,7 +162,10 @@ enum AttachCommand {
             }
         }
         session.onError = { msg in
-            let fatal = !welcomed && (msg.hasPrefix("daemon error") || msg.hasPrefix("cannot connect"))
+            // A refused peer (SO_PEERCRED) ends the session even after a WELCOME: the client does not retry it.
+            let fatal =
+                !welcomed && (msg.hasPrefix("daemon error") || msg.hasPrefix("cannot connect"))
+                || (msg.hasPrefix("cannot connect") && session.syncState == .closed)
             if json {
                 // PROTOCOL.md §10: every line has clientTime (ms since the Unix epoch, the phone's clock).
                 out.printJSON(

@@ -529,6 +529,7 @@ enum WatchCommand {
         }
         let loop: EventLoop
         do { loop = try EventLoop() } catch { throw CLIError("internal", "\(error)", exit: .daemonUnreachable) }
+        try checkSocketDirectory(socket)
         var failure: CLIError?
         var connection: Connection?
         Connection.connect(loop: loop, path: socket) { r in
@@ -538,6 +539,12 @@ enum WatchCommand {
                 loop.stop()
             case .success(let c):
                 connection = c
+                if let e = c.checkPeer(path: socket) {
+                    failure = .impostor(e)
+                    c.close()
+                    loop.stop()
+                    return
+                }
                 var decoder = FrameDecoder()
                 c.onRead = { bytes in
                     decoder.append(bytes)

@@ -551,21 +551,36 @@ public enum LivebusCommand {
             )
         )
         let dir = (socket as NSString).deletingLastPathComponent
-        checks.append(
-            (
-                "socket directory \(dir) is writable", access(dir, W_OK) == 0,
-                "choose a --socket in a directory you can write"
+        if dir == SocketPath.fallbackDirectory() && access(dir, F_OK) != 0 {
+            checks.append(("socket directory \(dir) (livebusd creates it, mode 0700)", true, ""))
+        } else {
+            checks.append(
+                (
+                    "socket directory \(dir) is writable", access(dir, W_OK) == 0,
+                    "choose a --socket in a directory you can write"
+                )
             )
-        )
+        }
+        if let e = SocketPath.preparePrivateDirectory(for: socket, create: false), e.name != "ENOENT" {
+            checks.append(("socket directory is private to you", false, e.message))
+        }
         let probe = SocketProbe.probe(path: socket)
-        checks.append(
-            (
-                "daemon answering on \(socket)", probe == .live,
-                probe == .stale
-                    ? "a stale socket file is left: start livebusd, it removes it"
-                    : "start one: livebusd --socket \(socket)"
-            )
-        )
+        let fix: String
+        switch probe {
+        case .stale:
+            fix = "a stale socket file of yours is left (nothing listens): start livebusd, it removes it"
+        case .foreign(let owner):
+            // Another user's socket is never "stale" to us: only its owner may remove it (issue 14).
+            fix = CLIError.foreignSocket(socket, owner: owner).message + "; start your own: livebusd"
+        case .undecided(let code):
+            fix =
+                "connect fails (\(String(cString: strerror(code)))), so whether a daemon serves it cannot be told; check its owner and mode (ls -l \(socket))"
+        case .notSocket:
+            fix = "\(socket) is not a socket; remove it or choose another --socket"
+        case .absent, .live:
+            fix = "start one: livebusd --socket \(socket)"
+        }
+        checks.append(("daemon answering on \(socket)", probe == .live, fix))
         if probe == .live, let store = storeCheck(socket: socket) { checks.append(store) }
         var text = ""
         for (name, ok, fix) in checks { text += (ok ? "✓ " : "✗ ") + name + (ok ? "" : " — \(fix)") + "\n" }

@@ -14,7 +14,9 @@ public enum LivebusdCommand {
 
         OPTIONS
           --socket PATH        Unix socket to listen on (mode 0600, at most 107 bytes).
-                               Default: $LIVEBUS_SOCKET, else $XDG_RUNTIME_DIR/livebus.sock, else /tmp/livebus-<uid>.sock
+                               Default: $LIVEBUS_SOCKET, else $XDG_RUNTIME_DIR/livebus.sock (when it is yours, mode
+                               0700), else /tmp/livebus-<uid>/livebus.sock (the directory is created 0700 and checked).
+                               A socket file of another user, or one that does not refuse connections, is never removed.
           --scenario NAME|FILE demo-120s, random (with --orders K; also random:K) or a timeline file
                                (Protocol/SCENARIOS.md). Default: none (orders only from `livebus order create`).
           --orders K           With --scenario random: how many orders (realistic phases, seeded). Default 5.
@@ -23,6 +25,8 @@ public enum LivebusdCommand {
           --data-dir DIR       Where state is kept (SQLite, WAL): events, sequence counters, the replay log, session
                                resume records, the simulator. Default: PATH.d next to the socket. A restart on the same
                                directory (even after kill -9) carries on: phones resume, no acknowledged update is lost.
+                               It must be yours, not writable by others, not a symbolic link; one daemon at a time
+                               (DIR/lock holds its pid).
           --memory             Keep state in memory only (nothing survives a restart).
           --fresh              Discard the data directory's state first (it is never discarded silently).
           --sync full          fsync every commit (durable across power loss; default normal: across daemon crashes).
@@ -30,6 +34,8 @@ public enum LivebusdCommand {
                                throttled (ours: Apple publishes no number). Default 12; frequent updates: 5×.
           --coalesce-bytes N   Bytes queued to a phone above which its non-terminal updates are coalesced. Default 262144.
           --slow-consumer-bytes N  Bytes queued above which a phone is disconnected as a slow consumer. Default 4194304.
+          --resume-window D    How long a disconnected phone may resume (e.g. 30s, 10m); its name stays reserved for
+                               it until then. Default 10m.
           --log-level LEVEL    debug, info, notice, warning or error. Default info. Logs go to stderr.
           --version            Print the version.
           --help               Print this help.
@@ -65,7 +71,7 @@ public enum LivebusdCommand {
                 options: [
                     "socket", "scenario", "time-scale", "seed", "data-dir", "log-level", "sync", "push-budget",
                     "coalesce-bytes",
-                    "slow-consumer-bytes", "orders",
+                    "slow-consumer-bytes", "orders", "resume-window",
                 ],
                 flags: ["memory", "fresh"]
             )
@@ -107,6 +113,13 @@ public enum LivebusdCommand {
                 throw CLIError.usage("--slow-consumer-bytes must be larger than --coalesce-bytes")
             }
             options.fullSync = try a.choice("sync", ["normal", "full"], default: "normal") == "full"
+            if let v = a.value("resume-window") {
+                options.resumeWindowMilliseconds = try parseDuration(
+                    v,
+                    flag: "resume-window",
+                    allowed: 1...7 * 86_400_000
+                )
+            }
             let logger = Logger.standardError(
                 label: "livebusd",
                 minimumLevel: [

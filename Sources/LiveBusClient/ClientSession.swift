@@ -240,6 +240,15 @@ public final class ClientSession {
     }
 
     private func connected(_ c: Connection) {
+        // Before anything is sent: the daemon must run as this user (or root), not as an impostor that bound the
+        // path first (SO_PEERCRED; issue 14). Not retried: another user's socket stays theirs.
+        if let e = c.checkPeer(path: options.socketPath) {
+            c.close()
+            userClosed = true
+            syncState = .closed
+            onError?("cannot connect to \(options.socketPath): \(e.message)")
+            return
+        }
         connection = c
         byeReason = nil
         acceptedPosture = options.posture

@@ -37,8 +37,14 @@ public final class Daemon {
     private(set) var hostWallClockOffsetMilliseconds: Int64 = 0
     /// The durable store when a data directory is used.
     var durable: SQLiteStore?
+    /// The data directory's lock, held from start to shutdown.
+    private var dataLock: DataDirectoryLock?
     /// Resume records loaded from the data directory (sessions of a daemon that was killed).
     var persistedResume: [String: ResumeRecord] = [:]
+    /// Resume token → when its session's resume window ends (ms since the epoch, server clock); until then its
+    /// name is reserved.
+    var resumeDeadlines: [String: Int64] = [:]
+    private var resumeSweep: LoopTimer?
     private var scenarioFinishedLogged = false
     let startedAt: ServerInstant
     var relays: [UInt64: PendingRelay] = [:]
@@ -88,28 +94,22 @@ public final class Daemon {
 
     /// Binds the socket, installs SIGINT/SIGTERM handling and starts the scenario.
     ///
-    /// - Throws: ``DaemonError`` when another live daemon owns the socket path, the path is too long, or the
-    ///   scenario cannot be loaded. A stale socket file (nothing listening) is removed first.
+    /// - Throws: ``DaemonError`` when another live daemon owns the socket path, the socket file is another user's,
+    ///   the default socket directory or the data directory is refused, another daemon holds the data directory's
+    ///   lock, the path is too long, or the scenario cannot be loaded. A stale socket file of this user (connect
+    ///   refused) is removed first.
     public func start(handleSignals: Bool = true) throws(DaemonError) {
         let path = options.socketPath
         if let e = PipeListener.checkPath(path) { throw DaemonError(e.message) }
-        switch SocketProbe.probe(path: path) {
-        case .live:
-            throw DaemonError(
-                "another livebusd is already serving \(path); stop it first or choose another --socket path"
-            )
-        case .stale:
-            logger.log(.notice, "removing stale socket file", [("socket", path)])
-            unlink(path)
-        case .notSocket:
-            throw DaemonError("\(path) exists and is not a socket; remove it or choose another --socket path")
-        case .absent:
-            break
-        }
+        // The default directory (/tmp/livebus-<uid>) is created 0700 and checked before its socket is probed.
+        if let e = SocketPath.preparePrivateDirectory(for: path, create: true) { throw DaemonError(e.message) }
+        try Daemon.clearSocketPath(path, logger: logger)
         // Before any state is written (a data directory next to a socket that cannot exist).
         if let e = PipeListener.checkDirectory(of: path) { throw DaemonError(e.message) }
         var restored = false
         if let dir = options.dataDirectory {
+            // Checked and locked before anything is read or removed (`--fresh` too): one daemon per directory.
+            do { dataLock = try DataDirectoryLock(directory: dir) } catch { throw DaemonError(error.message) }
             if options.fresh { SQLiteStore.remove(directory: dir) }
             let sql: SQLiteStore
             do {
@@ -137,7 +137,12 @@ public final class Daemon {
                     )
                 }
             }
-            for r in sql.resumeRecords() { persistedResume[r.token] = r }
+            // Sessions of the previous run may resume for a resume window from this start (PROTOCOL.md §5.3).
+            let deadline = clock.now().millisecondsSinceEpoch + options.resumeWindowMilliseconds
+            for r in sql.resumeRecords() {
+                persistedResume[r.token] = r
+                resumeDeadlines[r.token] = deadline
+            }
             store = sql
             durable = sql
             logger.log(
@@ -189,6 +194,77 @@ public final class Daemon {
         )
         armSimulator()
         if let anchored = clock as? AnchoredServerClock { watchHostWallClock(anchored) }
+        resumeSweep = loop.schedule(after: 1000, repeat: 1000) { [unowned self] in
+            self.expireResumes(now: self.clock.now().millisecondsSinceEpoch)
+        }
+    }
+
+    // MARK: - Resume window and reserved names
+
+    /// Refuses `name` while a disconnected session that may still resume holds it, unless `resumeToken` is the
+    /// token of a session that may resume (the real phone coming back; an older record of the same name, left by a
+    /// build without this rule, does not block it): issue 14, "name hijack".
+    /// - Throws: ``WireError`` `rejected` naming the name and when it frees up.
+    func checkNameNotReserved(_ name: String, resumeToken: String?) throws(WireError) {
+        let now = clock.now().millisecondsSinceEpoch
+        func mayResume(_ token: String) -> Bool { (resumeDeadlines[token] ?? .max) > now }
+        if let t = resumeToken, resumable[t] != nil || persistedResume[t] != nil, mayResume(t) { return }
+        let holder =
+            resumable.first { $0.value.name == name && mayResume($0.key) }?.key
+            ?? persistedResume.first { $0.value.name == name && mayResume($0.key) }?.key
+        guard let token = holder, let deadline = resumeDeadlines[token] else { return }
+        let seconds = (deadline - now + 999) / 1000
+        throw WireError(
+            .rejected,
+            "the name '\(name)' is reserved for a disconnected session that may resume for \(seconds) s more; the phone resumes with its token, or choose another --name"
+        )
+    }
+
+    /// Forgets every resume record whose window passed at `now` (ms, server clock), with its reserved name.
+    func expireResumes(now: Int64) {
+        for (token, deadline) in resumeDeadlines where deadline <= now {
+            if let old = resumable[token] {
+                logger.info("resume window passed", [("session.name", old.name)])
+            }
+            forgetResume(token: token)
+        }
+    }
+
+    /// Forgets the resume record of `token`: memory, the data directory, its toxics and its deadline.
+    func forgetResume(token: String) {
+        resumable[token] = nil
+        persistedResume[token] = nil
+        resumedFaults[token] = nil
+        resumeDeadlines[token] = nil
+        durable?.removeResume(token: token)
+    }
+
+    /// Removes a stale socket file at `path` (this user's, connect refused) and refuses every other occupant: a
+    /// live daemon, another user's socket (never removed, whatever connect says: issue 14 "socket theft"), a socket
+    /// whose connect failed otherwise (EACCES, EPERM, EAGAIN), or a file that is not a socket.
+    /// - Throws: ``DaemonError`` naming the path, its owner and what to do.
+    static func clearSocketPath(_ path: String, logger: Logger) throws(DaemonError) {
+        switch SocketProbe.probe(path: path) {
+        case .live:
+            throw DaemonError(
+                "another livebusd is already serving \(path); stop it first or choose another --socket path"
+            )
+        case .stale:
+            logger.log(.notice, "removing stale socket file", [("socket", path)])
+            unlink(path)
+        case .foreign(let owner):
+            throw DaemonError(
+                "a daemon of user \(userName(uid: owner)) owns \(path); it is not removed. Choose another --socket path (the default, \(SocketPath.defaultPath()), is private to you)"
+            )
+        case .undecided(let code):
+            throw DaemonError(
+                "\(path) is a socket that cannot be probed (connect: \(String(cString: strerror(code)))), so a daemon may be serving it; it is not removed. Stop that daemon or remove the file yourself, or choose another --socket path"
+            )
+        case .notSocket:
+            throw DaemonError("\(path) exists and is not a socket; remove it or choose another --socket path")
+        case .absent:
+            break
+        }
     }
 
     /// Logs a notice when the host's wall clock is stepped (checked every second): the daemon keeps its own
@@ -231,6 +307,8 @@ public final class Daemon {
         stopRetryingHeldEvents()
         wallClockWatch?.cancel()
         wallClockWatch = nil
+        resumeSweep?.cancel()
+        resumeSweep = nil
         listener?.close()
         listener = nil
         signals?.close()
@@ -240,6 +318,7 @@ public final class Daemon {
             closeSession(s, reason: "shutdown", flush: true)
         }
         onShutdown?()
+        dataLock?.release()
         // Let BYE frames flush, then stop.
         loop.schedule(after: 50) { [loop] in loop.stop() }
     }
@@ -348,7 +427,9 @@ public final class Daemon {
         s.peerUID = c.peerCredentials?.uid
         sessions[id] = s
         c.onRead = { [unowned self, unowned s] bytes in self.received(bytes, from: s) }
-        c.onClose = { [unowned self, unowned s] error in self.connectionClosed(s, error: error) }
+        // Strong: the session lives until its connection is closed, also when nothing else holds it any more (a
+        // session that said BYE, an observer closed after a flush); the connection drops this closure on close.
+        c.onClose = { [unowned self, s] error in self.connectionClosed(s, error: error) }
         c.onDrain = { [unowned self, unowned s] in self.drained(s) }
         do {
             try c.startReading()
@@ -379,6 +460,7 @@ public final class Daemon {
         s.announceTimer = nil
         if wasEstablished && s.role == .session {
             resumable[s.resumeToken] = s
+            resumeDeadlines[s.resumeToken] = clock.now().millisecondsSinceEpoch + options.resumeWindowMilliseconds
             if let f = s.faults, !f.toxics.isEmpty { resumedFaults[s.resumeToken] = f }
             if resumable.count > 10_000, let k = resumable.keys.first { resumable[k] = nil }
         }
@@ -494,6 +576,8 @@ public final class Daemon {
             try publishFromClient(s, topic: f.topic, id: f.sequence, body: b)
         case .bye:
             closeSession(s, reason: "client said bye", flush: true)
+            // The phone ended its session: nothing will resume it, so its name is free at once (PROTOCOL.md §5.3).
+            forgetResume(token: s.resumeToken)
         case .result:
             relayAnswered(f, from: s)
         case .welcome, .event, .error, .upToDate:
@@ -525,21 +609,14 @@ public final class Daemon {
             throw WireError(.notPermitted, "the admin role is only for the daemon's own user (uid \(getuid()))")
         }
         if let name = h.name {
-            // Names go into logs, status tables and file names: no spaces, no control characters (NUL, ESC, …).
-            guard !name.isEmpty, name.utf8.count <= 64,
-                !name.unicodeScalars.contains(where: {
-                    $0.properties.generalCategory == .control || $0.properties.isWhitespace
-                        || $0.properties.generalCategory == .format
-                })
-            else {
-                throw WireError(
-                    .invalidBody,
-                    "HELLO body: field 'name' must be 1–64 bytes of printable characters without spaces"
-                )
+            // Names go into logs, status tables and file names, and commands address sessions by them.
+            if let problem = SessionName.problem(name) {
+                throw WireError(.invalidBody, "HELLO body: field 'name' \(problem)")
             }
             if sessions.values.contains(where: { $0 !== s && $0.name == name && $0.phase == .established }) {
                 throw WireError(.rejected, "a live session is already named '\(name)'; choose another --name")
             }
+            try checkNameNotReserved(name, resumeToken: h.resume?.token)
         }
         if let state = h.appState, !Daemon.appStates.contains(state) {
             throw WireError(
@@ -561,6 +638,9 @@ public final class Daemon {
         s.handshakeOffsetMilliseconds = Double(h.clientTime - now.millisecondsSinceEpoch)
         var resumed = false
         if let r = h.resume {
+            if let deadline = resumeDeadlines[r.token], deadline <= now.millisecondsSinceEpoch {
+                forgetResume(token: r.token)  // expired: refused below like an unknown token
+            }
             if let old = resumable.removeValue(forKey: r.token) {
                 s.name = old.name
                 s.patterns = old.patterns
@@ -585,6 +665,7 @@ public final class Daemon {
                 throw WireError(.resumeRejected, "resume token is unknown or expired; attach as a new session")
             }
             resumed = true
+            resumeDeadlines[r.token] = nil
             // The client's own record wins: it knows what it applied.
             s.lastSent = r.topics
         } else {

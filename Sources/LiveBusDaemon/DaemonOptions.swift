@@ -25,6 +25,10 @@ public struct DaemonOptions: Sendable {
     public var slowConsumerLimitBytes: Int
     /// Events kept per topic for replay.
     public var replayLogCapacity: Int
+    /// How long a disconnected session may resume, milliseconds (real time, from its disconnect or from the start
+    /// of a daemon that found its record in the data directory); its name is reserved for it until then. Default 10
+    /// minutes. Flag `--resume-window`.
+    public var resumeWindowMilliseconds: Int64 = 600_000
     /// The background scheduler's rules (budgets, refresh windows). Durations are in scenario time: the daemon
     /// divides them by ``timeScale``, so a scenario hour's budget is spent in 6 real minutes at 10×.
     public var scheduler: SchedulerConfig

@@ -68,13 +68,20 @@ public final class SQLiteStore: TopicStore {
         } else if !isDirectory.boolValue {
             throw StoreOpenError("\(directory) exists and is not a directory; choose another --data-dir")
         }
+        // Not another user's directory or file, not through a symbolic link (issue 14).
+        if let e = DataDirectory.check(directory) { throw e }
         if !FileManager.default.fileExists(atPath: path) {
-            let fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+            let fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0o600)
             if fd >= 0 { Glibc.close(fd) }
         }
         let existed = FileManager.default.fileExists(atPath: path)
         guard
-            sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
+            sqlite3_open_v2(
+                path,
+                &db,
+                SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
+                nil
+            )
                 == SQLITE_OK
         else {
             throw StoreOpenError("cannot open \(path): \(lastError); check the directory's permissions")
@@ -346,6 +353,14 @@ public final class SQLiteStore: TopicStore {
         bindText(stmt, 1, r.token)
         bindBlob(stmt, 2, Array(data))
         sqlite3_bind_int64(stmt, 3, nowMs)
+        _ = sqlite3_step(stmt)
+    }
+
+    /// Deletes a session's resume record (its window passed, or it said BYE).
+    public func removeResume(token: String) {
+        guard let stmt = try? prepare("DELETE FROM sessions WHERE token = ?") else { return }
+        defer { sqlite3_finalize(stmt) }
+        bindText(stmt, 1, token)
         _ = sqlite3_step(stmt)
     }
 

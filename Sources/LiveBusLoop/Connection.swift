@@ -54,6 +54,28 @@ public final class Connection: LoopClosable {
         return (uid, pid)
     }
 
+    /// `nil` when the process at the other end runs as `uid` or as root, else an error naming the peer's user: a
+    /// client calls it after connect and before it sends anything, so nothing reaches another user's socket
+    /// (an impostor bound first). A peer whose credentials cannot be read is refused too.
+    /// - Parameters:
+    ///   - path: The socket path, for the message.
+    ///   - uid: The user the peer must be. Default: the caller's real uid.
+    /// - Returns: `EPERM` with what to do, or `nil`.
+    public func checkPeer(path: String, uid: UInt32 = getuid()) -> LoopError? {
+        guard let peer = peerCredentials else {
+            return LoopError(
+                name: "EPERM",
+                message: "cannot read the credentials (SO_PEERCRED) of the process serving \(path); nothing was sent"
+            )
+        }
+        if peer.uid == uid || peer.uid == 0 { return nil }
+        return LoopError(
+            name: "EPERM",
+            message:
+                "\(path) is served by a process of user \(userName(uid: peer.uid)) (pid \(peer.pid)), not by you (\(userName(uid: uid))); nothing was sent to it. Start your own daemon (livebusd) or pass the --socket of yours"
+        )
+    }
+
     /// Starts delivering received bytes to ``onRead``.
     /// - Throws: ``LoopError`` if the stream cannot be read.
     public func startReading() throws(LoopError) {

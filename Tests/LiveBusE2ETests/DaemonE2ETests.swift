@@ -46,11 +46,17 @@ struct E2EDaemonTests {
                 "\(n): \(u.filter { !$0.applied }.map { "\($0.seq) \($0.reason ?? "")" })"
             )
         }
-        // The fast phone's countdown targets are in its own clock: 90 s later than the others' for the same event.
+        // The fast phone's countdown targets are in its own clock: 90 s later than the others' for the same event,
+        // within the two conversions' stated error bounds (each delivery carries its estimate's uncertainty; on a
+        // loaded machine the bounds widen, and a wrong conversion is off by far more than they allow).
         let pro = applied["pro"]!
         let half = applied["duo-half"]!
         for (a, b) in zip(pro, half) where a.seq == b.seq {
-            #expect(abs(b.etaTarget - a.etaTarget - 90_000) <= 5, "seq \(a.seq): \(b.etaTarget - a.etaTarget)")
+            let bound = Int64(a.uncertaintyMs + b.uncertaintyMs) + 1
+            #expect(
+                abs(b.etaTarget - a.etaTarget - 90_000) <= bound,
+                "seq \(a.seq): \(b.etaTarget - a.etaTarget) ms apart, bound ±\(bound) ms"
+            )
         }
         for s in sessions { s.close() }
         bus.shutdown()

@@ -125,6 +125,40 @@ struct EventLoopTests {
         #expect(loop.close())
     }
 
+    /// A socket owned by another uid is `foreign` (never removable), whatever connect would say; a symbolic link is
+    /// not followed. The owner check needs no second user: the probe is asked for another uid.
+    @Test func probeNamesAnotherUsersSocket() throws {
+        let loop = try EventLoop()
+        let path = Self.tempSocketPath("foreign")
+        let listener = try PipeListener(loop: loop, path: path)
+        #expect(SocketProbe.probe(path: path, user: getuid() &+ 1) == .foreign(owner: getuid()))
+        #expect(SocketProbe.owner(of: path) == getuid())
+        let link = path + ".link"
+        #expect(symlink(path, link) == 0)
+        #expect(SocketProbe.probe(path: link) == .notSocket)
+        unlink(link)
+        listener.close()
+        loop.runOnce()
+        #expect(loop.close())
+    }
+
+    /// The default socket: `$LIVEBUS_SOCKET`, else a private `$XDG_RUNTIME_DIR`, else `/tmp/livebus-<uid>/`.
+    @Test func defaultSocketPathNeedsAPrivateDirectory() throws {
+        let fallback = "/tmp/livebus-\(getuid())/livebus.sock"
+        #expect(SocketPath.defaultPath(environment: [:]) == fallback)
+        #expect(SocketPath.defaultPath(environment: ["LIVEBUS_SOCKET": "/x/bus.sock"]) == "/x/bus.sock")
+        #expect(SocketPath.defaultPath(environment: ["XDG_RUNTIME_DIR": "/tmp"]) == fallback, "/tmp is 1777")
+        var template = Array("/tmp/lbx-XXXXXX".utf8CString)
+        let dir = String(cString: mkdtemp(&template)!)
+        defer { rmdir(dir) }
+        #expect(SocketPath.defaultPath(environment: ["XDG_RUNTIME_DIR": dir]) == dir + "/livebus.sock")
+        chmod(dir, 0o750)
+        #expect(SocketPath.defaultPath(environment: ["XDG_RUNTIME_DIR": dir]) == fallback)
+        #expect(SocketPath.checkPrivateDirectory(dir)?.message.contains("has mode 750") == true)
+        #expect(SocketPath.checkPrivateDirectory(dir, uid: getuid() &+ 1)?.message.contains("is owned by user") == true)
+        #expect(SocketPath.preparePrivateDirectory(for: dir + "/bus.sock", create: true) == nil, "not the default")
+    }
+
     /// Work queued from another thread runs on the loop thread; coalesced wake-ups lose no work.
     @Test func crossThreadExecute() throws {
         let loop = try EventLoop()

@@ -69,3 +69,17 @@ struct MessageTests {
         try Topic.validatePattern(pattern)
     }
 }
+
+/// Session names (PROTOCOL.md §4.1): the words and ids commands address sessions by are refused.
+@Suite struct SessionNameTests {
+    @Test func reservedAndMalformedNamesAreRefused() {
+        for n in ["all", "current", "s1", "s0", "s0042", "", "a b", "x\u{1B}", String(repeating: "n", count: 65)] {
+            #expect(SessionName.problem(n) != nil, "\(n)")
+        }
+        for n in ["pro", "duo", "s", "s1x", "S1", "sx1", "current2", "Alle", String(repeating: "n", count: 64)] {
+            #expect(SessionName.problem(n) == nil, "\(n)")
+        }
+        #expect(SessionName.problem("s7")?.contains("session id") == true)
+        #expect(SessionName.problem("all")?.contains("reserved") == true)
+    }
+}

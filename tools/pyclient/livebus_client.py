@@ -18,6 +18,7 @@ import re
 import select
 import signal
 import socket
+import stat
 import struct
 import sys
 import threading
@@ -714,6 +715,11 @@ class SessionClient:
                     attempt += 1
                     self._backoff(attempt)
                     continue
+                problem = _peer_problem(sock, self.socket_path)
+                if problem is not None:
+                    sock.close()
+                    self._warn(problem)
+                    return EXIT_UNREACHABLE
                 unreachable_since = None
                 self._sock = sock
                 outcome = self._serve()
@@ -1078,6 +1084,9 @@ def admin_command(socket_path, command, args=None, timeout=5.0):
     sock.settimeout(timeout)
     try:
         sock.connect(socket_path)
+        problem = _peer_problem(sock, socket_path)
+        if problem is not None:
+            raise PermissionError(problem)
         sock.sendall(encode_frame("HELLO", {"versions": [PROTOCOL_VERSION], "client": CLIENT_NAME, "role": "admin",
                                             "clientTime": int(time.time() * 1000)}))
         sock.sendall(encode_frame("COMMAND", {"command": command, "args": args or {}}, sequence=1))
@@ -1132,12 +1141,58 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(EXIT_USAGE)
 
 
+def _private_directory_problem(path):
+    """None when `path` is a real directory (not a link) of this user with no group/other bits, else why not."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return "%s does not exist" % path
+    if stat.S_ISLNK(st.st_mode):
+        return "%s is a symbolic link, not a directory" % path
+    if not stat.S_ISDIR(st.st_mode):
+        return "%s is not a directory" % path
+    if st.st_uid != os.getuid():
+        return "%s is owned by uid %d, not by you (uid %d): another user may pose as your daemon" % (
+            path, st.st_uid, os.getuid())
+    if st.st_mode & 0o077:
+        return "%s has mode %o, so other users can reach its socket (chmod 700 %s)" % (
+            path, st.st_mode & 0o777, path)
+    return None
+
+
 def _default_socket():
+    """PROTOCOL.md §1: $LIVEBUS_SOCKET, else $XDG_RUNTIME_DIR/livebus.sock when that directory is ours and 0700,
+    else /tmp/livebus-<uid>/livebus.sock (the same rule as the Swift client's SocketPath.defaultPath)."""
     if os.environ.get("LIVEBUS_SOCKET"):
         return os.environ["LIVEBUS_SOCKET"]
-    if os.environ.get("XDG_RUNTIME_DIR"):
-        return os.path.join(os.environ["XDG_RUNTIME_DIR"], "livebus.sock")
-    return "/tmp/livebus-%d.sock" % os.getuid()
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and _private_directory_problem(runtime) is None:
+        return os.path.join(runtime, "livebus.sock")
+    return "/tmp/livebus-%d/livebus.sock" % os.getuid()
+
+
+def _peer_problem(sock, socket_path):
+    """None when the process serving `sock` runs as this user or root (SO_PEERCRED), else why it is refused."""
+    try:
+        _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                             struct.calcsize("3i")))
+    except OSError as error:
+        return "cannot read the peer credentials of %s: %s" % (socket_path, error.strerror)
+    if uid in (os.getuid(), 0):
+        return None
+    return ("%s is served by a process of uid %d, not by you (uid %d); nothing was sent to it. Start your own "
+            "daemon or pass the --socket of yours" % (socket_path, uid, os.getuid()))
+
+
+def _name_problem(name):
+    """Why `name` cannot name a session (PROTOCOL.md §4.1), or None."""
+    if not 1 <= len(name.encode()) <= 64 or re.search(r"\s", name):
+        return "--name must be 1-64 characters without spaces"
+    if name in ("all", "current"):
+        return "--name '%s' is reserved: commands use it to address sessions" % name
+    if re.fullmatch(r"s[0-9]+", name):
+        return "--name '%s' has the form of a session id (s<digits>); choose another name" % name
+    return None
 
 
 def _window(text):
@@ -1183,7 +1238,7 @@ def build_parser():
         epilog=USAGE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     attach.add_argument("--socket", default=None, metavar="PATH",
                         help="the daemon's Unix socket (default $LIVEBUS_SOCKET, else $XDG_RUNTIME_DIR/livebus.sock, "
-                             "else /tmp/livebus-<uid>.sock)")
+                             "when it is yours with mode 0700, else /tmp/livebus-<uid>/livebus.sock)")
     attach.add_argument("--name", default=None, metavar="N", help="session name (1-64 characters, no spaces)")
     attach.add_argument("--device", default="iphone-16-pro", metavar="ID",
                         help="device id from the catalog (default iphone-16-pro)")
@@ -1240,9 +1295,14 @@ def main(argv=None):
     if len(socket_path.encode()) > 107:
         sys.stderr.write("livebus-py: socket path longer than 107 bytes: %s\n" % socket_path)
         return EXIT_USAGE
-    if args.name is not None and (not 1 <= len(args.name) <= 64 or re.search(r"\s", args.name)):
-        sys.stderr.write("livebus-py: --name must be 1-64 characters without spaces\n")
+    if args.name is not None and _name_problem(args.name) is not None:
+        sys.stderr.write("livebus-py: %s\n" % _name_problem(args.name))
         return EXIT_USAGE
+    if args.socket is None and socket_path.startswith("/tmp/livebus-%d/" % os.getuid()):
+        problem = _private_directory_problem(os.path.dirname(socket_path))
+        if problem is not None and os.path.lexists(os.path.dirname(socket_path)):
+            sys.stderr.write("livebus-py: %s\n" % problem)
+            return EXIT_UNREACHABLE
     client = SessionClient(socket_path, name=args.name, device=args.device, fold_state=args.posture,
                            orientation=args.orientation, app_state=args.app_state, window=args.window,
                            os_version=args.os, clock=SimClock(args.clock_skew, args.clock_drift),
