@@ -78,11 +78,14 @@ final class RawPeer {
     let connection: Connection
     var decoder = FrameDecoder()
     var frames: [Frame] = []
+    /// Every byte received, for frames a v2 decoder does not read (the v1 refusal).
+    var received: [UInt8] = []
     var closed = false
 
     init(_ c: Connection) {
         connection = c
         c.onRead = { [unowned self] bytes in
+            self.received.append(contentsOf: bytes)
             self.decoder.append(bytes)
             while let f = try? self.decoder.next() { self.frames.append(f) }
         }
