@@ -95,6 +95,19 @@ struct JSONWriter {
 
     mutating func string(_ s: String) {
         out.append(UInt8(ascii: "\""))
+        var s = s
+        let plain = s.withUTF8 { u in
+            // Most strings need no escape: one copy.
+            guard !u.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else {
+                return false
+            }
+            out.append(contentsOf: u)
+            return true
+        }
+        if plain {
+            out.append(UInt8(ascii: "\""))
+            return
+        }
         for c in s.utf8 {
             switch c {
             case UInt8(ascii: "\""): raw("\\\"")

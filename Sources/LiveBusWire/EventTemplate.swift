@@ -111,13 +111,18 @@ extension ClientInstantsBody {
     }
 }
 
-/// What every subscriber's copy of one EVENT shares, encoded once per event: the topic and body bytes with their
-/// CRC-32, and the fixed header fields. ``Frame/appendEvent(_:flags:trailer:into:)`` writes one delivery from it
+/// What every subscriber's copy of one EVENT shares, encoded once per event: the topic and body bytes, the fixed
+/// header fields and the CRC-32 of both. ``Frame/appendEvent(_:flags:trailer:into:)`` writes one delivery from it
 /// with its per-session flags and trailer, without allocating and without reading the shared bytes for the CRC
 /// again (`Protocol/PROTOCOL.md` §2, §5.1).
 ///
-/// - Complexity: building it is O(topic + body) (one copy, one CRC); each delivery is O(topic + body) for the copy
-///   into the output buffer and O(1) for the checksum (16 header bytes, one `crc32_combine_op`, 48 trailer bytes).
+/// The checksum of a delivery is the plain CRC-32 of §2. CRC-32 is affine over GF(2): changing a header bit changes
+/// the CRC of the header-and-shared-bytes prefix by a constant that depends only on the bit's position and the
+/// prefix's length. So the template keeps the prefix's CRC with no flags set and, for each of the four flag bits,
+/// that constant (computed with zlib's `crc32_combine_op`); a delivery XORs in the constants of its flags and
+/// continues the CRC over its 48 trailer bytes.
+/// - Complexity: building it is O(topic + body) (one copy, one CRC pass, four `crc32_combine_op`); each delivery is
+///   O(topic + body) for the copy into the output buffer and O(48) for the checksum.
 public struct EventTemplate: Sendable {
     /// The topic's sequence number of the event.
     public let sequence: UInt64
@@ -125,10 +130,10 @@ public struct EventTemplate: Sendable {
     public let shared: [UInt8]
     /// Bytes of topic at the start of ``shared``.
     public let topicLength: Int
-    /// CRC-32 of ``shared``.
-    public let sharedCRC: UInt32
-    /// zlib's combine operator for ``shared``'s length.
-    let sharedOperator: UInt32
+    /// CRC-32 of header bytes 4–19 with no flags set, then ``shared``: every delivery's checksum up to its trailer.
+    public let prefixCRC: UInt32
+    /// What each of flag bits 0–3 changes in ``prefixCRC`` when set.
+    let flagTerms: (UInt32, UInt32, UInt32, UInt32)
 
     /// Size of every delivery of this event, in bytes (header, topic, body, trailer).
     public var frameSize: Int { Frame.headerSize + shared.count + EventTrailer.size }
@@ -162,8 +167,49 @@ public struct EventTemplate: Sendable {
         self.sequence = sequence
         self.shared = shared
         self.topicLength = t
-        self.sharedCRC = CRC32.checksum(shared)
-        self.sharedOperator = CRC32.combineOperator(length: shared.count)
+        var crc = CRC32()
+        var terms: (UInt32, UInt32, UInt32, UInt32) = (0, 0, 0, 0)
+        withUnsafeTemporaryAllocation(byteCount: Frame.headerSize, alignment: 8) { h in
+            Frame.writeHeader(
+                h,
+                length: size - 4,
+                version: Frame.version,
+                type: .event,
+                flags: [],
+                sequence: sequence,
+                topicLength: t,
+                trailerLength: EventTrailer.size
+            )
+            crc.update(UnsafeRawBufferPointer(rebasing: h[4..<20]))
+            // The linear part of flipping flag bit b (header byte 6–7) in a prefix of 16 + shared.count bytes:
+            // CRC(E_b) ⊕ CRC(0¹⁶) for the 16-byte message E_b with only that bit set, carried past the shared bytes.
+            h.initializeMemory(as: UInt8.self, repeating: 0)
+            var zero = CRC32()
+            zero.update(UnsafeRawBufferPointer(rebasing: h[4..<20]))
+            let op = CRC32.combineOperator(length: shared.count)
+            func term(_ bit: UInt16) -> UInt32 {
+                h.storeBytes(of: bit.bigEndian, toByteOffset: 6, as: UInt16.self)
+                var e = CRC32()
+                e.update(UnsafeRawBufferPointer(rebasing: h[4..<20]))
+                return CRC32.combine(e.value ^ zero.value, 0, operator: op)
+            }
+            terms = (term(1), term(2), term(4), term(8))
+        }
+        crc.update(shared)
+        self.prefixCRC = crc.value
+        self.flagTerms = terms
+    }
+
+    /// The CRC-32 of header bytes 4–19 with `flags` set, then ``shared``.
+    @inline(__always)
+    public func prefixCRC(flags: FrameFlags) -> UInt32 {
+        let f = flags.rawValue
+        var c = prefixCRC
+        if f & 1 != 0 { c ^= flagTerms.0 }
+        if f & 2 != 0 { c ^= flagTerms.1 }
+        if f & 4 != 0 { c ^= flagTerms.2 }
+        if f & 8 != 0 { c ^= flagTerms.3 }
+        return c
     }
 }
 
@@ -171,8 +217,8 @@ extension Frame {
     /// Appends one delivery of `event` to `buffer`: the header with this session's `flags`, the shared bytes and
     /// this session's `trailer`.
     ///
-    /// The CRC-32 is the one of §2 (bytes 4–19, then topic, body and trailer), computed as
-    /// CRC(header bytes 4–19) combined with the template's precomputed CRC, then continued over the trailer.
+    /// The CRC-32 is the one of §2 (bytes 4–19, then topic, body and trailer): the template's precomputed CRC for
+    /// these flags (``EventTemplate/prefixCRC(flags:)``), continued over the 48 trailer bytes.
     /// Nothing is allocated once `buffer` has the capacity (a reused output buffer).
     /// - Precondition: `flags` holds only ``FrameFlags/known`` bits.
     @inline(__always)
@@ -197,14 +243,13 @@ extension Frame {
                 trailerLength: EventTrailer.size
             )
             trailer.write(to: tail)
-            var crc = CRC32()
-            crc.update(UnsafeRawBufferPointer(rebasing: header[4..<20]))
-            crc = CRC32(continuing: CRC32.combine(crc.value, event.sharedCRC, operator: event.sharedOperator))
+            var crc = CRC32(continuing: event.prefixCRC(flags: flags))
             crc.update(UnsafeRawBufferPointer(tail))
             header.storeBytes(of: crc.value.bigEndian, toByteOffset: 20, as: UInt32.self)
-            buffer.append(contentsOf: UnsafeRawBufferPointer(header))
+            // Typed buffers: Array's append of these is one memcpy each.
+            buffer.append(contentsOf: header.assumingMemoryBound(to: UInt8.self))
             event.shared.withUnsafeBufferPointer { buffer.append(contentsOf: $0) }
-            buffer.append(contentsOf: UnsafeRawBufferPointer(tail))
+            buffer.append(contentsOf: tail.assumingMemoryBound(to: UInt8.self))
         }
     }
 }
