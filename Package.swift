@@ -69,6 +69,13 @@ let package = Package(
             ]
         ),
 
+        // MARK: - Fuzzing (tools/fuzz: libFuzzer over the frame decoder and over whole daemon sessions)
+        .systemLibrary(name: "CFuzzerDriver"),
+        .executableTarget(
+            name: "LiveBusFuzz",
+            dependencies: ["LiveBusDaemon", "LiveBusWire", "LiveBusLoop", "LiveBusClock", "CFuzzerDriver"]
+        ),
+
         // MARK: - Executables (wiring only)
         .executableTarget(name: "livebusd", dependencies: ["LiveBusCLI"]),
         .executableTarget(name: "livebus", dependencies: ["LiveBusCLI"]),

@@ -311,7 +311,7 @@ public struct APNsPayload: Sendable, Equatable {
             )
         }
         guard seconds < 1_000_000_000 else {
-            let unixHint = Int64(seconds) - referenceDateUnixSeconds
+            let unixHint = Int64(saturating: seconds).saturatingSubtracting(referenceDateUnixSeconds)
             throw PushPayloadError(
                 code: .ambiguousDate,
                 field: field,

@@ -191,6 +191,19 @@ public struct Arguments {
         return x
     }
 
+    /// `--name` as an unsigned integer within `range`, or `default` (a count or a size that must fit an `Int`).
+    /// - Throws: ``CLIError`` (usage) naming the flag and the range.
+    public func uint(_ name: String, default d: Int, in range: ClosedRange<UInt64>) throws(CLIError) -> Int {
+        guard value(name) != nil else { return d }
+        let x = try uint(name, default: 0)
+        guard range.contains(x) else {
+            throw .usage(
+                "--\(name) \(x) is out of range; give a whole number in \(range.lowerBound)…\(range.upperBound)"
+            )
+        }
+        return Int(x)
+    }
+
     /// `--name` restricted to `choices` (aliases map to canonical values), or `default`.
     /// - Throws: ``CLIError`` (usage) listing the valid choices.
     public func choice(_ name: String, _ choices: [String], aliases: [String: String] = [:], default d: String)

@@ -348,7 +348,14 @@ enum FaultCommand {
         var target: [String: JSONValue] = [:]
         if let s = a.value("session") { target["session"] = .string(s) }
         for scope in ["all", "minority", "majority", "one"] where a.flag(scope) { target["scope"] = .string(scope) }
-        if a.value("seed") != nil { target["seed"] = .number(Double(try a.uint("seed", default: 1))) }
+        if a.value("seed") != nil {
+            // A COMMAND's numbers are JSON numbers, exact up to 2^53: a larger seed would silently lose bits.
+            let seed = try a.uint("seed", default: 1)
+            guard seed <= 1 << 53 else {
+                throw .usage("--seed \(seed) is too large for a fault seed; use a whole number from 0 to \(1 << 53)")
+            }
+            target["seed"] = .number(Double(seed))
+        }
         switch verb {
         case "list":
             let data = try LivebusCommand.resultData(AdminClient.request(socket: socket, command: "fault.list"))
@@ -368,7 +375,9 @@ enum FaultCommand {
                                 " toxicity \(t["toxicity"]?.doubleValue ?? 1) \(t["params"].map { "\($0)" } ?? "")\n"
                         }
                     }
-                    if let seed = entry["seed"]?.doubleValue { text += "  seed \(UInt64(seed))" }
+                    if let seed = entry["seed"]?.doubleValue {
+                        text += "  seed \(UInt64(exactly: seed).map { "\($0)" } ?? "\(seed)")"
+                    }
                     for (dir, label) in [("down", "downstream"), ("up", "upstream")] {
                         guard case .object(let st)? = entry["stats"]?[dir] else { continue }
                         let nonzero = st.filter { ($0.value.doubleValue ?? 0) > 0 }.sorted { $0.key < $1.key }

@@ -86,8 +86,8 @@ public enum LivebusdCommand {
             var scenario = a.value("scenario")
             if a.value("orders") != nil {
                 guard scenario == "random" else { throw CLIError.usage("--orders goes with --scenario random") }
-                let k = try a.uint("orders", default: 5)
-                guard k > 0 else { throw CLIError.usage("--orders must be at least 1") }
+                guard a.value("orders") != "0" else { throw CLIError.usage("--orders must be at least 1") }
+                let k = try a.uint("orders", default: 5, in: 1...100_000)
                 scenario = "random:\(k)"
             }
             var options = DaemonOptions(
@@ -99,15 +99,20 @@ public enum LivebusdCommand {
             )
             options.fresh = a.flag("fresh")
             if a.value("push-budget") != nil {
-                let n = Int(try a.uint("push-budget", default: 12))
+                let n = try a.uint("push-budget", default: 12, in: 0...1_000_000)
                 options.scheduler.priority10BudgetPerHour = n
                 options.scheduler.frequentUpdatesPriority10BudgetPerHour = n * 5
             }
-            options.coalesceThresholdBytes = Int(
-                try a.uint("coalesce-bytes", default: UInt64(options.coalesceThresholdBytes))
+            // Sizes must fit an Int (a larger one trapped): at most 1 TiB.
+            options.coalesceThresholdBytes = try a.uint(
+                "coalesce-bytes",
+                default: options.coalesceThresholdBytes,
+                in: 0...(1 << 40)
             )
-            options.slowConsumerLimitBytes = Int(
-                try a.uint("slow-consumer-bytes", default: UInt64(options.slowConsumerLimitBytes))
+            options.slowConsumerLimitBytes = try a.uint(
+                "slow-consumer-bytes",
+                default: options.slowConsumerLimitBytes,
+                in: 1...(1 << 40)
             )
             guard options.slowConsumerLimitBytes > options.coalesceThresholdBytes else {
                 throw CLIError.usage("--slow-consumer-bytes must be larger than --coalesce-bytes")

@@ -364,7 +364,7 @@ public final class ClientSession {
             guard let w = try? WireJSON.decode(WelcomeBody.self, from: f.body) else { return }
             sessionID = w.session
             name = w.name
-            welcomeOffsetMilliseconds = now().millisecondsSinceEpoch - w.serverTime
+            welcomeOffsetMilliseconds = now().millisecondsSinceEpoch.saturatingSubtracting(w.serverTime)
             if layout == nil { relayout(trigger: "attach") }
             let wasResumed = resumeToken != nil && w.resumed
             resumeToken = w.resumeToken
@@ -389,8 +389,12 @@ public final class ClientSession {
                 onError?("undecodable EVENT on \(f.topic) seq \(f.sequence)")
                 return
             }
-            // v2: the converted instants travel in the trailer (PROTOCOL.md §5.1).
+            // v2: the converted instants travel in the trailer (PROTOCOL.md §5.1); they are range-checked too.
             body.client = ClientInstantsBody(trailer)
+            do { try body.validate() } catch {
+                onError?("undecodable EVENT on \(f.topic) seq \(f.sequence): \(error)")
+                return
+            }
             receiveEvent(f, body)
         case .upToDate:
             if f.topic.isEmpty {
@@ -571,8 +575,10 @@ public final class ClientSession {
         guard let deadline = board.nextDeadline else { return }
         let remaining = Double(now().milliseconds(to: deadline))
         // The phone's clock runs (1 + drift) as fast as true time: convert to a real delay.
-        let realDelay = max(0, remaining / (1 + clock.driftPPM / 1_000_000))
-        staleTimer = loop.schedule(after: UInt64(realDelay.rounded(.up))) { [weak self] in self?.tick() }
+        let realDelay = remaining / (1 + clock.driftPPM / 1_000_000)
+        // Clamped to 0 … 10^15 ms (no trap on a deadline ±2^63 away or a non-finite quotient).
+        let delay = realDelay.isNaN ? 0 : UInt64(min(max(0, realDelay.rounded(.up)), 1e15))
+        staleTimer = loop.schedule(after: delay) { [weak self] in self?.tick() }
     }
 
     /// Applies the board's due transitions now.
@@ -689,7 +695,7 @@ public final class ClientSession {
     /// Client − server offset in ms, from the newest event's converted timestamp, else from WELCOME.
     var offsetMilliseconds: Int64 {
         let newest = replicas.values.compactMap(\.body).max { $0.timestamp < $1.timestamp }
-        if let b = newest, let c = b.client { return c.timestamp - b.timestamp }
+        if let b = newest, let c = b.client { return c.timestamp.saturatingSubtracting(b.timestamp) }
         return welcomeOffsetMilliseconds
     }
 
@@ -722,7 +728,7 @@ public final class ClientSession {
             let verdict = board.push(
                 Array(payload.utf8),
                 orderID: order,
-                toClient: { ClientInstant(millisecondsSinceEpoch: $0.millisecondsSinceEpoch + offset) },
+                toClient: { ClientInstant(millisecondsSinceEpoch: $0.millisecondsSinceEpoch.saturatingAdding(offset)) },
                 at: nowC
             )
             armStaleTimer()

@@ -635,7 +635,7 @@ public final class Daemon {
         s.appState = h.appState ?? "foreground"
         s.os = h.os
         if let p = h.profile { s.profile = p }
-        s.handshakeOffsetMilliseconds = Double(h.clientTime - now.millisecondsSinceEpoch)
+        s.handshakeOffsetMilliseconds = Double(h.clientTime) - Double(now.millisecondsSinceEpoch)
         var resumed = false
         if let r = h.resume {
             if let deadline = resumeDeadlines[r.token], deadline <= now.millisecondsSinceEpoch {
@@ -823,21 +823,23 @@ public final class Daemon {
         // One offset estimate per delivery (the conversion is server instant + offset at now, for every field).
         let etaConverted = s.convert(ServerInstant(millisecondsSinceEpoch: b.contentState.etaTarget), now: now)
         s.lastConverted[e.topic] = etaConverted
-        let offset = etaConverted.client.millisecondsSinceEpoch - b.contentState.etaTarget
+        // Saturating: stored instants are within PROTOCOL.md §3's range, and nothing here may trap if one is not.
+        let offset = etaConverted.client.millisecondsSinceEpoch.saturatingSubtracting(b.contentState.etaTarget)
         let unc = etaConverted.uncertaintyMilliseconds
-        let ts = b.timestamp + offset
+        let ts = b.timestamp.saturatingAdding(offset)
         let eta = etaConverted.client.millisecondsSinceEpoch
-        let stale = b.staleDate.map { $0 + offset }
-        let dismissal = b.dismissalDate.map { $0 + offset }
-        let confirmed = b.contentState.lastConfirmed + offset
+        let stale = b.staleDate.map { $0.saturatingAdding(offset) }
+        let dismissal = b.dismissalDate.map { $0.saturatingAdding(offset) }
+        let confirmed = b.contentState.lastConfirmed.saturatingAdding(offset)
         // Only this trailer is per session; the header, topic and body bytes and their CRC come from the template.
+        // Sent values stay in PROTOCOL.md §3's range, or the phone's decoder would refuse the EVENT.
         let trailer = EventTrailer(
-            timestamp: ts,
-            etaTarget: eta,
-            lastConfirmed: confirmed,
-            staleDate: stale,
-            dismissalDate: dismissal,
-            uncertaintyMs: UInt32(clamping: unc)
+            timestamp: WireRange.clampInstant(ts),
+            etaTarget: WireRange.clampInstant(eta),
+            lastConfirmed: WireRange.clampInstant(confirmed),
+            staleDate: stale.map(WireRange.clampInstant),
+            dismissalDate: dismissal.map(WireRange.clampInstant),
+            uncertaintyMs: UInt32(clamping: max(0, min(unc, Int(WireRange.instantLimitMilliseconds))))
         )
         do {
             try output(s) { buf in Frame.appendEvent(e.template, flags: flags, trailer: trailer, into: &buf) }

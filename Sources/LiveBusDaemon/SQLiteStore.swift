@@ -70,6 +70,7 @@ public final class SQLiteStore: TopicStore {
         }
         // Not another user's directory or file, not through a symbolic link (issue 14).
         if let e = DataDirectory.check(directory) { throw e }
+        try Self.checkCreationMarker(directory: directory, database: path)
         if !FileManager.default.fileExists(atPath: path) {
             let fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0o600)
             if fd >= 0 { Glibc.close(fd) }
@@ -131,13 +132,20 @@ public final class SQLiteStore: TopicStore {
                 "INSERT INTO topics(topic, next_seq) VALUES(?, ?) ON CONFLICT(topic) DO UPDATE SET next_seq = excluded.next_seq"
             )
             selectFrom = try prepare("SELECT seq, body FROM events WHERE topic = ? AND seq >= ? ORDER BY seq")
-            try loadTopics()
         } catch {
             close()
             throw StoreOpenError(
                 "cannot use \(path): \(error.message); it may be corrupt: move it away to start afresh"
             )
         }
+        do {
+            try validateStoredState(directory: directory)
+            try loadTopics()
+        } catch {
+            close()
+            throw error
+        }
+        Self.writeCreationMarker(directory: directory)
     }
 
     deinit { close() }
@@ -162,6 +170,12 @@ public final class SQLiteStore: TopicStore {
         }
     }
 
+    /// SQLite's last error message on this connection (for ``validateStoredState(directory:)``).
+    var lastErrorMessage: String { lastError }
+
+    /// A prepared statement the caller finalizes (for ``validateStoredState(directory:)``).
+    func prepareStatement(_ sql: String) throws(StoreError) -> OpaquePointer? { try prepare(sql) }
+
     private func prepare(_ sql: String) throws(StoreError) -> OpaquePointer? {
         var stmt: OpaquePointer?
         guard sqlite3_prepare_v2(db, sql, -1, &stmt, nil) == SQLITE_OK else { throw StoreError(lastError) }
@@ -175,12 +189,16 @@ public final class SQLiteStore: TopicStore {
         return sqlite3_column_int(stmt, 0)
     }
 
-    private func loadTopics() throws(StoreError) {
-        let stmt = try prepare("SELECT topic, next_seq FROM topics")
+    /// Loads the topics' counters and latest events; ``validateStoredState(directory:)`` has checked them.
+    private func loadTopics() throws(StoreOpenError) {
+        guard let stmt = try? prepare("SELECT topic, next_seq FROM topics") else {
+            throw StoreOpenError("cannot read the topics of \(path): \(lastError); \(Self.whatToDo)")
+        }
         defer { sqlite3_finalize(stmt) }
         while sqlite3_step(stmt) == SQLITE_ROW {
             let topic = String(cString: sqlite3_column_text(stmt, 0))
-            nextSequence[topic] = UInt64(sqlite3_column_int64(stmt, 1))
+            // Checked to be 1…largestSequence by validateStoredState: the conversion cannot trap.
+            nextSequence[topic] = UInt64(clamping: sqlite3_column_int64(stmt, 1))
         }
         for topic in nextSequence.keys {
             if let next = nextSequence[topic], next > 1, let e = events(topic: topic, from: next - 1)?.last {
@@ -319,9 +337,10 @@ public final class SQLiteStore: TopicStore {
     /// - Parameter pages: The cap (SQLite keeps it at least the current size).
     func limitPages(_ pages: Int32) { _ = try? scalar("PRAGMA max_page_count=\(pages)") }
 
-    /// Removes the database files of `directory` (`--fresh`).
+    /// Removes the database files of `directory` and its creation marker (`--fresh`).
     public static func remove(directory: String) {
         for suffix in ["", "-wal", "-shm"] { unlink(directory + "/livebus.db" + suffix) }
+        unlink(directory + "/" + creationMarkerName)
     }
 
     /// A value of the meta table.

@@ -79,9 +79,8 @@ final class Session {
     /// Converts a server instant into this session's clock, keeping the full conversion.
     func convert(_ s: ServerInstant, now: ServerInstant) -> ConvertedInstant {
         if let c = clock.toClient(s, now: now) { return c }
-        let off = Int64(handshakeOffsetMilliseconds.rounded())
         return ConvertedInstant(
-            client: ClientInstant(millisecondsSinceEpoch: s.millisecondsSinceEpoch + off),
+            client: s.toClientClock(offsetMilliseconds: handshakeOffsetMilliseconds),
             server: s,
             uncertaintyMilliseconds: 1000
         )

@@ -42,6 +42,7 @@ public enum EventJSON {
         let body = try r.eventBody()
         r.skipWhitespace()
         guard r.i == raw.count else { throw r.syntax("unexpected data after the body's object") }
+        try body.validate()  // instants within PROTOCOL.md §3's range
         return body
     }
 

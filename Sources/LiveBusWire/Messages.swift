@@ -12,15 +12,19 @@ public enum WireJSON {
         }
     }
 
-    /// Decodes a body, naming the offending field in the error.
-    /// - Throws: ``WireError`` `invalidBody` with the field path, e.g. `field 'posture.foldState': expected a string`.
+    /// Decodes a body, naming the offending field in the error, and checks its instants (``WireValidated``).
+    /// - Throws: ``WireError`` `invalidBody` with the field path, e.g. `field 'posture.foldState': expected a string`;
+    ///   `invalidValue` when an instant or duration is outside ``WireRange`` (PROTOCOL.md §3).
     public static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws(WireError) -> T {
-        do { return try JSONDecoder().decode(T.self, from: Data(bytes)) } catch let error as DecodingError {
+        let value: T
+        do { value = try JSONDecoder().decode(T.self, from: Data(bytes)) } catch let error as DecodingError {
             throw WireError(.invalidBody, describe(error, for: T.self))
         } catch {
             let what = String(describing: T.self).replacingOccurrences(of: "Body", with: "")
             throw WireError(.invalidBody, "\(what) body is not valid JSON")
         }
+        if let checked = value as? any WireValidated { try checked.validate() }
+        return value
     }
 
     static func path(_ p: [any CodingKey]) -> String {

@@ -48,12 +48,16 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let duplicateHello = Code(16, "duplicateHello")
         /// The daemon failed internally; the message says what to report.
         public static let internalError = Code(17, "internalError")
+        /// An instant or duration is outside the allowed range (PROTOCOL.md §3: ±100 years around the Unix epoch,
+        /// in milliseconds); the message names the field.
+        public static let invalidValue = Code(18, "invalidValue")
 
         /// Every code, in numeric order.
         public static let all: [Code] = [
             .malformedFrame, .frameTooLarge, .unknownFrameType, .unsupportedVersion, .handshakeRequired,
             .checksumMismatch, .invalidBody, .invalidTopic, .slowConsumer, .shuttingDown, .notPermitted,
             .invalidPosture, .unknownDevice, .resumeRejected, .rejected, .duplicateHello, .internalError,
+            .invalidValue,
         ]
 
         /// The code for a wire number, or `nil` when unknown.

@@ -40,6 +40,11 @@ private let rejected: [(String, String, String)] = [
         #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{"status":"cooking","etaEnd":1767226800000}}}"#,
         "ambiguousDate", "aps.content-state.etaEnd"
     ),
+    // A content-state date far past Int64 as seconds (1e300): refused, the hint does not trap (issue 14).
+    (
+        #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{"status":"cooking","etaEnd":1e300}}}"#,
+        "ambiguousDate", "aps.content-state.etaEnd"
+    ),
     (
         #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{"status":"cooking","etaEnd":-5}}}"#,
         "ambiguousDate", "aps.content-state.etaEnd"

@@ -80,6 +80,7 @@ ERROR_CODES = {
     "rejected": 15,
     "duplicateHello": 16,
     "internalError": 17,
+    "invalidValue": 18,
 }
 ERROR_NAMES = {code: name for name, code in ERROR_CODES.items()}
 
