@@ -842,7 +842,9 @@ public final class Daemon {
             uncertaintyMs: UInt32(clamping: max(0, min(unc, Int(WireRange.instantLimitMilliseconds))))
         )
         do {
-            try output(s) { buf in Frame.appendEvent(e.template, flags: flags, trailer: trailer, into: &buf) }
+            try output(s) { buf throws(WireError) in
+                try Frame.appendEvent(e.template, flags: flags, trailer: trailer, into: &buf)
+            }
             s.lastSent[e.topic] = max(s.lastSent[e.topic] ?? 0, e.sequence)
             s.eventsSent += 1
         } catch {

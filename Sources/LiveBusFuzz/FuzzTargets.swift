@@ -88,7 +88,7 @@ enum FramesTarget {
                 uncertaintyMs: 7
             )
             var out: [UInt8] = []
-            Frame.appendEvent(t, flags: [.terminal], trailer: trailer, into: &out)
+            guard (try? Frame.appendEvent(t, flags: [.terminal], trailer: trailer, into: &out)) != nil else { return }
             var d = FrameDecoder()
             d.append(out)
             let back = try? d.next()

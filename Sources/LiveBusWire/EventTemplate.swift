@@ -149,17 +149,14 @@ public struct EventTemplate: Sendable {
     ///   - topic: the topic (1–255 UTF-8 bytes; checked with ``Topic/validate(_:)`` by the caller).
     ///   - sequence: the topic's sequence number of this event.
     ///   - body: the encoded EVENT body (``EventJSON/encode(_:)``), the same for every subscriber.
-    /// - Throws: ``WireError`` `invalidTopic` for a topic over 255 bytes, `frameTooLarge` when a delivery would
-    ///   exceed ``Frame/maximumSize``.
+    /// - Throws: ``WireError`` `invalidTopic` for a topic over 255 bytes. An event too large for one frame is
+    ///   kept (it is stored like any other) and refused at each delivery with `frameTooLarge`.
     public init(topic: String, sequence: UInt64, body: some Collection<UInt8>) throws(WireError) {
         let t = topic.utf8.count
         guard t <= Frame.maximumTopicLength else {
             throw WireError(.invalidTopic, "topic is \(t) bytes; the limit is \(Frame.maximumTopicLength)")
         }
         let size = Frame.headerSize + t + body.count + EventTrailer.size
-        guard size <= Frame.maximumSize else {
-            throw WireError(.frameTooLarge, "EVENT would be \(size) bytes; the limit is \(Frame.maximumSize)")
-        }
         var shared: [UInt8] = []
         shared.reserveCapacity(t + body.count)
         shared.append(contentsOf: topic.utf8)
@@ -220,15 +217,21 @@ extension Frame {
     /// The CRC-32 is the one of §2 (bytes 4–19, then topic, body and trailer): the template's precomputed CRC for
     /// these flags (``EventTemplate/prefixCRC(flags:)``), continued over the 48 trailer bytes.
     /// Nothing is allocated once `buffer` has the capacity (a reused output buffer).
-    /// - Precondition: `flags` holds only ``FrameFlags/known`` bits.
+    /// - Throws: ``WireError`` `frameTooLarge` when the event does not fit ``maximumSize`` (nothing is written),
+    ///   `malformedFrame` for flag bits outside ``FrameFlags/known``.
     @inline(__always)
     public static func appendEvent(
         _ event: EventTemplate,
         flags: FrameFlags,
         trailer: EventTrailer,
         into buffer: inout [UInt8]
-    ) {
-        precondition(FrameFlags.known.isSuperset(of: flags), "unknown EVENT flags")
+    ) throws(WireError) {
+        guard event.frameSize <= maximumSize else {
+            throw WireError(.frameTooLarge, "EVENT would be \(event.frameSize) bytes; the limit is \(maximumSize)")
+        }
+        guard FrameFlags.known.isSuperset(of: flags) else {
+            throw WireError(.malformedFrame, "unknown flag bits 0x\(String(flags.rawValue, radix: 16))")
+        }
         withUnsafeTemporaryAllocation(byteCount: headerSize + EventTrailer.size, alignment: 8) { scratch in
             let header = UnsafeMutableRawBufferPointer(rebasing: scratch[0..<headerSize])
             let tail = UnsafeMutableRawBufferPointer(rebasing: scratch[headerSize...])

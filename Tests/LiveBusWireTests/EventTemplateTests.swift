@@ -83,7 +83,7 @@ struct EventTemplateTests {
         let t = try Self.template()
         for trailer in Self.trailers {
             var buf: [UInt8] = []
-            Frame.appendEvent(t, flags: flags, trailer: trailer, into: &buf)
+            try Frame.appendEvent(t, flags: flags, trailer: trailer, into: &buf)
             let straight = Frame(
                 type: .event,
                 flags: flags,
@@ -106,7 +106,7 @@ struct EventTemplateTests {
     @Test func corruptedSharedOrTrailerBytesAreDetected() throws {
         let t = try Self.template()
         var good: [UInt8] = []
-        Frame.appendEvent(t, flags: [.terminal], trailer: Self.trailers[0], into: &good)
+        try Frame.appendEvent(t, flags: [.terminal], trailer: Self.trailers[0], into: &good)
         for index in 20..<good.count {
             for bit in [0, 3, 7] {
                 var bad = good
@@ -140,7 +140,7 @@ struct EventTemplateTests {
         for round in 0..<3 {
             buf.removeAll(keepingCapacity: true)
             for (i, t) in templates.enumerated() {
-                Frame.appendEvent(t, flags: [], trailer: Self.trailers[i % 3], into: &buf)
+                try Frame.appendEvent(t, flags: [], trailer: Self.trailers[i % 3], into: &buf)
             }
             if round == 0 { capacityAfterFirstRound = buf.capacity }
             #expect(buf.capacity == capacityAfterFirstRound)
@@ -161,9 +161,19 @@ struct EventTemplateTests {
             _ = try EventTemplate(topic: String(repeating: "a", count: 256), sequence: 1, body: [])
         }
         let fits = 65536 - 24 - 1 - 48
-        #expect((try? EventTemplate(topic: "t", sequence: 1, body: [UInt8](repeating: 0x20, count: fits))) != nil)
+        var out: [UInt8] = []
+        let largest = try? EventTemplate(topic: "t", sequence: 1, body: [UInt8](repeating: 0x20, count: fits))
+        #expect((try? Frame.appendEvent(largest!, flags: [], trailer: Self.trailers[0], into: &out)) != nil)
+        #expect(out.count == 65536)
+        // One byte more is kept as an event (the store takes it) but refused at delivery, writing nothing.
+        let tooLarge = try? EventTemplate(topic: "t", sequence: 1, body: [UInt8](repeating: 0x20, count: fits + 1))
+        out = []
+        #expect(throws: WireError(.frameTooLarge, "EVENT would be 65537 bytes; the limit is 65536")) {
+            try Frame.appendEvent(tooLarge!, flags: [], trailer: Self.trailers[0], into: &out)
+        }
+        #expect(out.isEmpty)
         #expect(throws: WireError.self) {
-            _ = try EventTemplate(topic: "t", sequence: 1, body: [UInt8](repeating: 0x20, count: fits + 1))
+            try Frame.appendEvent(largest!, flags: FrameFlags(rawValue: 0x10), trailer: Self.trailers[0], into: &out)
         }
     }
 

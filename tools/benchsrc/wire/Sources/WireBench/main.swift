@@ -53,7 +53,8 @@ func deliver(_ template: EventTemplate, count: Int, into buffer: inout [UInt8], 
             uncertaintyMs: UInt32(i & 7)
         )
         let flags: FrameFlags = i & 15 == 0 ? [.replay] : []
-        Frame.appendEvent(template, flags: flags, trailer: trailer, into: &buffer)
+        // swift-format-ignore: NeverUseForceTry
+        try! Frame.appendEvent(template, flags: flags, trailer: trailer, into: &buffer)
     }
 }
 
