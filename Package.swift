@@ -91,6 +91,7 @@ let package = Package(
         .testTarget(name: "LiveBusLayoutTests", dependencies: ["LiveBusLayout"]),
         .testTarget(name: "LiveBusTextTests", dependencies: ["LiveBusText", "LiveBusLayout"]),
         .testTarget(name: "LiveBusLoopTests", dependencies: ["LiveBusLoop"]),
+        .testTarget(name: "LiveBusDaemonTests", dependencies: ["LiveBusDaemon"]),
         .testTarget(
             name: "LiveBusE2ETests",
             dependencies: [

@@ -36,6 +36,21 @@ public enum LivebusdCommand {
           --slow-consumer-bytes N  Bytes queued above which a phone is disconnected as a slow consumer. Default 4194304.
           --resume-window D    How long a disconnected phone may resume (e.g. 30s, 10m); its name stays reserved for
                                it until then. Default 10m.
+
+        LIMITS (per session unless said; past one a session is slowed, then cut with the code in brackets)
+          --max-frames-per-second N  Frames a session may send per second (bursts of as many). Default 20000.
+                               Past it the daemon stops reading the session [messageRateTooHigh after the grace].
+          --max-subscriptions N    Topic patterns a session may hold. Default 1000 [tooManySubscriptions].
+          --max-reply-bytes N      Bytes of replies (PONG, ACK, RESULT…) queued to a session above which the daemon
+                               stops reading it until they drain. Default 65536 [replyQueueFull after the grace].
+          --limit-grace D          How long a session may stay slowed by those two before it is cut. Default 5s.
+          --handshake-timeout D    Time to complete HELLO after connecting. Default 10s [handshakeTimeout].
+          --idle-timeout D         A session that sends nothing for this long is cut; a keepalive PING goes out
+                               after half of it. Default 3m [idleTimeout].
+          --max-connections N      Connections served at once; more are refused [tooManyConnections] and logged.
+                               Default: the descriptor limit (ulimit -n) minus 64 kept for the daemon's files.
+          --catch-up-window-bytes N  Replay and snapshot bytes kept queued to a phone; more follow as it drains.
+                               Counts apart from --coalesce-bytes and --slow-consumer-bytes. Default 262144.
           --log-level LEVEL    debug, info, notice, warning or error. Default info. Logs go to stderr.
           --version            Print the version.
           --help               Print this help.
@@ -52,6 +67,39 @@ public enum LivebusdCommand {
         EXIT CODES
           0 clean shutdown · 2 usage or invalid scenario · 3 socket already served by a live daemon or unusable
         """
+
+    /// The per-session limits and the connection cap from the flags (each at least 1).
+    static func limits(_ a: Arguments) throws(CLIError) -> SessionLimits {
+        var l = SessionLimits()
+        func positive(_ name: String, _ value: Int) throws(CLIError) -> Int {
+            let raw = try a.uint(name, default: UInt64(value))
+            guard let v = Int(exactly: raw), v >= 1, v <= Int(Int32.max) else {
+                throw CLIError.usage("--\(name) \(raw) is out of range 1…\(Int32.max)")
+            }
+            return v
+        }
+        l.framesPerSecond = try positive("max-frames-per-second", l.framesPerSecond)
+        l.frameBurst = l.framesPerSecond
+        l.maximumSubscriptions = try positive("max-subscriptions", l.maximumSubscriptions)
+        l.maximumReplyBytes = try positive("max-reply-bytes", l.maximumReplyBytes)
+        func duration(_ name: String, _ value: Int64) throws(CLIError) -> Int64 {
+            guard let v = a.value(name) else { return value }
+            return try parseDuration(v, flag: name, allowed: 1...86_400_000)
+        }
+        l.graceMilliseconds = try duration("limit-grace", l.graceMilliseconds)
+        l.handshakeTimeoutMilliseconds = try duration("handshake-timeout", l.handshakeTimeoutMilliseconds)
+        l.idleTimeoutMilliseconds = try duration("idle-timeout", l.idleTimeoutMilliseconds)
+        l.catchUpWindowBytes = try positive("catch-up-window-bytes", l.catchUpWindowBytes)
+        if a.value("max-connections") != nil {
+            l.maximumConnections = try positive("max-connections", 1)
+            do throws(DaemonError) {
+                _ = try l.effectiveConnectionCap(descriptorLimit: Daemon.descriptorLimit())
+            } catch {
+                throw CLIError.usage(error.message)
+            }
+        }
+        return l
+    }
 
     /// Runs the daemon; returns the process exit code.
     public static func run(_ argv: [String]) -> Int32 {
@@ -71,7 +119,11 @@ public enum LivebusdCommand {
                 options: [
                     "socket", "scenario", "time-scale", "seed", "data-dir", "log-level", "sync", "push-budget",
                     "coalesce-bytes",
-                    "slow-consumer-bytes", "orders", "resume-window",
+                    "slow-consumer-bytes", "orders", "resume-window", "max-frames-per-second", "max-subscriptions",
+                    "max-reply-bytes", "limit-grace", "handshake-timeout", "idle-timeout", "max-connections",
+                    "catch-up-window-bytes", "max-frames-per-second", "max-subscriptions",
+                    "max-reply-bytes", "limit-grace", "handshake-timeout", "idle-timeout", "max-connections",
+                    "catch-up-window-bytes",
                 ],
                 flags: ["memory", "fresh"]
             )
@@ -125,6 +177,7 @@ public enum LivebusdCommand {
                     allowed: 1...7 * 86_400_000
                 )
             }
+            options.limits = try limits(a)
             let logger = Logger.standardError(
                 label: "livebusd",
                 minimumLevel: [

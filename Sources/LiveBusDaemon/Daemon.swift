@@ -66,6 +66,8 @@ public final class Daemon {
     /// Retries storing ``held`` while the store refuses writes.
     var heldRetryTimer: LoopTimer?
     private(set) var isShuttingDown = false
+    /// Connection cap, refusals and the liveness sweep (Daemon+Limits.swift).
+    let limitState = DaemonLimitState()
     /// Called once the daemon has stopped accepting and closed every session.
     public var onShutdown: (() -> Void)?
 
@@ -106,6 +108,7 @@ public final class Daemon {
         try Daemon.clearSocketPath(path, logger: logger)
         // Before any state is written (a data directory next to a socket that cannot exist).
         if let e = PipeListener.checkDirectory(of: path) { throw DaemonError(e.message) }
+        try startLimits()
         var restored = false
         if let dir = options.dataDirectory {
             // Checked and locked before anything is read or removed (`--fresh` too): one daemon per directory.
@@ -170,6 +173,7 @@ public final class Daemon {
         do {
             let l = try PipeListener(loop: loop, path: path)
             l.onConnection = { [unowned self] c in self.accept(c) }
+            configure(l)
             listener = l
         } catch {
             throw DaemonError("cannot listen on \(path): \(error)")
@@ -305,6 +309,7 @@ public final class Daemon {
         isShuttingDown = true
         simulatorTimer?.cancel()
         stopRetryingHeldEvents()
+        stopLimits()
         wallClockWatch?.cancel()
         wallClockWatch = nil
         resumeSweep?.cancel()
@@ -421,11 +426,13 @@ public final class Daemon {
             c.close()
             return
         }
+        guard admit(c) else { return }
         let id = "s\(nextSessionNumber)"
         nextSessionNumber += 1
         let s = Session(id: id, connection: c, now: clock.now())
         s.peerUID = c.peerCredentials?.uid
         sessions[id] = s
+        beginLimits(s)
         c.onRead = { [unowned self, unowned s] bytes in self.received(bytes, from: s) }
         // Strong: the session lives until its connection is closed, also when nothing else holds it any more (a
         // session that said BYE, an observer closed after a flush); the connection drops this closure on close.
@@ -454,6 +461,7 @@ public final class Daemon {
         s.schedulerTimer = nil
         s.faultTimer?.cancel()
         s.faultTimer = nil
+        endLimits(s)
         sessions[s.id] = nil
         if flush { s.connection.closeAfterFlush() } else { s.connection.close() }
         s.announceTimer?.cancel()
@@ -468,28 +476,14 @@ public final class Daemon {
     }
 
     private func received(_ bytes: UnsafeRawBufferPointer, from s: Session) {
+        noteReceived(s)
         if s.faults != nil, input(s, bytes) != nil { return }
         receivedAfterFaults(bytes, from: s)
     }
 
     func receivedAfterFaults(_ bytes: UnsafeRawBufferPointer, from s: Session) {
         s.decoder.append(bytes)
-        while s.phase != .closed {
-            let frame: Frame?
-            do {
-                frame = try s.decoder.next()
-            } catch {
-                fail(s, error)
-                return
-            }
-            guard let frame else { return }
-            do {
-                try handle(frame, from: s)
-            } catch {
-                fail(s, error)
-                return
-            }
-        }
+        pump(s)  // a bounded number of frames now, the rest in later turns (Daemon+Limits.swift)
     }
 
     /// Sends a fatal ERROR and closes the session; every other session is untouched.
@@ -535,7 +529,7 @@ public final class Daemon {
         }
     }
 
-    private func handle(_ f: Frame, from s: Session) throws(WireError) {
+    func handle(_ f: Frame, from s: Session) throws(WireError) {
         if s.phase == .awaitingHello {
             guard f.type == .hello else {
                 throw WireError(.handshakeRequired, "the first frame must be HELLO, got \(f.type)")
@@ -767,35 +761,40 @@ public final class Daemon {
     private func subscribe(_ s: Session, patterns: [String]) throws(WireError) {
         guard !patterns.isEmpty else { throw WireError(.invalidBody, "SUBSCRIBE body: field 'patterns' is empty") }
         for p in patterns { try Topic.validatePattern(p) }
-        for p in patterns where !s.patterns.contains(p) { s.patterns.append(p) }
+        var held = Set(s.patterns)
+        var all = s.patterns
+        for p in patterns where held.insert(p).inserted { all.append(p) }
+        guard all.count <= limits.maximumSubscriptions else {
+            throw WireError(
+                .tooManySubscriptions,
+                "SUBSCRIBE would hold \(all.count) topic patterns; a session may hold \(limits.maximumSubscriptions) (--max-subscriptions). Use fewer, wider patterns (orders/>)"
+            )
+        }
+        s.patterns = all
         saveResume(s)
         for topic in store.topics where patterns.contains(where: { Topic.matches(pattern: $0, topic: topic) }) {
             catchUp(s, topic: topic, after: s.lastSent[topic] ?? 0, force: false)
         }
         // The whole SUBSCRIBE is caught up (also when no topic matched): PROTOCOL.md §5.3.
-        send(s, .upToDate, body: UpToDateBody(sequence: 0))
+        enqueueCatchUp(s, topic: nil, after: 0)
     }
 
     /// Sends `topic`'s events after `after`: replayed from the log, or one snapshot of the latest state when the
-    /// log no longer covers the gap; then UPTODATE.
+    /// log no longer covers the gap; then UPTODATE. Paced by the phone's drain (``pumpCatchUp(_:)``).
     func catchUp(_ s: Session, topic: String, after: UInt64, force: Bool) {
-        guard let latest = store.latest(topic: topic) else { return }
+        guard store.latest(topic: topic) != nil else { return }
         if force { s.lastSent[topic] = min(s.lastSent[topic] ?? 0, after) }
-        if latest.sequence > after {
-            if let events = store.events(topic: topic, from: after + 1) {
-                for e in events { deliver(e, to: s, flags: .replay) }
-            } else {
-                deliver(latest, to: s, flags: .snapshot)
-            }
-        }
-        send(s, .upToDate, topic: topic, body: UpToDateBody(sequence: latest.sequence))
+        enqueueCatchUp(s, topic: topic, after: after)
     }
 
     /// Writes one event to one session, converting its instants into the session's clock.
     func deliver(_ e: StoredEvent, to s: Session, flags: FrameFlags = []) {
         guard s.phase == .established else { return }
         if e.sequence <= (s.lastSent[e.topic] ?? 0) { return }
-        let outstanding = s.connection.outstandingBytes
+        // A topic being caught up gets its new events from the catch-up, in order.
+        if flags.isEmpty && isCatchingUp(s, topic: e.topic) { return }
+        // Live bytes only: catch-up and replies are paced and limited apart (Daemon+Limits.swift).
+        let outstanding = liveBytesOutstanding(s)
         if outstanding > options.slowConsumerLimitBytes {
             let err = WireError(
                 .slowConsumer,
@@ -817,7 +816,7 @@ public final class Daemon {
         write(e, to: s, flags: f)
     }
 
-    private func write(_ e: StoredEvent, to s: Session, flags: FrameFlags) {
+    func write(_ e: StoredEvent, to s: Session, flags: FrameFlags) {
         let now = clock.now()
         let b = e.body
         // One offset estimate per delivery (the conversion is server instant + offset at now, for every field).
@@ -853,10 +852,17 @@ public final class Daemon {
     }
 
     private func drained(_ s: Session) {
-        guard !s.held.isEmpty else { return }
-        let held = s.held.values.sorted { $0.topic < $1.topic }
-        s.held.removeAll()
-        for e in held { deliver(e, to: s) }
+        guard !s.held.isEmpty || needsDrainWork(s) else { return }
+        // In the next turn: this runs inside the flush, and what it writes is flushed by the next one.
+        loop.runSoon { [weak self, weak s] in
+            guard let self, let s, s.phase != .closed else { return }
+            if !s.held.isEmpty {
+                let held = s.held.values.sorted { $0.topic < $1.topic }
+                s.held.removeAll()
+                for e in held { self.deliver(e, to: s) }
+            }
+            self.afterDrain(s)
+        }
     }
 
     private func postureChanged(_ s: Session, _ b: PostureChangeBody) throws(WireError) {

@@ -32,6 +32,9 @@ public struct DaemonOptions: Sendable {
     /// The background scheduler's rules (budgets, refresh windows). Durations are in scenario time: the daemon
     /// divides them by ``timeScale``, so a scenario hour's budget is spent in 6 real minutes at 10×.
     public var scheduler: SchedulerConfig
+    /// Per-session limits (frame rate, subscriptions, queued replies, timeouts, catch-up window) and the connection
+    /// cap, with their documented defaults (``SessionLimits``).
+    public var limits = SessionLimits()
 
     /// Creates options with the documented defaults.
     public init(

@@ -53,6 +53,8 @@ final class Session {
     var schedulerTimer: LoopTimer?
     /// Low-power mode, frequent updates, Live Activities authorization, as the phone declared them.
     var profile = ProfileBody()
+    /// Frame rate, queued replies, paced catch-up, liveness (Daemon+Limits.swift).
+    let limits = SessionLimitState()
 
     init(id: String, connection: Connection, now: ServerInstant) {
         self.id = id

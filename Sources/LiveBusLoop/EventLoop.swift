@@ -14,6 +14,11 @@ public final class EventLoop {
     private let shared: LoopShared
     var dirty: [Connection] = []
     private var closed = false
+    private let idle: UnsafeMutablePointer<uv_idle_t>
+    private var soon: [() -> Void] = []
+    private var idleActive = false
+    /// Connections (``Connection``) whose handle is open on this loop: accepted, connected or still closing.
+    public internal(set) var openStreamCount = 0
 
     /// A Sendable handle other threads use to run work on this loop or stop it.
     public let handle: LoopHandle
@@ -26,6 +31,7 @@ public final class EventLoop {
         try uvCheck(uv_loop_init(loop), "uv_loop_init")
         async = .allocate(capacity: 1)
         prepare = .allocate(capacity: 1)
+        idle = .allocate(capacity: 1)
         shared = LoopShared()
         handle = LoopHandle(shared: shared)
         loop.pointee.data = Unmanaged.passUnretained(self).toOpaque()
@@ -47,6 +53,32 @@ public final class EventLoop {
             "uv_prepare_start"
         )
         uv_unref(asHandle(prepare))
+        try uvCheck(uv_idle_init(loop, idle), "uv_idle_init")
+    }
+
+    /// Runs `body` on the loop thread at the start of the next loop iteration, in the order queued (`uv_idle`: the
+    /// loop polls for I/O without blocking while work is queued, so other connections are served in between and
+    /// what `body` writes is flushed in that same iteration). For work split into slices so that one connection
+    /// cannot hold the loop: see the daemon's per-turn frame budget. Source: libuv `docs/src/idle.rst`.
+    public func runSoon(_ body: @escaping () -> Void) {
+        guard !closed else { return }
+        soon.append(body)
+        guard !idleActive else { return }
+        idleActive = true
+        uv_idle_start(idle) { h in
+            guard let h else { return }
+            EventLoop.of(h.pointee.loop).runSoonWork()
+        }
+    }
+
+    private func runSoonWork() {
+        let work = soon
+        soon.removeAll(keepingCapacity: true)
+        for w in work { w() }
+        if soon.isEmpty {
+            idleActive = false
+            uv_idle_stop(idle)
+        }
     }
 
     static func of(_ l: UnsafeMutablePointer<uv_loop_t>?) -> EventLoop {
@@ -82,6 +114,8 @@ public final class EventLoop {
         shared.clearAsync()
         uv_close(asHandle(async)) { h in UnsafeMutableRawPointer(h!).deallocate() }
         uv_close(asHandle(prepare)) { h in UnsafeMutableRawPointer(h!).deallocate() }
+        soon.removeAll()
+        uv_close(asHandle(idle)) { h in UnsafeMutableRawPointer(h!).deallocate() }
         // Close anything still open, then let the close callbacks run.
         uv_walk(
             loop,
@@ -228,6 +262,12 @@ public final class LoopTimer: LoopClosable {
             h!.deallocate()
             t.release()
         }
+    }
+
+    /// Lets the loop end while this timer is pending (`uv_unref`): for deadlines that must not keep a process alive.
+    public func unref() {
+        guard !isClosed else { return }
+        uv_unref(asHandle(handle))
     }
 
     /// Whether the timer was cancelled or has fired (one-shot).

@@ -81,6 +81,12 @@ ERROR_CODES = {
     "duplicateHello": 16,
     "internalError": 17,
     "invalidValue": 18,
+    "messageRateTooHigh": 20,
+    "tooManySubscriptions": 21,
+    "replyQueueFull": 22,
+    "handshakeTimeout": 23,
+    "idleTimeout": 24,
+    "tooManyConnections": 25,
 }
 ERROR_NAMES = {code: name for name, code in ERROR_CODES.items()}
 
