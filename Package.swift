@@ -32,7 +32,12 @@ let package = Package(
         .target(name: "LiveBusClock"),
         .target(name: "LiveBusSimulator", dependencies: ["LiveBusClock"]),
         .target(name: "LiveBusScheduler", dependencies: ["LiveBusClock"]),
-        .target(name: "LiveBusActivity", dependencies: ["LiveBusClock", "LiveBusSimulator"]),
+        .target(
+            name: "LiveBusActivity",
+            dependencies: ["LiveBusClock", "LiveBusSimulator"],
+            // The built-in delivery activity schema; Protocol/activity-schemas/delivery.json links to it.
+            resources: [.copy("Resources/delivery.json")]
+        ),
         // Network faults on demand: toxiproxy-named toxics applied to a session's byte and frame stream (pure).
         .target(name: "LiveBusFaults"),
         // End-to-end scenario files and the invariant checker over clients' JSON-lines logs (pure; reuses the

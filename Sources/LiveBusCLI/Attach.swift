@@ -10,7 +10,7 @@ import LiveBusWire
 enum SessionFlags {
     static let options: Set<String> = [
         "socket", "name", "device", "posture", "orientation", "window", "app-state", "os", "clock-skew", "clock-drift",
-        "duration", "exit-when", "svg-dir", "activities",
+        "duration", "exit-when", "svg-dir", "activities", "activity-schema",
     ]
     static let flags: Set<String> = ["json", "no-reconnect", "low-power", "frequent-updates"]
 
@@ -47,7 +47,7 @@ enum SessionFlags {
                 throw CLIError("unknownDevice", error.message, recovery: "see `livebus devices`", exit: .usage)
             }
         }
-        return ClientOptions(
+        var options = ClientOptions(
             socketPath: a.value("socket") ?? defaultSocketPath(),
             name: a.value("name"),
             device: device,
@@ -71,6 +71,10 @@ enum SessionFlags {
                 }
             )
         )
+        options.activitySchema = try a.value("activity-schema").map { path throws(CLIError) in
+            try ActivitySchemaFile.read(path).schema
+        }
+        return options
     }
 }
 
@@ -150,7 +154,8 @@ enum AttachCommand {
                 let file =
                     "\(svgDir)/\(String(format: "%03d", layoutCount))-\(record.foldState)-\(record.orientation).svg"
                 do {
-                    try LayoutRenderer.svg(result, input: input).write(toFile: file, atomically: true, encoding: .utf8)
+                    try LiveActivityLayout.svgWithOverflow(LayoutRenderer.svg(result, input: input), result.truncations)
+                        .write(toFile: file, atomically: true, encoding: .utf8)
                 } catch {
                     if !svgWarned {
                         svgWarned = true
@@ -280,5 +285,45 @@ enum LogLine {
         if !u.applied { s += " · not applied (\(u.reason ?? "?"))" }
         if let d = u.delivery { s += " · \(d)" }
         return s
+    }
+}
+
+/// Reads an `--activity-schema FILE` for `attach` and `livebusd`.
+enum ActivitySchemaFile {
+    /// The largest schema file accepted, in bytes (it travels with every relayed push, in a 65 536-byte frame).
+    static let maximumBytes = 32 * 1024
+
+    /// Reads and checks the file.
+    /// - Parameter path: The file.
+    /// - Returns: The schema and the file's text.
+    /// - Throws: `invalidActivitySchema` (exit 2) with `file:line: field: message`.
+    static func read(_ path: String) throws(CLIError) -> (schema: ActivitySchema, text: String) {
+        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8)
+        else {
+            throw CLIError(
+                "invalidActivitySchema",
+                "cannot read the activity schema \(path)",
+                recovery: "check the path; the format is in Protocol/ACTIVITY-SCHEMA.md",
+                exit: .usage
+            )
+        }
+        guard data.count <= maximumBytes else {
+            throw CLIError(
+                "invalidActivitySchema",
+                "\(path) is \(data.count) bytes; an activity schema may be at most \(maximumBytes) bytes",
+                exit: .usage
+            )
+        }
+        do {
+            return (try ActivitySchema.parse(Array(data), file: path), text)
+        } catch {
+            throw CLIError(
+                "invalidActivitySchema",
+                error.description,
+                recovery:
+                    "fix the file (format: Protocol/ACTIVITY-SCHEMA.md, JSON Schema: Protocol/activity-schema.schema.json)",
+                exit: .usage
+            )
+        }
     }
 }

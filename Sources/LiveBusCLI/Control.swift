@@ -1,4 +1,5 @@
 import Foundation
+import LiveBusActivity
 import LiveBusClock
 import LiveBusDaemon
 import LiveBusLoop
@@ -214,9 +215,16 @@ enum ControlCommands {
         guard let text = String(data: bytes, encoding: .utf8),
             (try? JSONSerialization.jsonObject(with: bytes)) is [String: Any]
         else {
+            // APNs rejects invalid JSON (comments, trailing commas): say where, with the lint codes.
+            var detail = ""
+            do { _ = try APNsPayload.parse(Array(bytes)) } catch {
+                if error.code == .malformedJSON {
+                    detail = ": " + error.message + error.lints.map { " [\($0.code.rawValue)] \($0.message)" }.joined()
+                }
+            }
             throw CLIError(
                 "invalidPayload",
-                "\(path) is not a JSON object like simctl push takes ({\"aps\": {…}})",
+                "\(path) is not a JSON object like simctl push takes ({\"aps\": {…}})\(detail)",
                 exit: .usage
             )
         }
@@ -238,6 +246,9 @@ enum ControlCommands {
             if applied {
                 line += "applied (\(d["status"]?.stringValue ?? "?"), \(d["state"]?.stringValue ?? "?"))"
                 if let w = d["warning"]?.stringValue { line += " — warning: \(w)" }
+                if let removal = d["removalAt"]?.doubleValue {
+                    line += " — removed from the lock screen at \(isoTime(Int64(removal)))"
+                }
             } else if let e = r["error"] {
                 line += "not delivered: \(e["message"]?.stringValue ?? "?")"
             } else {
@@ -245,6 +256,13 @@ enum ControlCommands {
                 if let w = d["appleWords"]?.stringValue { line += " — \"\(w)\"" }
                 if let m = d["message"]?.stringValue { line += " — \(m)" }
                 if let s = d["source"]?.stringValue { line += " (source: \(s))" }
+            }
+            if case .array(let lints)? = d["lints"] {
+                for lint in lints {
+                    line += "\n  lint \(lint["code"]?.stringValue ?? "?") \(lint["field"]?.stringValue ?? "?"): "
+                    line += lint["message"]?.stringValue ?? ""
+                    if let s = lint["suggested"]?.stringValue { line += " (meant: \(s))" }
+                }
             }
             lines.append(line)
         }
@@ -682,4 +700,11 @@ enum SimulateCommand {
         out.success("simulation set: \(understood.joined(separator: ", "))", data: data)
         return 0
     }
+}
+
+/// An instant (milliseconds since 1970, the phone's clock) as ISO 8601 UTC with milliseconds, for `livebus push` text.
+func isoTime(_ milliseconds: Int64) -> String {
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
 }

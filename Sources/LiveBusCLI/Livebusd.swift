@@ -1,4 +1,5 @@
 import Foundation
+import LiveBusActivity
 import LiveBusDaemon
 import LiveBusLoop
 
@@ -51,6 +52,9 @@ public enum LivebusdCommand {
                                Default: the descriptor limit (ulimit -n) minus 64 kept for the daemon's files.
           --catch-up-window-bytes N  Replay and snapshot bytes kept queued to a phone; more follow as it drains.
                                Counts apart from --coalesce-bytes and --slow-consumer-bytes. Default 262144.
+          --activity-schema FILE  The app's ActivityAttributes/ContentState (Protocol/ACTIVITY-SCHEMA.md): pushes are
+                               judged with it by phones that have none of their own. A bad file: exit 2, file:line.
+                               Default: the built-in delivery activity (Protocol/activity-schemas/delivery.json).
           --log-level LEVEL    debug, info, notice, warning or error. Default info. Logs go to stderr.
           --version            Print the version.
           --help               Print this help.
@@ -65,7 +69,7 @@ public enum LivebusdCommand {
           SIGINT, SIGTERM      say BYE to every session, remove the socket file, exit 0.
 
         EXIT CODES
-          0 clean shutdown · 2 usage or invalid scenario · 3 socket already served by a live daemon or unusable
+          0 clean shutdown · 2 usage, invalid scenario or activity schema · 3 socket already served by a live daemon or unusable
         """
 
     /// The per-session limits and the connection cap from the flags (each at least 1).
@@ -121,9 +125,7 @@ public enum LivebusdCommand {
                     "coalesce-bytes",
                     "slow-consumer-bytes", "orders", "resume-window", "max-frames-per-second", "max-subscriptions",
                     "max-reply-bytes", "limit-grace", "handshake-timeout", "idle-timeout", "max-connections",
-                    "catch-up-window-bytes", "max-frames-per-second", "max-subscriptions",
-                    "max-reply-bytes", "limit-grace", "handshake-timeout", "idle-timeout", "max-connections",
-                    "catch-up-window-bytes",
+                    "catch-up-window-bytes", "activity-schema",
                 ],
                 flags: ["memory", "fresh"]
             )
@@ -178,6 +180,9 @@ public enum LivebusdCommand {
                 )
             }
             options.limits = try limits(a)
+            if let path = a.value("activity-schema") {
+                options.activitySchemaText = try ActivitySchemaFile.read(path).text
+            }
             let logger = Logger.standardError(
                 label: "livebusd",
                 minimumLevel: [

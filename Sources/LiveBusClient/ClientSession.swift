@@ -118,6 +118,16 @@ public final class ClientSession {
     public private(set) var replicas: [String: TopicReplica] = [:]
     /// The Live Activities of this phone.
     public private(set) var board: ActivityBoard
+    /// The last schema relayed by the daemon with a push, with its text (parsed once, not per push).
+    private var relayedSchemaCache: (text: String, schema: ActivitySchema)?
+
+    /// The daemon's activity schema (`livebusd --activity-schema`) relayed with a push.
+    private func relayedSchema(_ text: String) throws(ActivitySchemaError) -> ActivitySchema {
+        if let cached = relayedSchemaCache, cached.text == text { return cached.schema }
+        let schema = try ActivitySchema.parse(Array(text.utf8), file: "livebusd --activity-schema")
+        relayedSchemaCache = (text, schema)
+        return schema
+    }
     private var staleTimer: LoopTimer?
     private var reconnectTimer: LoopTimer?
     private var reconnectAttempt = 0
@@ -725,6 +735,17 @@ public final class ClientSession {
             }
             let offset = offsetMilliseconds
             let nowC = now()
+            board.schema = options.activitySchema ?? .delivery
+            if options.activitySchema == nil, let text = c.args["activitySchema"]?.stringValue {
+                do {
+                    board.schema = try relayedSchema(text)
+                } catch {
+                    return ResultBody(
+                        ok: false,
+                        error: ResultErrorBody(code: "invalidActivitySchema", message: error.description)
+                    )
+                }
+            }
             let verdict = board.push(
                 Array(payload.utf8),
                 orderID: order,
@@ -745,9 +766,26 @@ public final class ClientSession {
                 data["message"] = .string(r.message)
             }
             if let w = verdict.warning { data["warning"] = .string(w) }
+            if let removal = verdict.removalAt { data["removalAt"] = .number(Double(removal.millisecondsSinceEpoch)) }
+            if !verdict.lints.isEmpty {
+                data["lints"] = .array(
+                    verdict.lints.map { lint in
+                        var o: [String: JSONValue] = [
+                            "code": .string(lint.code.rawValue), "field": .string(lint.field),
+                            "message": .string(lint.message),
+                        ]
+                        if let s = lint.suggested { o["suggested"] = .string(s) }
+                        return .object(o)
+                    }
+                )
+            }
             if let a = board.activity(order) {
                 data["state"] = .string(a.state.rawValue)
-                data["status"] = .string(a.content.status.rawValue)
+                data["status"] = .string(
+                    board.schema.readsAsDelivery
+                        ? a.content.status.rawValue
+                        : (a.fields.value(at: board.schema.presentation.statusText)?.text ?? "")
+                )
             }
             onPushVerdict?(.object(data))
             if let a = board.activity(order) {

@@ -222,6 +222,7 @@ extension Daemon {
             pushCounter += 1
             args["pushID"] = .string("p\(pushCounter)")
             relay.pushID = args["pushID"]
+            if let schema = options.activitySchemaText { args["activitySchema"] = .string(schema) }
         }
         for s in targets { relay.names[s.id] = s.name }
         for s in targets {

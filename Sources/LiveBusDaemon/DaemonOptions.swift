@@ -35,6 +35,10 @@ public struct DaemonOptions: Sendable {
     /// Per-session limits (frame rate, subscriptions, queued replies, timeouts, catch-up window) and the connection
     /// cap, with their documented defaults (``SessionLimits``).
     public var limits = SessionLimits()
+    /// The app's activity schema file text (`--activity-schema`), already checked by ``ActivitySchema/parse(_:file:)``;
+    /// relayed with every push to phones that have none of their own, so that they judge it with this schema.
+    /// `nil`: phones use their own (default: the built-in delivery schema).
+    public var activitySchemaText: String?
 
     /// Creates options with the documented defaults.
     public init(
