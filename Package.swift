@@ -19,6 +19,8 @@ let package = Package(
         ),
         .systemLibrary(name: "CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
         .systemLibrary(name: "CHarfBuzz", pkgConfig: "harfbuzz", providers: [.apt(["libharfbuzz-dev"])]),
+        // zlib's CRC-32 (slice-by-N, and crc32_combine_op so fan-out reuses an event's shared checksum).
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(
             name: "CSQLite",
             pkgConfig: "sqlite3",
@@ -26,7 +28,7 @@ let package = Package(
         ),
 
         // MARK: - Pure rule targets (no sockets, no real clock)
-        .target(name: "LiveBusWire"),
+        .target(name: "LiveBusWire", dependencies: ["CZlib"]),
         .target(name: "LiveBusClock"),
         .target(name: "LiveBusSimulator", dependencies: ["LiveBusClock"]),
         .target(name: "LiveBusScheduler", dependencies: ["LiveBusClock"]),

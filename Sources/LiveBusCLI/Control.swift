@@ -532,6 +532,17 @@ enum FaultCommand {
 
 /// `livebus watch`: every event the daemon publishes, as it happens (NDJSON with --json).
 enum WatchCommand {
+    /// An EVENT's body for `watch --json`, with the trailer's converted instants as its `client` member (the
+    /// shape of wire v1's body, PROTOCOL.md §5.1).
+    static func watchBody(_ f: Frame) -> JSONValue {
+        guard case .object(var o)? = try? WireJSON.decode(JSONValue.self, from: f.body) else { return .null }
+        if let t = f.trailer, let c = try? WireJSON.decode(JSONValue.self, from: WireJSON.encode(ClientInstantsBody(t)))
+        {
+            o["client"] = c
+        }
+        return .object(o)
+    }
+
     static func run(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
         let a = try Arguments(argv, command: "watch", options: ["socket", "topic", "duration"], flags: ["json"])
         try a.allowPositionals(0)
@@ -567,7 +578,7 @@ enum WatchCommand {
                     while let f = try? decoder.next() {
                         switch f.type {
                         case .event:
-                            guard let b = try? WireJSON.decode(EventBody.self, from: f.body) else { continue }
+                            guard let b = try? EventJSON.decode(f.body) else { continue }
                             if out.json {
                                 var flags: [JSONValue] = []
                                 if f.flags.contains(.replay) { flags.append(.string("replay")) }
@@ -578,7 +589,7 @@ enum WatchCommand {
                                         "type": .string("event"), "topic": .string(f.topic),
                                         "seq": .number(Double(f.sequence)),
                                         "flags": .array(flags),
-                                        "body": (try? WireJSON.decode(JSONValue.self, from: f.body)) ?? .null,
+                                        "body": Self.watchBody(f),
                                     ])
                                 )
                             } else {

@@ -351,16 +351,7 @@ public final class ClientSession {
 
     func send(_ type: FrameType, sequence: UInt64 = 0, topic: String = "", body: some Encodable) {
         guard let c = connection, let bytes = try? WireJSON.encode(body) else { return }
-        c.write { buf in
-            try? Frame.encode(
-                type: type,
-                flags: [],
-                sequence: sequence,
-                topic: Array(topic.utf8),
-                bodyParts: [bytes],
-                into: &buf
-            )
-        }
+        c.write { buf in try? Frame.encode(type: type, sequence: sequence, topic: topic, body: bytes, into: &buf) }
     }
 
     private func received(_ bytes: UnsafeRawBufferPointer) {
@@ -404,8 +395,14 @@ public final class ClientSession {
             send(.pong, body: PongBody(t1: p.t1, t2: t2, t3: now().millisecondsSinceEpoch))
             if syncState == .catchingUp && catchingUpTopics.isEmpty { becomeLive() }
         case .event:
-            guard let body = try? WireJSON.decode(EventBody.self, from: f.body) else {
+            guard var body = try? EventJSON.decode(f.body), let trailer = f.trailer else {
                 onError?("undecodable EVENT on \(f.topic) seq \(f.sequence)")
+                return
+            }
+            // v2: the converted instants travel in the trailer (PROTOCOL.md §5.1); they are range-checked too.
+            body.client = ClientInstantsBody(trailer)
+            do { try body.validate() } catch {
+                onError?("undecodable EVENT on \(f.topic) seq \(f.sequence): \(error)")
                 return
             }
             receiveEvent(f, body)

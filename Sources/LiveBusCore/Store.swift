@@ -9,25 +9,31 @@ public struct StoredEvent: Sendable {
     public var sequence: UInt64
     /// The event, server-clock instants.
     public var body: EventBody
-    /// `body` encoded once without its closing brace (``EventBody/sharedPrefix()``).
-    public var sharedPrefix: [UInt8]
+    /// The topic and `body` encoded once, with their CRC-32: each delivery adds only its header flags and trailer
+    /// (``Frame/appendEvent(_:flags:trailer:into:)``, PROTOCOL.md §5.1).
+    public var template: EventTemplate
 
     /// `true` for end events and delivered/canceled statuses: never dropped or coalesced away.
     public var isTerminal: Bool {
         body.event == "end" || body.contentState.status == "delivered" || body.contentState.status == "canceled"
     }
 
-    /// Creates a stored event, encoding the shared prefix.
+    /// Creates a stored event, encoding the shared bytes once (without Foundation).
     /// - Parameters:
     ///   - topic: The topic.
-    ///   - sequence: Its sequence number on the topic.
-    ///   - body: The event.
-    /// - Throws: ``WireError`` `invalidBody` if the body cannot be encoded.
-    public init(topic: String, sequence: UInt64, body: EventBody) throws(WireError) {
+    ///   - sequence: The topic's sequence number.
+    ///   - body: The event, server-clock instants.
+    ///   - encoded: `body` already encoded as an EVENT body (read back from the store), or `nil` to encode it with
+    ///     ``EventJSON/encode(_:)``.
+    /// - Throws: ``WireError`` `invalidBody` if the body cannot be encoded, `frameTooLarge` if an EVENT would
+    ///   exceed 64 KiB.
+    public init(topic: String, sequence: UInt64, body: EventBody, encoded: [UInt8]? = nil) throws(WireError) {
         self.topic = topic
         self.sequence = sequence
         self.body = body
-        self.sharedPrefix = try body.sharedPrefix()
+        let bytes: [UInt8]
+        if let encoded { bytes = encoded } else { bytes = try EventJSON.encode(body) }
+        self.template = try EventTemplate(topic: topic, sequence: sequence, body: bytes)
     }
 }
 

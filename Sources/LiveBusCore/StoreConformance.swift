@@ -190,7 +190,7 @@ public enum StoreConformance {
         let stored = try commit(s, StoreBatch(events: [("orders/K", body)]))
         let back = s.events(topic: "orders/K", from: 1)?.first
         try expect(back?.body == body, "the body reads back equal")
-        try expect(back?.sharedPrefix == stored.first?.sharedPrefix, "the shared bytes read back equal")
+        try expect(back?.template.body == stored.first?.template.body, "the shared bytes read back equal")
         try expect(back?.isTerminal == false, "a non-terminal event stays non-terminal")
     }
 

@@ -525,7 +525,21 @@ public final class Daemon {
             "protocol error",
             [("session.id", s.id), ("code", e.code.name), ("message", e.message)]
         )
-        send(s, .error, body: ErrorBody(e, fatal: true))
+        if e.code == .unsupportedVersion, s.phase == .awaitingHello, let v = s.decoder.lastVersionSeen, v == 1 {
+            // A v1 client cannot read a v2 frame: it is told why in v1 framing (the two differ only in the version
+            // byte and in the trailer length, 0 for ERROR). PROTOCOL.md §4.1.
+            let refusal = WireError(
+                .unsupportedVersion,
+                "the client speaks wire protocol version 1; this daemon speaks \(Frame.supportedVersions). Upgrade the client"
+            )
+            if let body = try? WireJSON.encode(ErrorBody(refusal, fatal: true)) {
+                try? output(s) { buf throws(WireError) in
+                    try Frame.encode(type: .error, body: body, version: 1, into: &buf)
+                }
+            }
+        } else {
+            send(s, .error, body: ErrorBody(e, fatal: true))
+        }
         closeSession(s, reason: "protocol error \(e.code.name)", flush: true)
     }
 
@@ -541,14 +555,7 @@ public final class Daemon {
     func send(_ s: Session, _ type: FrameType, sequence: UInt64 = 0, topic: String = "", encoded bytes: [UInt8]) {
         do {
             try output(s) { buf throws(WireError) in
-                try Frame.encode(
-                    type: type,
-                    flags: [],
-                    sequence: sequence,
-                    topic: Array(topic.utf8),
-                    bodyParts: [bytes],
-                    into: &buf
-                )
+                try Frame.encode(type: type, sequence: sequence, topic: topic, body: bytes, into: &buf)
             }
         } catch {
             logger.log(.error, "cannot encode frame", [("type", "\(type)"), ("error", "\(error)")])
@@ -592,7 +599,7 @@ public final class Daemon {
             let b = try WireJSON.decode(CommandBody.self, from: f.body)
             command(b, id: f.sequence, from: s)
         case .publish:
-            let b = try WireJSON.decode(EventBody.self, from: f.body)
+            let b = try EventJSON.decode(f.body)
             try publishFromClient(s, topic: f.topic, id: f.sequence, body: b)
         case .bye:
             closeSession(s, reason: "client said bye", flush: true)
@@ -606,10 +613,10 @@ public final class Daemon {
     }
 
     private func hello(_ h: HelloBody, session s: Session) throws(WireError) {
-        guard h.versions.contains(1) else {
+        guard h.versions.contains(where: Frame.supportedVersions.contains) else {
             throw WireError(
                 .unsupportedVersion,
-                "client speaks versions \(h.versions); this daemon speaks [1]. Upgrade the client or the daemon"
+                "client speaks versions \(h.versions); this daemon speaks \(Frame.supportedVersions). Upgrade the client or the daemon"
             )
         }
         // `down` refuses phones and publishers, never the admin interface that can remove it.
@@ -699,7 +706,7 @@ public final class Daemon {
             s,
             .welcome,
             body: WelcomeBody(
-                version: 1,
+                version: Int(Frame.version),
                 session: s.id,
                 name: s.name,
                 resumeToken: s.resumeToken,
@@ -845,27 +852,19 @@ public final class Daemon {
         let stale = b.staleDate.map { $0.saturatingAdding(offset) }
         let dismissal = b.dismissalDate.map { $0.saturatingAdding(offset) }
         let confirmed = b.contentState.lastConfirmed.saturatingAdding(offset)
+        // Only this trailer is per session; the header, topic and body bytes and their CRC come from the template.
         // Sent values stay in PROTOCOL.md §3's range, or the phone's decoder would refuse the EVENT.
-        let suffix = EventBody.sessionSuffix(
-            ClientInstantsBody(
-                timestamp: WireRange.clampInstant(ts),
-                etaTarget: WireRange.clampInstant(eta),
-                staleDate: stale.map(WireRange.clampInstant),
-                dismissalDate: dismissal.map(WireRange.clampInstant),
-                lastConfirmed: WireRange.clampInstant(confirmed),
-                uncertaintyMs: max(0, min(unc, Int(WireRange.instantLimitMilliseconds)))
-            )
+        let trailer = EventTrailer(
+            timestamp: WireRange.clampInstant(ts),
+            etaTarget: WireRange.clampInstant(eta),
+            lastConfirmed: WireRange.clampInstant(confirmed),
+            staleDate: stale.map(WireRange.clampInstant),
+            dismissalDate: dismissal.map(WireRange.clampInstant),
+            uncertaintyMs: UInt32(clamping: max(0, min(unc, Int(WireRange.instantLimitMilliseconds))))
         )
         do {
             try output(s) { buf throws(WireError) in
-                try Frame.encode(
-                    type: .event,
-                    flags: flags,
-                    sequence: e.sequence,
-                    topic: Array(e.topic.utf8),
-                    bodyParts: [e.sharedPrefix, suffix],
-                    into: &buf
-                )
+                try Frame.appendEvent(e.template, flags: flags, trailer: trailer, into: &buf)
             }
             s.lastSent[e.topic] = max(s.lastSent[e.topic] ?? 0, e.sequence)
             s.eventsSent += 1

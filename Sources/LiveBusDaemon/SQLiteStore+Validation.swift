@@ -114,7 +114,7 @@ extension SQLiteStore {
             let n = Int(sqlite3_column_bytes(stmt, 2))
             let bytes = sqlite3_column_blob(stmt, 2).map { [UInt8](UnsafeRawBufferPointer(start: $0, count: n)) } ?? []
             do throws(WireError) {
-                _ = try WireJSON.decode(EventBody.self, from: bytes)
+                _ = try EventJSON.decode(bytes)
             } catch {
                 bad = refuse("event \(seq) of topic '\(topic)' cannot be served (\(error.code.name): \(error.message))")
             }

@@ -221,7 +221,7 @@ public final class SQLiteStore: EventStore {
         sqlite3_bind_text(stmt, i, s, -1, CSQLite_transient())
     }
 
-    private func bindBlob(_ stmt: OpaquePointer?, _ i: Int32, _ b: [UInt8]) {
+    private func bindBlob(_ stmt: OpaquePointer?, _ i: Int32, _ b: some ContiguousBytes) {
         b.withUnsafeBytes { raw in
             _ = sqlite3_bind_blob(stmt, i, raw.baseAddress, Int32(raw.count), CSQLite_transient())
         }
@@ -245,7 +245,7 @@ public final class SQLiteStore: EventStore {
         let e = try StoredEvent(topic: topic, sequence: seq, body: body)
         bindText(insertEvent, 1, topic)
         sqlite3_bind_int64(insertEvent, 2, Int64(seq))
-        bindBlob(insertEvent, 3, e.sharedPrefix + [UInt8(ascii: "}")])
+        bindBlob(insertEvent, 3, e.template.body)
         try step(insertEvent)
         bindText(upsertTopic, 1, topic)
         sqlite3_bind_int64(upsertTopic, 2, Int64(seq + 1))
@@ -351,8 +351,8 @@ public final class SQLiteStore: EventStore {
             let n = Int(sqlite3_column_bytes(selectFrom, 1))
             guard let p = sqlite3_column_blob(selectFrom, 1) else { continue }
             let bytes = [UInt8](UnsafeRawBufferPointer(start: p, count: n))
-            guard let body = try? WireJSON.decode(EventBody.self, from: bytes),
-                let e = try? StoredEvent(topic: topic, sequence: seq, body: body)
+            guard let body = try? EventJSON.decode(bytes),
+                let e = try? StoredEvent(topic: topic, sequence: seq, body: body, encoded: bytes)
             else { continue }
             out.append(e)
         }

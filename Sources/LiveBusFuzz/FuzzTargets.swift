@@ -73,10 +73,27 @@ enum FramesTarget {
         _ = try? WireJSON.decode(ResultBody.self, from: b)
         _ = try? WireJSON.decode(ErrorBody.self, from: b)
         _ = try? WireJSON.decode(UpToDateBody.self, from: b)
-        if let e = try? WireJSON.decode(EventBody.self, from: b) {
-            // What the daemon does with a published body: encode the shared part, append a session suffix.
-            _ = try? e.sharedPrefix()
-            if let c = e.client { _ = EventBody.sessionSuffix(c) }
+        _ = try? WireJSON.decode(EventBody.self, from: b)
+        if let e = try? EventJSON.decode(b) {
+            // What the daemon does with a published body: encode it once, build the event's template, write a
+            // delivery with a trailer; the delivery must decode back to the same body and trailer.
+            guard let bytes = try? EventJSON.encode(e), let t = try? EventTemplate(topic: "t", sequence: 1, body: bytes)
+            else { return }
+            let trailer = EventTrailer(
+                timestamp: e.timestamp,
+                etaTarget: e.contentState.etaTarget,
+                lastConfirmed: e.contentState.lastConfirmed,
+                staleDate: e.staleDate,
+                dismissalDate: e.dismissalDate,
+                uncertaintyMs: 7
+            )
+            var out: [UInt8] = []
+            guard (try? Frame.appendEvent(t, flags: [.terminal], trailer: trailer, into: &out)) != nil else { return }
+            var d = FrameDecoder()
+            d.append(out)
+            let back = try? d.next()
+            precondition(back?.trailer == trailer && back?.body == bytes, "a delivery does not decode back: \(e)")
+            precondition((try? EventJSON.decode(bytes)) == e, "an encoded body does not decode back: \(e)")
         }
     }
 }

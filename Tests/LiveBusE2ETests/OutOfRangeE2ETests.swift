@@ -109,8 +109,8 @@ struct OutOfRangeE2ETests {
         }
         #expect(bus.run(timeoutMs: 10_000) { phone?.frames.contains { $0.type == .event } == true })
         let event = try #require(phone?.frames.first { $0.type == .event })
-        let body = try WireJSON.decode(EventBody.self, from: event.body)
-        #expect(body.client?.etaTarget == limit)
+        let body = try EventJSON.decode(event.body)
+        #expect(event.trailer?.etaTarget == limit)  // wire v2: the converted instants are the trailer
         #expect(body.contentState.etaTarget == limit)
         #expect(publisher?.errors.isEmpty == true)
         bus.shutdown()

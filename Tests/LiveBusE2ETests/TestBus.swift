@@ -79,11 +79,14 @@ final class RawPeer {
     let connection: Connection
     var decoder = FrameDecoder()
     var frames: [Frame] = []
+    /// Every byte received, for frames a v2 decoder does not read (the v1 refusal).
+    var received: [UInt8] = []
     var closed = false
 
     init(_ c: Connection) {
         connection = c
         c.onRead = { [unowned self] bytes in
+            self.received.append(contentsOf: bytes)
             self.decoder.append(bytes)
             while let f = try? self.decoder.next() { self.frames.append(f) }
         }
@@ -104,7 +107,12 @@ final class RawPeer {
     }
 }
 
-func hello(role: ClientRole = .session, name: String? = nil, versions: [Int] = [1], device: String? = "iphone-16-pro")
+func hello(
+    role: ClientRole = .session,
+    name: String? = nil,
+    versions: [Int] = Frame.supportedVersions,
+    device: String? = "iphone-16-pro"
+)
     -> Frame
 {
     let body = HelloBody(

@@ -129,7 +129,7 @@ struct InstantRangeTests {
     @Test func theConstantIsTheDocumentedOne() throws {
         #expect(WireRange.instantLimitMilliseconds == 100 * 36_525 * 86_400_000 / 100)
         let doc = try String(
-            contentsOf: FrameCodecTests.repoRoot.appendingPathComponent("Protocol/PROTOCOL.md"),
+            contentsOf: GoldenVectorTests.repoRoot.appendingPathComponent("Protocol/PROTOCOL.md"),
             encoding: .utf8
         )
         #expect(doc.contains("−3155760000000 … 3155760000000 ms"))

@@ -47,22 +47,6 @@ struct MessageTests {
         }
     }
 
-    /// The shared prefix plus a session suffix is one JSON object equal to the body with `client` set.
-    @Test func sharedPrefixPlusSuffixDecodes() throws {
-        var e = GoldenVectors.event
-        let c = ClientInstantsBody(
-            timestamp: 1,
-            etaTarget: 2,
-            staleDate: nil,
-            dismissalDate: 4,
-            lastConfirmed: 5,
-            uncertaintyMs: 6
-        )
-        let bytes = try e.sharedPrefix() + EventBody.sessionSuffix(c)
-        e.client = c
-        #expect(try WireJSON.decode(EventBody.self, from: bytes) == e)
-    }
-
     /// Pattern matching: `*` one segment, `>` the rest (NATS semantics).
     @Test(arguments: [
         ("orders/>", "orders/A1", true), ("orders/>", "orders", false), ("orders/*", "orders/A1", true),

@@ -21,7 +21,8 @@ LIMIT = 3_155_760_000_000  # WireRange.instantLimitMilliseconds
 def frame(kind, body, topic="", seq=0, flags=0):
     b = json.dumps(body, separators=(",", ":"), sort_keys=True).encode() if not isinstance(body, bytes) else body
     t = topic.encode()
-    head = struct.pack(">BBHQHH", 1, TYPES[kind], flags, seq, len(t), 0)
+    # Wire v2 (PROTOCOL.md §2): no crafted frame is an EVENT, so every trailer length is 0.
+    head = struct.pack(">BBHQHH", 2, TYPES[kind], flags, seq, len(t), 0)
     crc = zlib.crc32(t + b, zlib.crc32(head)) & 0xFFFFFFFF
     return struct.pack(">I", 24 + len(t) + len(b) - 4) + head + struct.pack(">I", crc) + t + b
 
@@ -75,7 +76,7 @@ def main():
                                     "params": {"probability": 1, "window": 64, "delayMs": 600000}}}}, seq=10),
         frame("bye", {"reason": "done"}),
     ]
-    helloes = [frame("hello", {"versions": [1], "client": "c", "role": r, "clientTime": t,
+    helloes = [frame("hello", {"versions": [2], "client": "c", "role": r, "clientTime": t,
                                **({"device": "iphone-16-pro"} if r == "session" else {})})
                for r in ("session", "publisher") for t in (MIN, MAX, LIMIT, NOW)]
     shutil.rmtree(OUT, ignore_errors=True)
@@ -97,7 +98,7 @@ def main():
     put("session", bytes([2]) + b"".join(f for f in crafted if f[5] == TYPES["command"]))
     put("session", bytes([0]) + b"".join(f for f in crafted if f[5] in (TYPES["posture"], TYPES["ack"],
                                                                             TYPES["subscribe"], TYPES["resend"])))
-    resume = frame("hello", {"versions": [1], "client": "c", "role": "session", "clientTime": NOW,
+    resume = frame("hello", {"versions": [2], "client": "c", "role": "session", "clientTime": NOW,
                              "device": "iphone-16-pro", "resume": {"token": "x" * 32,
                                                                   "topics": {"orders/A": 2**64 - 1}}})
     put("session", bytes([0x80]) + resume)
