@@ -138,7 +138,13 @@ extension Daemon {
             for (i, e) in stored.enumerated() {
                 let w = waiters[i]
                 if w.session.phase == .established {
-                    send(w.session, .ack, sequence: w.id, topic: e.topic, encoded: EventJSON.ackBody(sequence: e.sequence))
+                    send(
+                        w.session,
+                        .ack,
+                        sequence: w.id,
+                        topic: e.topic,
+                        encoded: EventJSON.ackBody(sequence: e.sequence)
+                    )
                 }
                 fanOut(e)
                 if (i + 1) % Self.fanOutFlushInterval == 0 { loop.flushPendingWrites() }
