@@ -139,7 +139,7 @@ struct E2ECLIScriptingTests {
                 (sleep 1; printf f; sleep 0.5; printf h; sleep 1.5; printf q) | timeout 30 $B/livebus attach --socket $S --name pro --device iphone-16-pro --json > \(dir)/pro.jsonl 2>\(dir)/pro.err
                 echo "attach=$?"
                 stop
-                echo "attached=$(grep -c 'session attached' \(dir)/d.log) resumed=$(grep -c 'session resumed' \(dir)/d.log)"
+                echo "attached=$(grep -c 'session attached.*session.name=pro' \(dir)/d.log) resumed=$(grep -c 'session resumed' \(dir)/d.log)"
                 """
         )
         #expect(code == 0, "\(text)")
