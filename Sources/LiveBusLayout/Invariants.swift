@@ -8,14 +8,101 @@ enum Invariants {
         let window = posture.window
         let safe = posture.safeRect
         let interactive = r.rects.filter(\.interactive).filter { !$0.rect.isEmpty }
+        let known = Set(r.rects.map(\.name))
 
-        func outcome(_ name: String, _ offenders: [String], _ ok: String) {
+        func outcome(_ name: String, _ offenders: [String], _ ok: String, names: [String] = []) {
             out.append(
                 InvariantOutcome(
                     name: name,
                     holds: offenders.isEmpty,
-                    detail: offenders.isEmpty ? ok : offenders.joined(separator: "; ")
+                    detail: offenders.isEmpty ? ok : offenders.joined(separator: "; "),
+                    offenders: offenders.isEmpty
+                        ? nil
+                        : names.isEmpty
+                            ? offenders.compactMap { $0.split(separator: " ").first.map(String.init) }.filter {
+                                known.contains($0)
+                            } : names
                 )
+            )
+        }
+
+        // No two interactive rects partly overlap: two that share area must be one inside the other, and the inner
+        // one must name the outer one (or a rect inside it) as its container. Source: LiveBus issue 18.
+        var overlaps: [String] = []
+        var overlapNames: [String] = []
+        let byName = Dictionary(r.rects.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
+        func declared(_ inner: NamedRect, in outer: NamedRect) -> Bool {
+            var next = inner.container
+            var hops = 0
+            while let name = next, hops < 8 {
+                if name == outer.name { return true }
+                next = byName[name]?.container
+                hops += 1
+            }
+            return false
+        }
+        for (i, a) in interactive.enumerated() {
+            for b in interactive[(i + 1)...] where a.rect.intersects(b.rect) {
+                let ok =
+                    (declared(a, in: b) && b.rect.contains(a.rect)) || (declared(b, in: a) && a.rect.contains(b.rect))
+                guard !ok else { continue }
+                let shared = a.rect.intersection(b.rect).map(describe) ?? ""
+                let how =
+                    declared(a, in: b) || declared(b, in: a)
+                    ? "leaves its declared container" : "and no containment is declared"
+                overlaps.append(
+                    "\(a.name) \(describe(a.rect)) overlaps \(b.name) \(describe(b.rect)) at \(shared) \(how)"
+                )
+                overlapNames += [a.name, b.name]
+            }
+        }
+        outcome(
+            "noInteractivePartialOverlap",
+            overlaps,
+            "no two interactive rects partly overlap (containment declared: "
+                + interactive.compactMap { e in e.container.map { "\(e.name) in \($0)" } }.joined(separator: ", ")
+                + ")",
+            names: overlapNames
+        )
+
+        // Touch targets: buttons, map buttons, toolbar items and the text field at least the platform minimum.
+        let minimum = metrics.minimumTouchTarget(platform: posture.device.platform)
+        let unit = posture.device.unit
+        let small = r.rects.filter { [.button, .mapButton, .toolbarItem, .textField].contains($0.role) }.filter {
+            $0.rect.width < minimum - 0.005 || $0.rect.height < minimum - 0.005
+        }
+        outcome(
+            "touchTargetsAtLeastMinimum",
+            small.map {
+                "\($0.name) is \(format($0.rect.width))x\(format($0.rect.height)) \(unit), under the "
+                    + "\(format(minimum))x\(format(minimum)) \(unit) minimum"
+            },
+            "every button, map button, toolbar item and text field is at least \(format(minimum))x\(format(minimum)) "
+                + "\(unit) (\(posture.device.platform == "android" ? "Material" : "Apple HIG"))",
+            names: small.map(\.name)
+        )
+
+        // Text fits its box at the measured size; a truncation names the box and the text's width.
+        outcome(
+            "textFitsItsBox",
+            r.truncations.map { t in
+                "\(t.element) '\(t.text)' needs \(format(t.measured)) pt \(t.axis) but "
+                    + (t.box.map { "its box \(describe($0)) has \(format(t.available))" }
+                        ?? "has \(format(t.available))")
+            },
+            "every text fits its box at the measured size (\(r.textMeasurer))",
+            names: r.truncations.map(\.element)
+        )
+
+        // Sheets on regular width stay at most the platform's sheet width.
+        if r.horizontalSizeClass == .regular {
+            let cap = metrics.sheetMaxWidth(platform: posture.device.platform)
+            let wide = r.rects.filter { $0.role == .sheet && $0.rect.width > cap + 0.005 }
+            outcome(
+                "sheetAtMostMaxWidthOnRegularWidth",
+                wide.map { "\($0.name) is \(format($0.rect.width)) \(unit) wide, over the \(format(cap)) \(unit) cap" },
+                "sheets at most \(format(cap)) \(unit) wide on regular width",
+                names: wide.map(\.name)
             )
         }
 

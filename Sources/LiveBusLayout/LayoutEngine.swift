@@ -35,7 +35,14 @@ public enum LayoutEngine {
             measurer: input.measurer
         )
         builder.presentations = presentations
-        builder.truncations += truncations
+        // Each truncation names the box it was measured against (the text rect is clamped to it).
+        builder.truncations += truncations.map { t in
+            var t = t
+            if t.box == nil, t.axis == "width" {
+                t.box = presentations.lazy.flatMap(\.elements).first { $0.name == t.element }?.rect
+            }
+            return t
+        }
         return builder.finish()
     }
 
@@ -122,11 +129,13 @@ private struct Builder {
     /// Buttons moved into the toolbar, in the order they were met.
     var movedButtons: [ScreenButton] = []
     var toolbar: Toolbar?
+    /// Buttons left out because their place is smaller than the touch target (added to the reason).
+    var hiddenButtons: [String] = []
 
     init(_ input: LayoutInput) {
         self.input = input
         self.posture = input.posture
-        self.m = input.metrics
+        self.m = input.metrics.raisedToTouchTarget(platform: input.posture.device.platform)
         self.toolbarActive = posture.verticalBar != nil && posture.osVersion >= OSVersion.arrangementAPI
         let window = posture.window
         rects.append(NamedRect(name: "window", role: .window, rect: window, interactive: false, coversMap: false))
@@ -143,21 +152,52 @@ private struct Builder {
         }
     }
 
-    mutating func add(_ name: String, _ role: RectRole, _ rect: Rect, interactive: Bool, covers: Bool) {
-        rects.append(NamedRect(name: name, role: role, rect: rect.rounded, interactive: interactive, coversMap: covers))
+    mutating func add(
+        _ name: String,
+        _ role: RectRole,
+        _ rect: Rect,
+        interactive: Bool,
+        covers: Bool,
+        in container: String? = nil
+    ) {
+        rects.append(
+            NamedRect(
+                name: name,
+                role: role,
+                rect: rect.rounded,
+                interactive: interactive,
+                coversMap: covers,
+                container: container
+            )
+        )
     }
 
-    /// Draws a screen button at `rect` (inside its parent), or hands it to the vertical-edge toolbar when that is
-    /// active. Buttons the input does not list, and empty rects, are skipped.
-    mutating func button(_ kind: ScreenButton, _ rect: Rect) {
+    /// The platform's smallest touch target (44 pt, 48 dp on Android).
+    var touchTarget: Double { m.minimumTouchTarget(platform: posture.device.platform) }
+
+    /// Draws a screen button at `rect` inside `container`, or hands it to the vertical-edge toolbar when that is
+    /// active. Buttons the input does not list are skipped; one that cannot be the platform's touch target (its
+    /// parent is too small) is left out with a note in the reason, never drawn smaller.
+    /// - Returns: true when the button was drawn in the screen.
+    @discardableResult
+    mutating func button(_ kind: ScreenButton, _ rect: Rect, in container: String?) -> Bool {
         let name = "button.\(kind.rawValue)"
         guard input.buttons.contains(kind), !movedButtons.contains(kind), !rects.contains(where: { $0.name == name })
-        else { return }
+        else { return false }
         if toolbarActive {
             movedButtons.append(kind)
-        } else if !rect.rounded.isEmpty {
-            add(name, .button, rect, interactive: true, covers: true)
+            return false
         }
+        let r = rect.rounded
+        guard r.width >= touchTarget - 0.01, r.height >= touchTarget - 0.01 else {
+            hiddenButtons.append(
+                "\(kind.rawValue) button not shown: its place \(describe(r)) is smaller than the "
+                    + "\(format(touchTarget)) \(posture.device.unit) touch target"
+            )
+            return false
+        }
+        add(name, .button, rect, interactive: true, covers: true, in: container)
+        return true
     }
 
     /// On an unfolded iOS foldable (the active screen has a hinge or fold): is the split arrangement available?
@@ -218,6 +258,14 @@ private struct Builder {
 
     // MARK: - Overlay (map) screens
 
+    /// A full-width card column narrowed to the platform's sheet width on regular width, kept on the trailing
+    /// side (the sheets it holds must not outgrow the cap).
+    func capped(_ column: Rect) -> Rect {
+        let cap = m.sheetMaxWidth(platform: posture.device.platform)
+        guard posture.horizontalSizeClass == .regular, column.width > cap else { return column }
+        return Rect(x: column.maxX - cap, y: column.y, width: cap, height: column.height)
+    }
+
     mutating func overlay() {
         let window = posture.window
         add("map", .map, window, interactive: false, covers: false)
@@ -255,7 +303,9 @@ private struct Builder {
                 )
             } else {
                 arrangement = .vertical
-                column = Rect(x: controlArea.minX + m.margin, y: 0, width: controlArea.width - 2 * m.margin, height: 0)
+                column = capped(
+                    Rect(x: controlArea.minX + m.margin, y: 0, width: controlArea.width - 2 * m.margin, height: 0)
+                )
                 why.append(
                     fallback
                         ? "fallback, tabletop split: map above the fold, cards layered below it"
@@ -273,7 +323,7 @@ private struct Builder {
                 why.append("regular width (\(posture.sizeClassReason)): map on the left, card column on the right")
             } else {
                 arrangement = .vertical
-                column = Rect(x: region.minX + m.margin, y: 0, width: region.width - 2 * m.margin, height: 0)
+                column = capped(Rect(x: region.minX + m.margin, y: 0, width: region.width - 2 * m.margin, height: 0))
                 colTop = 0
                 why.append(
                     fallback
@@ -283,6 +333,14 @@ private struct Builder {
                             : "compact width (\(posture.sizeClassReason)): cards at the bottom"
                 )
             }
+        }
+        if column.width > 0, posture.horizontalSizeClass == .regular, arrangement == .vertical,
+            column.width >= m.sheetMaxWidth(platform: posture.device.platform) - 0.01
+        {
+            why.append(
+                "card column at most \(format(column.width)) \(posture.device.unit) wide on regular width "
+                    + "(the sheet's cap), on the trailing side"
+            )
         }
         why.append(regions.note)
         if api.applies {
@@ -298,16 +356,21 @@ private struct Builder {
             why.insert(osRule!, at: 0)
         }
 
-        // Header: at the top of the map side, shrunk on short windows.
+        // Header: at the top of the map side, shrunk on short windows but never below the back button's touch
+        // target.
         let header = Rect(
             x: mapSide.minX + m.margin,
             y: mapSide.minY + m.gap,
             width: mapSide.width - 2 * m.margin,
-            height: min(m.headerHeight, 0.12 * mapSide.height)
+            height: min(m.headerHeight, max(0.12 * mapSide.height, m.buttonSize))
         )
         add("header", .header, header, interactive: true, covers: true)
-        let backSide = min(m.buttonSize, header.height, header.width)
-        button(.back, Rect(x: header.minX + 4, y: header.midY - backSide / 2, width: backSide, height: backSide))
+        let backSide = m.buttonSize
+        button(
+            .back,
+            Rect(x: header.minX + 4, y: header.midY - backSide / 2, width: backSide, height: backSide),
+            in: "header"
+        )
         if arrangement == .vertical && regions.split == nil {
             colTop = header.maxY + m.gap
         }
@@ -333,7 +396,9 @@ private struct Builder {
             add("toast", .toast, t, interactive: true, covers: true)
         }
         let cardShare = arrangement == .vertical && regions.split == nil ? 0.3 : 0.4
-        let cardHeight = min(m.cardHeight, cardShare * avail)
+        // The card keeps room for its primary action's touch target when the column allows it.
+        let primaryRoom = input.buttons.contains(.primaryAction) && !toolbarActive ? m.buttonSize + 2 * m.gap : 0
+        let cardHeight = min(m.cardHeight, max(cardShare * avail, min(primaryRoom, 0.5 * avail)))
         let card = Rect(x: column.minX, y: colBottom - cardHeight, width: column.width, height: cardHeight).rounded
         add("card", .card, card, interactive: true, covers: true)
         let primaryHeight = min(m.primaryButtonHeight, max(0, card.height - 2 * m.gap))
@@ -344,11 +409,13 @@ private struct Builder {
                 y: card.maxY - m.gap - primaryHeight,
                 width: max(0, card.width - 2 * m.margin),
                 height: primaryHeight
-            )
+            ),
+            in: "card"
         )
         var anchor = card.minY - m.gap
         if let keyboard { anchor = min(anchor, keyboard.minY - m.gap) }
-        let buttonSize = min(m.mapButtonSize, 0.1 * avail)
+        // Map buttons keep the platform's touch target; where they do not fit they are hidden (never shrunk).
+        let buttonSize = m.mapButtonSize
         let focusInColumn = arrangement == .vertical && regions.split == nil
         var buttonsReserve = buttonSize + m.gap
         var focusReserve = focusInColumn ? m.minimumFocusShare * avail : 0
@@ -368,6 +435,14 @@ private struct Builder {
             }
             if focusInColumn && anchor - topLimit - focusReserve < minimumSheet {
                 focusReserve = min(focusReserve, m.crowdedFocusHeight)
+            }
+            if anchor - topLimit - focusReserve < minimumSheet, movedToastBottom == nil,
+                rects.contains(where: { $0.name == "toast" })
+            {
+                // Still crowded: the text field wins over the toast too.
+                rects.removeAll { $0.name == "toast" }
+                topLimit = colTop
+                why.append("toast hidden: the sheet needs the room")
             }
             var largest = max(0, anchor - topLimit - buttonsReserve - focusReserve)
             var bottom = anchor
@@ -446,7 +521,16 @@ private struct Builder {
             arrangement = .fullScreen
             add("content", .content, posture.window, interactive: false, covers: false)
             band = (controls.minX, controls.width)
-            why.append("fullScreen: content uses the whole window; sheets and toasts span the controls region")
+            let cap = m.sheetMaxWidth(platform: posture.device.platform)
+            if posture.horizontalSizeClass == .regular && controls.width > cap {
+                band = ((controls.midX - cap / 2).roundedToHundredths, cap)
+                why.append(
+                    "fullScreen: content uses the whole window; on regular width sheets and toasts are at most "
+                        + "\(format(cap)) \(posture.device.unit) wide, centred in the controls region"
+                )
+            } else {
+                why.append("fullScreen: content uses the whole window; sheets and toasts span the controls region")
+            }
         } else {
             arrangement = .column
             let width = min(m.columnMaxWidth, content.width)
@@ -465,50 +549,78 @@ private struct Builder {
             fullScreen
             ? content.insetBy(dx: m.margin, dy: 0)
             : Rect(x: band.x, y: content.minY, width: band.width, height: content.height)
-        let side = min(m.buttonSize, holder.width, holder.height)
-        button(.back, Rect(x: holder.minX + 4, y: holder.minY + m.gap, width: side, height: side))
+        let parent: String? = fullScreen ? nil : "column"
+        let side = m.buttonSize
+        let back = Rect(x: holder.minX + 4, y: holder.minY + m.gap, width: side, height: side)
+        let backDrawn = button(.back, back, in: parent)
         let primaryHeight = min(m.primaryButtonHeight, max(0, holder.height - side - 3 * m.gap))
-        button(
-            .primaryAction,
-            Rect(
-                x: holder.minX + m.margin,
-                y: holder.maxY - m.gap - primaryHeight,
-                width: max(0, holder.width - 2 * m.margin),
-                height: primaryHeight
-            )
+        let primary = Rect(
+            x: holder.minX + m.margin,
+            y: holder.maxY - m.gap - primaryHeight,
+            width: max(0, holder.width - 2 * m.margin),
+            height: primaryHeight
         )
-        var topLimit = controls.minY + m.sheetTopGap
+        let primaryDrawn = button(.primaryAction, primary, in: parent)
+        // The toast and the sheet stay clear of the back button (below it) and of the primary action (above it).
+        let gap = m.gap
+        func belowBack(_ top: Double, _ x: Double, _ width: Double) -> Double {
+            guard backDrawn, back.maxX > x, back.minX < x + width, back.maxY + gap > top, back.minY < top + 1
+            else { return top }
+            return back.maxY + gap
+        }
+        let sheetTop = belowBack(controls.minY + m.sheetTopGap, band.x, band.width)
+        var topLimit = sheetTop
         var movedToastBottom: Double?
+        var toastRect: Rect?
         if input.showToast {
+            let x = band.x + (fullScreen ? m.margin : 0)
+            let width = band.width - (fullScreen ? 2 * m.margin : 0)
             var toast = Rect(
-                x: band.x + (fullScreen ? m.margin : 0),
-                y: controls.minY + m.gap,
-                width: band.width - (fullScreen ? 2 * m.margin : 0),
+                x: x,
+                y: belowBack(controls.minY + m.gap, x, width),
+                width: width,
                 height: min(m.toastHeight, 0.12 * controls.height)
             )
             if let keyboard, toast.maxY > keyboard.minY - m.gap, regions.split != nil {
                 // The keyboard covers the top of the lower side: the toast moves above the fold.
-                toast.y = content.minY + m.gap
+                toast.y = belowBack(content.minY + m.gap, x, width)
                 toast.height = min(m.toastHeight, 0.12 * content.height)
                 movedToastBottom = toast.maxY
                 why.append("toast moved above the fold: the keyboard covers the lower side")
             } else {
                 topLimit = max(topLimit, toast.maxY + m.gap)
             }
-            add("toast", .toast, toast, interactive: true, covers: true)
+            toastRect = toast
         }
         if input.showSheet {
             var bottom = controls.maxY
+            if primaryDrawn, primary.maxX > band.x, primary.minX < band.x + band.width, primary.minY < bottom {
+                bottom = primary.minY - m.gap
+            }
             if let keyboard { bottom = min(bottom, keyboard.minY) }
             var largest = max(0, bottom - topLimit)
             let minimumSheet = min(
                 m.textFieldHeight + m.textFieldPadding,
                 LayoutEngine.sheetContentHeight(tags: input.tags, sheetWidth: band.width, metrics: m).total
             )
+            if largest < minimumSheet, movedToastBottom == nil, toastRect != nil {
+                // Crowded (short window, keyboard up): the sheet's text field wins over the toast.
+                toastRect = nil
+                topLimit = sheetTop
+                largest = max(0, bottom - topLimit)
+                why.append("toast hidden: the sheet needs the room")
+            }
             if largest < minimumSheet, regions.split != nil {
                 // The keyboard fills the lower side: the sheet moves above the fold.
-                let altBottom = min(content.maxY, (keyboard?.minY ?? .infinity))
-                let altTop = max(content.minY + m.sheetTopGap, (movedToastBottom ?? 0) + m.gap)
+                var altBottom = min(content.maxY, (keyboard?.minY ?? .infinity))
+                if primaryDrawn, primary.minY < altBottom, primary.maxY > content.minY {
+                    altBottom = primary.minY - m.gap
+                }
+                let altTop = belowBack(
+                    max(content.minY + m.sheetTopGap, (movedToastBottom ?? 0) + m.gap),
+                    band.x,
+                    band.width
+                )
                 let altLargest = max(0, altBottom - altTop)
                 if altLargest > largest {
                     bottom = altBottom
@@ -516,8 +628,18 @@ private struct Builder {
                     why.append("sheet moved above the fold: the keyboard leaves no room below it")
                 }
             }
-            _ = JourneySheet.place(builder: &self, x: band.x, width: band.width, bottom: bottom, largest: largest)
+            if let toastRect { add("toast", .toast, toastRect, interactive: true, covers: true, in: parent) }
+            toastRect = nil
+            _ = JourneySheet.place(
+                builder: &self,
+                x: band.x,
+                width: band.width,
+                bottom: bottom,
+                largest: largest,
+                in: parent
+            )
         }
+        if let toastRect { add("toast", .toast, toastRect, interactive: true, covers: true, in: parent) }
         reason = why.joined(separator: "; ")
     }
 
@@ -525,6 +647,7 @@ private struct Builder {
 
     mutating func finish() -> LayoutResult {
         placeToolbar()
+        if !hiddenButtons.isEmpty { reason += "; " + hiddenButtons.joined(separator: "; ") }
         if let keyboard { add("keyboard", .keyboard, keyboard, interactive: false, covers: true) }
         if let hinge = posture.hinge { add("hinge", .hinge, hinge, interactive: false, covers: false) }
         if let reserved = posture.reservedRegion {
@@ -605,7 +728,19 @@ extension Builder {
 /// The tag editor sheet of field report 004.
 private enum JourneySheet {
     /// Places the sheet with its bottom at `bottom`, clamped to `largest`; returns the sheet rect.
-    static func place(builder: inout Builder, x: Double, width: Double, bottom: Double, largest: Double) -> Rect {
+    ///
+    /// Inside it: the text field `textFieldPadding` above the bottom, the tag rows above the field, and the close
+    /// button at the trailing end of the field's row (the field ends a gap before it), so the close button overlaps
+    /// neither the field nor the tags. Where the vertical-edge toolbar takes the close button, the field spans the
+    /// sheet.
+    static func place(
+        builder: inout Builder,
+        x: Double,
+        width: Double,
+        bottom: Double,
+        largest: Double,
+        in container: String? = nil
+    ) -> Rect {
         let m = builder.m
         let (content, tagsHeight) = LayoutEngine.sheetContentHeight(
             tags: builder.input.tags,
@@ -617,31 +752,39 @@ private enum JourneySheet {
         builder.sheetLargestDetent = largest.roundedToHundredths
         builder.sheetScrolls = content > largest + Rect.tolerance
         let sheet = Rect(x: x, y: bottom - height, width: width, height: height)
-        builder.add("sheet", .sheet, sheet, interactive: true, covers: true)
+        builder.add("sheet", .sheet, sheet, interactive: true, covers: true, in: container)
         let fieldHeight = min(m.textFieldHeight, height)
-        let field = Rect(
+        var field = Rect(
             x: x + m.margin,
             y: max(sheet.minY, sheet.maxY - m.textFieldPadding - m.textFieldHeight),
             width: max(0, width - 2 * m.margin),
             height: fieldHeight
         )
-        builder.add("textField", .textField, field, interactive: true, covers: true)
+        // The close button at the trailing end of the field's row, vertically centred on the field and kept inside
+        // the sheet.
+        let closeSide = m.buttonSize
+        let close = Rect(
+            x: sheet.maxX - m.margin - closeSide,
+            y: max(sheet.minY, min(field.midY - closeSide / 2, sheet.maxY - closeSide)),
+            width: closeSide,
+            height: min(closeSide, sheet.height)
+        )
+        builder.add("textField", .textField, field, interactive: true, covers: true, in: "sheet")
+        let fieldIndex = builder.rects.count - 1
+        if builder.button(.close, close, in: "sheet") {
+            field.width = max(0, close.minX - m.gap - field.minX)
+            builder.rects[fieldIndex].rect = field.rounded
+        }
         if builder.input.tags > 0 {
             let visible = max(0, min(tagsHeight, field.minY - m.tagsSpacing - sheet.minY))
             let tags = Rect(
                 x: x + m.margin,
                 y: field.minY - m.tagsSpacing - visible,
-                width: field.width,
+                width: max(0, width - 2 * m.margin),
                 height: visible
             )
-            builder.add("tags", .tags, tags, interactive: true, covers: true)
+            builder.add("tags", .tags, tags, interactive: true, covers: true, in: "sheet")
         }
-        // The close button at the sheet's top trailing corner, drawn over the tags.
-        let closeSide = min(m.buttonSize, sheet.height, sheet.width)
-        builder.button(
-            .close,
-            Rect(x: sheet.maxX - 4 - closeSide, y: sheet.minY, width: closeSide, height: closeSide)
-        )
         return sheet
     }
 }

@@ -157,15 +157,28 @@ public struct NamedRect: Codable, Sendable, Equatable {
     public var coversMap: Bool
     /// The text drawn in it, for measured text (Live Activity presentations); nil otherwise.
     public var text: String?
+    /// The rect this one is drawn inside by design (a button in the header, the text field in the sheet), by name;
+    /// nil when it stands alone. Only a declared container may overlap an interactive rect (invariant
+    /// `noInteractivePartialOverlap`); JSON key `container`, absent when nil.
+    public var container: String?
 
     /// Creates a named rect.
-    public init(name: String, role: RectRole, rect: Rect, interactive: Bool, coversMap: Bool, text: String? = nil) {
+    public init(
+        name: String,
+        role: RectRole,
+        rect: Rect,
+        interactive: Bool,
+        coversMap: Bool,
+        text: String? = nil,
+        container: String? = nil
+    ) {
         self.name = name
         self.role = role
         self.rect = rect
         self.interactive = interactive
         self.coversMap = coversMap
         self.text = text
+        self.container = container
     }
 }
 
@@ -177,12 +190,15 @@ public struct InvariantOutcome: Codable, Sendable, Equatable {
     public var holds: Bool
     /// What was checked, or what broke it (names and rects).
     public var detail: String
+    /// Names of the rects that broke it (drawn in red in the SVG); nil when it held. JSON key `offenders`.
+    public var offenders: [String]?
 
     /// Creates an outcome.
-    public init(name: String, holds: Bool, detail: String) {
+    public init(name: String, holds: Bool, detail: String, offenders: [String]? = nil) {
         self.name = name
         self.holds = holds
         self.detail = detail
+        self.offenders = offenders
     }
 }
 
@@ -256,6 +272,8 @@ public struct Truncation: Codable, Sendable, Equatable {
     public var available: Double
     /// `width` or `height`.
     public var axis: String
+    /// The box the text was measured against, in its presentation's coordinates (points); nil when not known.
+    public var box: Rect? = nil
 }
 
 /// Tunable sizes of the map screen elements, in points.
@@ -312,9 +330,47 @@ public struct LayoutMetrics: Codable, Sendable, Equatable {
     public var primaryButtonHeight: Double = 50
     /// Top of the vertical bar kept for the status cluster before the first toolbar item [estimate].
     public var toolbarStatusHeight: Double = 44
+    /// Smallest touch target on Apple platforms, points (HIG: "hit targets of at least 44x44 pt").
+    public var appleMinimumTouchTarget: Double = 44
+    /// Smallest touch target on Android, dp (Accessibility Test Framework `TouchTargetSizeCheck`: 48x48 dp).
+    public var materialMinimumTouchTarget: Double = 48
+    /// Widest sheet on a regular-width (Apple) or medium-or-wider (Android) window: iOS form sheet about 580 pt
+    /// [3rd-party, https://fudong.dev/en/blog/swiftui-bottomsheet-ipad-form-factor].
+    public var appleSheetMaxWidth: Double = 580
+    /// Widest bottom sheet on Android: `BottomSheetDefaults.SheetMaxWidth = 640.dp` [official, androidx
+    /// `compose/material3/material3/src/commonMain/kotlin/androidx/compose/material3/SheetDefaults.kt`].
+    public var materialSheetMaxWidth: Double = 640
 
     /// The standard metrics.
     public static let standard = LayoutMetrics()
+
+    /// The platform's smallest touch target: 48 dp on `android`, else 44 pt.
+    ///
+    /// - Parameter platform: the catalog platform (`ios` or `android`).
+    /// - Returns: the side in points (dp on Android).
+    /// - Note: Source: Apple HIG (44x44 pt); Accessibility Test Framework for Android `TouchTargetSizeCheck` (48x48
+    ///   dp), reference/durability-federation-apns.md "Touch targets and window classes".
+    public func minimumTouchTarget(platform: String) -> Double {
+        platform == "android" ? materialMinimumTouchTarget : appleMinimumTouchTarget
+    }
+
+    /// The platform's widest sheet: 640 dp on `android`, else 580 pt.
+    ///
+    /// - Parameter platform: the catalog platform (`ios` or `android`).
+    /// - Returns: the width in points (dp on Android).
+    public func sheetMaxWidth(platform: String) -> Double {
+        platform == "android" ? materialSheetMaxWidth : appleSheetMaxWidth
+    }
+
+    /// These metrics with every button at least the platform's touch target.
+    func raisedToTouchTarget(platform: String) -> LayoutMetrics {
+        var m = self
+        let side = minimumTouchTarget(platform: platform)
+        m.buttonSize = max(m.buttonSize, side)
+        m.mapButtonSize = max(m.mapButtonSize, side)
+        m.primaryButtonHeight = max(m.primaryButtonHeight, side)
+        return m
+    }
 
     /// Creates the standard metrics; change fields as needed.
     public init() {}

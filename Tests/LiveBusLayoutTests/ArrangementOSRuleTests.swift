@@ -25,14 +25,14 @@ struct ArrangementOSRuleTests {
         }
     }
 
-    /// The fallback's numbers on the 951×669 inner screen in landscape: cards at the bottom across the safe area
-    /// flat; half-opened, the cards and the focus area stay wholly left of the reserved region (443.5…507.5).
+    /// The fallback's numbers on the 951×669 inner screen in landscape: cards at the bottom, flat on the trailing
+    /// side and 580 pt wide (regular width caps sheets, and so the card column holding them, issue 18); half-opened, the cards and the focus area stay wholly left of the reserved region (443.5…507.5).
     /// Source: field report 000 (ZStack fallback; reserved region "어느 한쪽에"); posture-and-devices.md §2 row 25.
     @Test func fallbackNumbersOnDuoLandscape() throws {
         let old = try #require(OSVersion("26.4"))
         let flat = try layout("iphone-duo", .flat, .landscape, tags: 3, sheet: true, toast: true, os: old)
-        #expect(flat.rect("cardColumn") == Rect(x: 16, y: 72, width: 835, height: 581))
-        #expect(flat.rect("card") == Rect(x: 16, y: 478.7, width: 835, height: 174.3))
+        #expect(flat.rect("cardColumn") == Rect(x: 271, y: 72, width: 580, height: 581))
+        #expect(flat.rect("card") == Rect(x: 271, y: 478.7, width: 580, height: 174.3))
         #expect(flat.rect("focusArea") == Rect(x: 0, y: 120, width: 867, height: 190.7))
         let half = try layout("iphone-duo", .halfOpened, .landscape, tags: 3, sheet: true, toast: true, os: old)
         #expect(half.rect("card") == Rect(x: 16, y: 478.7, width: 411.5, height: 174.3))

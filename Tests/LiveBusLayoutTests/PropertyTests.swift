@@ -116,9 +116,87 @@ struct PropertyTests {
         #expect(checked == device.supportedFoldStates.count * 2 * Self.windowsPerCase * 3)
     }
 
+    /// Every catalog device × fold state × orientation × screen layout × keyboard (hidden, 30% of the window with
+    /// the field focused) × tag count (0, 1, 3, 14), full screen, with the sheet and the toast shown: every
+    /// invariant holds (no partial overlap of interactive rects, touch targets at the platform minimum, text fits,
+    /// sheet width cap, and the report-000 rules). Source: LiveBus issue 18 (Done when, property tests).
+    @Test(arguments: catalog.devices.map(\.id))
+    func invariantsHoldForEveryPostureKeyboardAndTagCount(deviceID: String) throws {
+        let device = try Self.catalog.device(deviceID)
+        var checked = 0
+        for fold in device.supportedFoldStates {
+            for orientation in Orientation.allCases {
+                let screen = device.screen(for: fold)!.size(in: orientation)
+                for keyboard in [0, (0.3 * screen.height).rounded(.down)] {
+                    let resolved = try resolve(
+                        Posture(
+                            deviceID: deviceID,
+                            foldState: fold,
+                            orientation: orientation,
+                            keyboardHeight: keyboard
+                        ),
+                        in: Self.catalog
+                    )
+                    for tags in [0, 1, 3, 14] {
+                        for screenLayout in ScreenLayout.allCases {
+                            let result = LayoutEngine.layout(
+                                LayoutInput(
+                                    posture: resolved,
+                                    screen: screenLayout,
+                                    tags: tags,
+                                    textFieldFocused: keyboard > 0,
+                                    markers: OfflineLayoutRequest.sampleMarkers,
+                                    showSheet: true,
+                                    showToast: true,
+                                    liveActivity: OfflineLayoutRequest.sampleLiveActivity
+                                )
+                            )
+                            checked += 1
+                            let problems =
+                                Self.independentChecks(result, resolved)
+                                + result.failedInvariants.map { "\($0.name): \($0.detail)" }
+                            #expect(
+                                problems.isEmpty,
+                                "\(deviceID) \(fold) \(orientation) keyboard \(keyboard) tags \(tags) \(screenLayout): \(problems.joined(separator: "\n"))"
+                            )
+                        }
+                    }
+                }
+            }
+        }
+        #expect(checked == device.supportedFoldStates.count * 2 * 2 * 4 * 3)
+    }
+
     /// Checks recomputed here from the rects, independent of the engine's own invariant list.
     static func independentChecks(_ r: LayoutResult, _ p: ResolvedPosture) -> [String] {
         var problems: [String] = []
+        // Interactive rects: two that share area are one inside the other with the inner naming its container
+        // chain up to the outer one (issue 18).
+        let live = r.rects.filter { $0.interactive && !$0.rect.isEmpty }
+        func chain(_ e: NamedRect) -> [String] {
+            var names: [String] = []
+            var next = e.container
+            while let n = next, names.count < 8 {
+                names.append(n)
+                next = r.rects.first { $0.name == n }?.container
+            }
+            return names
+        }
+        for (i, a) in live.enumerated() {
+            for b in live[(i + 1)...] where a.rect.intersects(b.rect) {
+                let aInB = chain(a).contains(b.name) && b.rect.contains(a.rect)
+                let bInA = chain(b).contains(a.name) && a.rect.contains(b.rect)
+                if !aInB && !bInA { problems.append("\(a.name) \(a.rect) partly overlaps \(b.name) \(b.rect)") }
+            }
+        }
+        // Touch targets: 44 pt on iOS, 48 dp on Android (issue 18).
+        let minimum = p.device.platform == "android" ? 48.0 : 44.0
+        for e in r.rects where [.button, .mapButton, .toolbarItem, .textField].contains(e.role) {
+            if e.rect.width < minimum - 0.005 || e.rect.height < minimum - 0.005 {
+                problems.append("\(e.name) \(e.rect) under the \(minimum) touch target")
+            }
+        }
+        if !r.truncations.isEmpty { problems.append("truncations \(r.truncations)") }
         let window = p.window
         let safe = p.safeRect
         for nr in r.rects where !nr.rect.isEmpty && !window.contains(nr.rect) {
