@@ -131,6 +131,8 @@ private struct Builder {
     var toolbar: Toolbar?
     /// Buttons left out because their place is smaller than the touch target (added to the reason).
     var hiddenButtons: [String] = []
+    /// The panes (see ``LayoutResult/panes``).
+    var panes: [Rect] = []
 
     init(_ input: LayoutInput) {
         self.input = input
@@ -273,7 +275,16 @@ private struct Builder {
         let fallback = api.applies && !api.available
         // The fallback layers the cards over the map as on a phone: on one side of a vertical reserved region.
         let regions = regions(preferSingleSideForVertical: fallback)
-        let regular = posture.horizontalSizeClass == .regular && !fallback
+        // Two panes by the platform's rule: Apple's size class; on Android Jetpack's window size classes (a
+        // separating fold splits the window through `regions` in any case).
+        let rule = TwoPaneRule.decide(
+            platform: posture.device.platform,
+            window: window.size,
+            horizontalSizeClass: posture.horizontalSizeClass,
+            separatingFold: nil
+        )
+        let android = posture.device.platform == "android"
+        let regular = rule.twoPane && !fallback
         var mapSide = regions.content
         let controlArea = regions.controls
         var column: Rect
@@ -320,7 +331,10 @@ private struct Builder {
                 column = Rect(x: region.maxX - m.margin - width, y: 0, width: width, height: 0)
                 mapSide = Rect(minX: region.minX, minY: region.minY, maxX: column.minX - m.margin, maxY: region.maxY)
                 colTop = region.minY + m.gap
-                why.append("regular width (\(posture.sizeClassReason)): map on the left, card column on the right")
+                why.append(
+                    (android ? rule.reason : "regular width (\(posture.sizeClassReason))")
+                        + ": map on the left, card column on the right"
+                )
             } else {
                 arrangement = .vertical
                 column = capped(Rect(x: region.minX + m.margin, y: 0, width: region.width - 2 * m.margin, height: 0))
@@ -330,7 +344,9 @@ private struct Builder {
                         ? "cards at the bottom, layered over the full-screen map"
                         : regular
                             ? "regular width but the region (\(format(region.width)) pt) is too narrow for a map beside a card column: cards at the bottom"
-                            : "compact width (\(posture.sizeClassReason)): cards at the bottom"
+                            : android
+                                ? "\(rule.reason): cards at the bottom"
+                                : "compact width (\(posture.sizeClassReason)): cards at the bottom"
                 )
             }
         }
@@ -341,6 +357,16 @@ private struct Builder {
                 "card column at most \(format(column.width)) \(posture.device.unit) wide on regular width "
                     + "(the sheet's cap), on the trailing side"
             )
+        }
+        switch regions.split {
+        case .some: panes = [regions.content, regions.controls]
+        case nil where arrangement == .horizontal:
+            let region = regions.content
+            panes = [
+                Rect(minX: region.minX, minY: region.minY, maxX: mapSide.maxX, maxY: region.maxY),
+                Rect(minX: mapSide.maxX, minY: region.minY, maxX: region.maxX, maxY: region.maxY),
+            ]
+        case nil: panes = [regions.content]
         }
         why.append(regions.note)
         if api.applies {
@@ -544,6 +570,7 @@ private struct Builder {
             band = (column.minX, column.width)
             why.append("column: content \(format(width)) pt wide (at most \(format(m.columnMaxWidth))), centred")
         }
+        panes = regions.split != nil ? [content, controls] : [content]
         why.append(regions.note)
         let holder =
             fullScreen
@@ -665,6 +692,9 @@ private struct Builder {
             screenLayout: input.screen,
             horizontalSizeClass: posture.horizontalSizeClass,
             verticalSizeClass: posture.verticalSizeClass,
+            windowWidthClass: posture.windowWidthClass,
+            windowHeightClass: posture.windowHeightClass,
+            panes: panes.map(\.rounded),
             rects: rects,
             arrangement: arrangement,
             reason: reason,

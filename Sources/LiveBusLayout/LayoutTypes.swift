@@ -449,6 +449,13 @@ public struct LayoutResult: Codable, Sendable, Equatable {
     public var horizontalSizeClass: SizeClass
     /// Height size class.
     public var verticalSizeClass: SizeClass
+    /// Material width class of the same window (``WindowSizeClass``).
+    public var windowWidthClass: WindowSizeClass
+    /// Material height class of the same window (``WindowSizeClass``).
+    public var windowHeightClass: WindowSizeClass
+    /// The panes, window coordinates (points): one, or two beside each other (map and card column) or above
+    /// each other (tabletop), in reading order (leading first).
+    public var panes: [Rect]
     /// Named rects in window coordinates (points), drawing order.
     public var rects: [NamedRect]
     /// Chosen arrangement.

@@ -168,6 +168,11 @@ public struct ResolvedPosture: Codable, Sendable, Equatable {
     /// The window minus the safe-area insets.
     public var safeRect: Rect { window.inset(by: safeArea) }
 
+    /// Material width class of the same window (dp; points on Apple devices, informative there).
+    public var windowWidthClass: WindowSizeClass { .width(window.width) }
+    /// Material height class of the same window (dp; points on Apple devices, informative there).
+    public var windowHeightClass: WindowSizeClass { .height(window.height) }
+
     /// The region interactive content must avoid: the reserved region when half-opened, otherwise an occluding
     /// hinge (Surface Duo's physical hinge hides content even when flat).
     ///

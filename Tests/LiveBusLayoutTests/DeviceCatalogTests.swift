@@ -18,7 +18,9 @@ struct DeviceCatalogTests {
         #expect(names["pixel-9-pro-fold"] == "Pixel 9 Pro Fold")
         #expect(names["surface-duo-2"] == "Surface Duo 2")
         #expect(names["iphone-duo"] == "iPhone Duo")
-        #expect(testCatalog.devices.count == 11)
+        // Issue 18: the first-generation Surface Duo (540×720 dp screens, 34 dp hinge).
+        #expect(names["surface-duo"] == "Surface Duo")
+        #expect(testCatalog.devices.count == 12)
     }
 
     /// Every screen cites a source for each figure it has, and every mark is one of posture-and-devices.md's.
