@@ -37,7 +37,7 @@ public enum LivebusCommand {
             name: "attach",
             summary: "Attach one simulated phone to a daemon and show it live",
             usage:
-                "livebus attach [--socket PATH] [--name NAME] [--device MODEL] [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH] [--app-state foreground|background|suspended|terminated] [--os VERSION] [--clock-skew ±DURATION] [--clock-drift ±PPM] [--low-power] [--frequent-updates] [--activities authorized|denied|disabled] [--svg-dir DIR] [--duration DURATION] [--exit-when delivered] [--no-reconnect] [--json]",
+                "livebus attach [--socket PATH] [--name NAME] [--device MODEL] [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH|full] [--split-width PT] [--app-state foreground|background|suspended|terminated] [--os VERSION] [--clock-skew ±DURATION] [--clock-drift ±PPM] [--low-power] [--frequent-updates] [--activities authorized|denied|disabled] [--svg-dir DIR] [--duration DURATION] [--exit-when delivered] [--no-reconnect] [--json]",
             details: """
                 Connects, handshakes, subscribes to every order and shows each Live Activity as the lock screen and
                 Dynamic Island would. On a terminal, keys change the phone live: f fold, u unfold, h half-open,
@@ -46,6 +46,8 @@ public enum LivebusCommand {
                 Unix epoch, remainingMs, stale). Durations need a unit: -90s, +1h, 500ms, 1h30m (a bare number is
                 refused). Posture aliases: book/tabletop/half → half-opened, open/unfolded → flat, closed → folded;
                 a fold state the device does not have (f or h on an iPhone 16 Pro) is refused with a message.
+                A --window follows the screen on every fold or rotation (full screen on the new screen, with a note);
+                --split-width pins a split-view width that stays (clamped to a narrower screen, with a note).
                 It runs until q, Ctrl-C or the daemon's BYE (exit 0; it does not reconnect after a BYE), or:
                 --duration D (1ms…7 days) quits after D, exit 0; --exit-when delivered quits, exit 0, once the
                 phone holds at least one activity and every activity it holds shows a terminal status (delivered
@@ -83,12 +85,14 @@ public enum LivebusCommand {
             name: "posture",
             summary: "Fold, unfold, half-open, rotate or resize an attached phone",
             usage:
-                "livebus posture SESSION flat|half-opened|folded|book|tabletop|closed [--angle DEG] [--orientation portrait|landscape] [--window WxH] [--keyboard PT] [--socket PATH] [--json]",
+                "livebus posture SESSION flat|half-opened|folded|book|tabletop|closed [--angle DEG] [--orientation portrait|landscape] [--window WxH|full] [--split-width PT] [--keyboard PT] [--socket PATH] [--json]",
             details: """
                 SESSION is a name given at attach --name, a session id, all, or current (exactly one attached).
                 Aliases map to one vocabulary: book/tabletop/half → half-opened, open/unfolded → flat, closed → folded;
                 --angle 180 is flat, ≤ 30 folded, anything between half-opened. The phone lays itself out again at
-                once and reports the new posture to the daemon.
+                once and reports the new posture to the daemon. Without --window the window follows the new screen
+                (full screen, with a note) unless a split-view width is pinned (--split-width PT: kept, clamped to a
+                narrower screen with a note); --window full clears window and pin.
                 """,
             examples: [
                 "livebus posture duo half-opened", "livebus posture all flat --orientation landscape",
