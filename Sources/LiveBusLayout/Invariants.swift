@@ -82,16 +82,38 @@ enum Invariants {
             names: small.map(\.name)
         )
 
-        // Text fits its box at the measured size; a truncation names the box and the text's width.
+        // Text is drawn inside its box at the measured size: where it does not fit it is truncated to the box and
+        // reported (``LayoutResult/truncations``) with the box and the text's measured width, never drawn past the
+        // box or widened silently.
+        var textProblems: [String] = []
+        var textNames: [String] = []
+        let textElements = r.presentations.flatMap { p in p.elements.filter { $0.text != nil }.map { (p, $0) } }
+        for (p, e) in textElements where !p.frame.contains(e.rect) {
+            textProblems.append("\(e.name) \(describe(e.rect)) is drawn outside its presentation \(describe(p.frame))")
+            textNames.append(e.name)
+        }
+        let textNamesSet = Set(textElements.map(\.1.name))
+        for t in r.truncations where t.axis == "width" && textNamesSet.contains(t.element) {
+            guard let box = t.box else {
+                textProblems.append("\(t.element) '\(t.text)' is truncated but the truncation names no box")
+                textNames.append(t.element)
+                continue
+            }
+            if let drawn = textElements.first(where: { $0.1.name == t.element })?.1.rect, !box.contains(drawn) {
+                textProblems.append("\(t.element) \(describe(drawn)) is drawn past its box \(describe(box))")
+                textNames.append(t.element)
+            }
+        }
+        let reported = r.truncations.filter { $0.axis == "width" && textNamesSet.contains($0.element) }.map { t in
+            "\(t.element) '\(t.text)' \(format(t.measured)) pt in "
+                + (t.box.map { "its box \(describe($0))" } ?? "") + " of \(format(t.available)) pt"
+        }
         outcome(
-            "textFitsItsBox",
-            r.truncations.map { t in
-                "\(t.element) '\(t.text)' needs \(format(t.measured)) pt \(t.axis) but "
-                    + (t.box.map { "its box \(describe($0)) has \(format(t.available))" }
-                        ?? "has \(format(t.available))")
-            },
-            "every text fits its box at the measured size (\(r.textMeasurer))",
-            names: r.truncations.map(\.element)
+            "textInsideItsBox",
+            textProblems,
+            "every text drawn inside its box at the measured size (\(r.textMeasurer)); "
+                + (reported.isEmpty ? "none truncated" : "truncated and reported: " + reported.joined(separator: ", ")),
+            names: textNames
         )
 
         // Sheets on regular width stay at most the platform's sheet width.

@@ -300,39 +300,37 @@ private struct Builder {
             colTop = controlArea.minY + m.gap
             why.append("split by a vertical band: map on the left, card column on the right of it")
         case .horizontal?:
+            // Tabletop: the focus area is the whole top sub-screen and the card column the whole bottom one (minus
+            // the safe areas and margins), on every width: the fold is the division (Samsung Flex mode, Jetpack's
+            // tabletop = two vertical partitions).
             colTop = controlArea.minY + m.gap
-            if regular && controlArea.width >= m.cardColumnMinWidth + m.minimumMapWidth + 3 * m.margin {
-                arrangement = .horizontal
-                let width = min(
-                    m.cardColumnWidth(in: controlArea.width),
-                    controlArea.width - m.minimumMapWidth - 3 * m.margin
-                )
-                column = Rect(x: controlArea.maxX - m.margin - width, y: 0, width: width, height: 0)
-                mapSide = Rect(minX: mapSide.minX, minY: mapSide.minY, maxX: column.minX - m.margin, maxY: mapSide.maxY)
-                why.append(
-                    "regular width, tabletop split: card column on the right below the fold, map focus above the fold beside it"
-                )
-            } else {
-                arrangement = .vertical
-                column = capped(
-                    Rect(x: controlArea.minX + m.margin, y: 0, width: controlArea.width - 2 * m.margin, height: 0)
-                )
-                why.append(
-                    fallback
-                        ? "fallback, tabletop split: map above the fold, cards layered below it"
-                        : "compact width, tabletop split: map above the fold, cards below it"
-                )
-            }
+            arrangement = fallback ? .vertical : .tabletop
+            column = Rect(x: controlArea.minX + m.margin, y: 0, width: controlArea.width - 2 * m.margin, height: 0)
+            why.append(
+                fallback
+                    ? "fallback, tabletop split: map above the fold, cards layered below it"
+                    : "tabletop split: the map's focus area is the whole top sub-screen, the card column the whole "
+                        + "bottom one"
+            )
         case nil:
             let region = regions.content
-            if regular && region.width >= m.cardColumnMinWidth + m.minimumMapWidth + 3 * m.margin {
+            // Apple compact height (an iPhone or the folded Duo in landscape): the cards go to a side column as in
+            // Apple Maps, so the short window keeps a usable map; Android keeps Jetpack's single pane.
+            let compactHeight =
+                !android && !fallback && posture.verticalSizeClass == .compact
+                && posture.posture.orientation == .landscape
+            if (regular || compactHeight) && region.width >= m.cardColumnMinWidth + m.minimumMapWidth + 3 * m.margin {
                 arrangement = .horizontal
                 let width = min(m.cardColumnWidth(in: region.width), region.width - m.minimumMapWidth - 3 * m.margin)
                 column = Rect(x: region.maxX - m.margin - width, y: 0, width: width, height: 0)
                 mapSide = Rect(minX: region.minX, minY: region.minY, maxX: column.minX - m.margin, maxY: region.maxY)
                 colTop = region.minY + m.gap
                 why.append(
-                    (android ? rule.reason : "regular width (\(posture.sizeClassReason))")
+                    (android
+                        ? rule.reason
+                        : regular
+                            ? "regular width (\(posture.sizeClassReason))"
+                            : "compact height in landscape (\(posture.sizeClassReason))")
                         + ": map on the left, card column on the right"
                 )
             } else {
@@ -351,7 +349,7 @@ private struct Builder {
             }
         }
         if column.width > 0, posture.horizontalSizeClass == .regular, arrangement == .vertical,
-            column.width >= m.sheetMaxWidth(platform: posture.device.platform) - 0.01
+            abs(column.width - m.sheetMaxWidth(platform: posture.device.platform)) < 0.01
         {
             why.append(
                 "card column at most \(format(column.width)) \(posture.device.unit) wide on regular width "
@@ -377,7 +375,9 @@ private struct Builder {
                 ? "iOS \(v) >= \(minimum): ArrangementView "
                     + (arrangement == .horizontal
                         ? "split, map on the left, cards in a column on the right"
-                        : "available, but the window is too narrow to split: cards at the bottom")
+                        : arrangement == .tabletop
+                            ? "split along the fold: map above it, cards below it"
+                            : "available, but the window is too narrow to split: cards at the bottom")
                 : "iOS \(v) < \(minimum): ArrangementView unavailable, cards layered over the full-screen map (fallback)"
             why.insert(osRule!, at: 0)
         }
@@ -412,7 +412,7 @@ private struct Builder {
             var t = Rect(x: column.minX, y: colTop, width: column.width, height: height)
             if let keyboard, t.maxY > keyboard.minY - m.gap, regions.split == .horizontal {
                 // The keyboard covers the top of the lower side: the toast moves above the fold, same column.
-                let top = (arrangement == .vertical ? header.maxY : regions.content.minY) + m.gap
+                let top = (arrangement != .horizontal ? header.maxY : regions.content.minY) + m.gap
                 t = Rect(x: column.minX, y: top, width: column.width, height: min(m.toastHeight, 0.12 * mapSide.height))
                 movedToastBottom = t.maxY
                 why.append("toast moved above the fold: the keyboard covers the lower side")
@@ -486,10 +486,11 @@ private struct Builder {
                     why.append("sheet moved above the fold: the keyboard leaves no room below it")
                 }
             }
+            let band = capped(column)
             let sheet = JourneySheet.place(
                 builder: &self,
-                x: column.minX,
-                width: column.width,
+                x: band.minX,
+                width: band.width,
                 bottom: bottom,
                 largest: largest
             )

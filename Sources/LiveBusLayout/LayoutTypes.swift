@@ -19,6 +19,10 @@ public enum Arrangement: String, Codable, Sendable {
     case vertical
     /// Map on the left, cards in a column on the right (regular width).
     case horizontal
+    /// Tabletop (a horizontal fold, half-opened): the map's focus area is the whole top sub-screen, the card
+    /// column the whole bottom one (LiveBus issue 18; Samsung Flex mode; Jetpack tabletop = two vertical
+    /// partitions).
+    case tabletop
     /// A `column` screen.
     case column
     /// A `fullScreen` screen.

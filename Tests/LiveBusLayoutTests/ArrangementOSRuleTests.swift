@@ -5,6 +5,7 @@ import Testing
 struct ArrangementOSRuleTests {
     static let fallback = "ArrangementView unavailable, cards layered over the full-screen map (fallback)"
     static let split = "ArrangementView split, map on the left, cards in a column on the right"
+    static let tabletopSplit = "ArrangementView split along the fold: map above it, cards below it"
 
     /// Unfolded iPhone Duo (inner screen, flat or half-opened, both orientations): from iOS 27.1 the split
     /// arrangement (map left, cards right); before, the wrapper's fallback layers the cards over the full-screen
@@ -15,10 +16,17 @@ struct ArrangementOSRuleTests {
         for (os, splits) in [("26.4", false), ("27.0", false), ("27.0.9", false), ("27.1", true), ("27.2", true)] {
             let v = try #require(OSVersion(os))
             let r = try layout("iphone-duo", fold, orientation, sheet: true, toast: true, os: v)
-            let rule = splits ? "iOS \(os) >= 27.1: \(Self.split)" : "iOS \(os) < 27.1: \(Self.fallback)"
+            // Half-opened in portrait the fold is horizontal: the split is tabletop (map above the fold, cards
+            // below it; issue 18), elsewhere map left and cards right.
+            let tabletop = fold == .halfOpened && orientation == .portrait
+            let split = tabletop ? Self.tabletopSplit : Self.split
+            let rule = splits ? "iOS \(os) >= 27.1: \(split)" : "iOS \(os) < 27.1: \(Self.fallback)"
             #expect(r.osRule == rule)
             #expect(r.reason.hasPrefix(rule + "; "), "\(r.reason)")
-            #expect(r.arrangement == (splits ? .horizontal : .vertical), "\(os) \(fold) \(orientation)")
+            #expect(
+                r.arrangement == (splits ? (tabletop ? .tabletop : .horizontal) : .vertical),
+                "\(os) \(fold) \(orientation)"
+            )
             #expect(r.osVersion == v)
             #expect(r.rect("map") == r.rect("window"))
             #expect(r.failedInvariants.isEmpty, "\(os): \(r.failedInvariants)")

@@ -96,7 +96,7 @@ struct DesignInvariantTests {
     /// view, the JSON and the SVG).
     @Test func failuresAreReportedAndDrawnInRed() throws {
         let p = try posture("iphone-16-pro")
-        var r = try layout("iphone-16-pro", tags: 3, sheet: true)
+        var r = try layout("iphone-16-pro", tags: 3, sheet: true, liveActivity: OfflineLayoutRequest.sampleLiveActivity)
         // A button over the text field without a declared container, a 30 pt map button, a wide sheet on a
         // regular-width result, and a truncation.
         let field = try #require(r.rect("textField"))
@@ -109,6 +109,9 @@ struct DesignInvariantTests {
                 coversMap: true
             )
         )
+        let statusRect = try #require(
+            r.presentations.flatMap(\.elements).first { $0.name == "compactLeading.status" }?.rect
+        )
         let i = try #require(r.rects.firstIndex { $0.name == "mapButton.1" })
         r.rects[i].rect.width = 30
         r.truncations.append(
@@ -118,7 +121,7 @@ struct DesignInvariantTests {
                 measured: 70.5,
                 available: 52.33,
                 axis: "width",
-                box: Rect(x: 10, y: 5, width: 52.33, height: 26)
+                box: statusRect
             )
         )
         let outcomes = Invariants.check(r, posture: p, metrics: .standard)
@@ -129,12 +132,29 @@ struct DesignInvariantTests {
         #expect(overlap.offenders?.contains("button.extra") == true)
         let touch = try #require(outcomes.first { $0.name == "touchTargetsAtLeastMinimum" })
         #expect(touch.detail == "mapButton.1 is 30x44 pt, under the 44x44 pt minimum")
-        let text = try #require(outcomes.first { $0.name == "textFitsItsBox" })
-        #expect(!text.holds)
+        // A text wider than its box is truncated to it and reported with the box and its width (holds); drawn
+        // past the box, or reported without a box, it fails.
+        let text = try #require(outcomes.first { $0.name == "textInsideItsBox" })
+        #expect(text.holds)
         #expect(
-            text.detail
-                == "compactLeading.status '픽업 완료 · 배달 출발' needs 70.5 pt width but its box (10, 5, 52.33x26) has 52.33"
+            text.detail.hasSuffix(
+                "truncated and reported: compactLeading.status '픽업 완료 · 배달 출발' 70.5 pt in its box \(describe(statusRect)) of 52.33 pt"
+            ),
+            "\(text.detail)"
         )
+        var overflowing = r
+        let pi = try #require(overflowing.presentations.firstIndex { $0.kind == .compactLeading })
+        let ei = try #require(overflowing.presentations[pi].elements.firstIndex { $0.text != nil })
+        overflowing.presentations[pi].elements[ei].rect.width += 200
+        overflowing.truncations[overflowing.truncations.count - 1].element =
+            overflowing.presentations[pi].elements[ei].name
+        overflowing.truncations[overflowing.truncations.count - 1].box = nil
+        let broken = try #require(
+            Invariants.check(overflowing, posture: p, metrics: .standard).first { $0.name == "textInsideItsBox" }
+        )
+        #expect(!broken.holds)
+        #expect(broken.detail.contains("is drawn outside its presentation"), "\(broken.detail)")
+        #expect(broken.detail.contains("is truncated but the truncation names no box"), "\(broken.detail)")
         r.horizontalSizeClass = .regular
         let sheetIndex = try #require(r.rects.firstIndex { $0.name == "sheet" })
         r.rects[sheetIndex].rect.width = 700

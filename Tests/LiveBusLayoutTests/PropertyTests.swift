@@ -196,7 +196,20 @@ struct PropertyTests {
                 problems.append("\(e.name) \(e.rect) under the \(minimum) touch target")
             }
         }
-        if !r.truncations.isEmpty { problems.append("truncations \(r.truncations)") }
+        // Text: drawn inside its presentation; a truncated text names its box and stays in it.
+        for p in r.presentations {
+            for e in p.elements where e.text != nil && !p.frame.contains(e.rect) {
+                problems.append("\(e.name) \(e.rect) outside its presentation \(p.frame)")
+            }
+        }
+        for t in r.truncations where t.axis == "width" {
+            let drawn = r.presentations.flatMap(\.elements).first { $0.name == t.element && $0.text != nil }
+            if let drawn, t.box.map({ !$0.contains(drawn.rect) }) ?? true {
+                problems.append(
+                    "truncated \(t.element) drawn at \(drawn.rect) outside its box \(String(describing: t.box))"
+                )
+            }
+        }
         let window = p.window
         let safe = p.safeRect
         for nr in r.rects where !nr.rect.isEmpty && !window.contains(nr.rect) {
@@ -240,7 +253,7 @@ struct PropertyTests {
         let unfoldedIOSFoldable =
             p.device.platform == "ios" && p.device.screen(for: p.posture.foldState)?.hinge != nil
         if r.screenLayout == .overlay && unfoldedIOSFoldable && p.osVersion < OSVersion(27, 1) {
-            if r.arrangement == .horizontal { problems.append("split before iOS 27.1") }
+            if r.arrangement == .horizontal || r.arrangement == .tabletop { problems.append("split before iOS 27.1") }
             if r.osRule?.hasPrefix("iOS \(p.osVersion) < 27.1: ArrangementView unavailable") != true {
                 problems.append("no OS rule in \(r.reason)")
             }
