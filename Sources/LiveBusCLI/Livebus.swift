@@ -209,11 +209,12 @@ public enum LivebusCommand {
             name: "layout",
             summary: "Compute a layout offline and print it, as JSON or as an SVG picture",
             usage:
-                "livebus layout --device MODEL [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH|full] [--screen overlay|column|fullScreen] [--tags N] [--os VERSION] [--svg FILE] [--json]",
+                "livebus layout --device MODEL [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH|full] [--screen overlay|column|fullScreen] [--tags N] [--keyboard PT] [--os VERSION] [--svg FILE] [--json]",
             details:
-                "Runs the same pure layout engine the phones run, measuring text with FreeType + HarfBuzz (NanumGothic stands in for Apple's system font).",
+                "Runs the same pure layout engine the phones run, measuring text with FreeType + HarfBuzz (NanumGothic stands in for Apple's system font). --keyboard PT raises the software keyboard (points from the window's bottom): the tag sheet's text field has focus and the sheet rides on the keyboard. A failed invariant (overlap, touch target, text, sheet width...) is printed with its detail, outlined in red in the SVG, and exits 1.",
             examples: [
                 "livebus layout --device iphone-duo --posture half-opened --orientation landscape --svg duo.svg",
+                "livebus layout --device iphone-16-pro --tags 3 --keyboard 336 --json",
                 "livebus layout --device ipad-air-11 --window 678x1180 --screen column --json",
                 "livebus layout --device iphone-duo --orientation landscape --os 26.4 --svg duo-fallback.svg",
             ]
@@ -482,7 +483,7 @@ public enum LivebusCommand {
         let a = try Arguments(
             argv,
             command: "layout",
-            options: ["device", "posture", "orientation", "window", "screen", "tags", "svg", "os"],
+            options: ["device", "posture", "orientation", "window", "screen", "tags", "svg", "os", "keyboard"],
             flags: ["json"]
         )
         try a.allowPositionals(0)
@@ -505,7 +506,8 @@ public enum LivebusCommand {
                 window: a.value("window") ?? "full",
                 screen: a.value("screen") ?? "overlay",
                 tags: a.value("tags") ?? "0",
-                os: a.value("os") ?? "newest"
+                os: a.value("os") ?? "newest",
+                keyboard: a.value("keyboard") ?? "0"
             )
             let (input, result) = try OfflineLayout.run(req, catalog: c, measurer: m)
             if let svg = a.value("svg") {

@@ -88,10 +88,15 @@ public enum PhoneLayout {
                     }
                 }
             }
+            // A keyboard (posture --keyboard) means the tag sheet's text field has focus: the sheet is up and rides
+            // on the keyboard.
+            let typing = resolved.keyboardHeight > 0
             let input = LayoutInput(
                 posture: resolved,
                 screen: .overlay,
+                textFieldFocused: typing,
                 markers: markers,
+                showSheet: typing,
                 liveActivity: content,
                 measurer: measurer
             )

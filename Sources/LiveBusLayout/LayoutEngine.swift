@@ -438,8 +438,10 @@ private struct Builder {
             ),
             in: "card"
         )
+        // The sheet rides on the keyboard: its bottom is the keyboard's top (the keyboard covers the home-indicator
+        // inset, so no inset or gap stays between them); without a keyboard it sits a gap above the card.
         var anchor = card.minY - m.gap
-        if let keyboard { anchor = min(anchor, keyboard.minY - m.gap) }
+        if let keyboard { anchor = min(anchor, keyboard.minY) }
         // Map buttons keep the platform's touch target; where they do not fit they are hidden (never shrunk).
         let buttonSize = m.mapButtonSize
         let focusInColumn = arrangement == .vertical && regions.split == nil
@@ -513,8 +515,9 @@ private struct Builder {
         // Focus area: the map side minus what covers it, measured from the rects placed above (field report 000:
         // covered frames, not fixed numbers). A coverer in the lower half cuts from the bottom, else from the top.
         var focus = Rect(minX: mapSide.minX, minY: mapSide.minY, maxX: mapSide.maxX, maxY: mapSide.maxY)
-        var coverers = rects.filter(\.coversMap).map(\.rect)
-        if let keyboard { coverers.append(keyboard) }
+        // The keyboard first: it covers the bottom edge, and what rides on it is then judged against the map
+        // above it.
+        let coverers = (keyboard.map { [$0] } ?? []) + rects.filter(\.coversMap).map(\.rect)
         for c in coverers where c.intersects(focus) {
             if c.midY > focus.midY {
                 focus = Rect(minX: focus.minX, minY: focus.minY, maxX: focus.maxX, maxY: max(focus.minY, c.minY))

@@ -127,6 +127,8 @@ extension OfflineLayoutRequest {
     ///   - screen: `overlay`, `column` or `fullScreen`.
     ///   - tags: a count ≥ 0.
     ///   - os: the OS version, `MAJOR[.MINOR[.PATCH]]` (e.g. `26.4`, `27.1`) or `newest` (the default).
+    ///   - keyboard: the software keyboard's height in points (`0`, the default, = hidden); above 0 the sheet's
+    ///     text field has focus and the sheet rides on the keyboard.
     /// - Returns: the request with the default sheet, toast, markers and Live Activity content.
     /// - Throws: ``LayoutError`` with code `invalid-argument`, naming the word and listing the valid values, or
     ///   `invalid-os-version` for an unparseable OS version.
@@ -137,9 +139,16 @@ extension OfflineLayoutRequest {
         window: String,
         screen: String,
         tags: String,
-        os: String = "newest"
+        os: String = "newest",
+        keyboard: String = "0"
     ) throws(LayoutError) -> OfflineLayoutRequest {
         let version = try OSVersion.parse(os)
+        guard let keyboardHeight = Double(keyboard), keyboardHeight >= 0, keyboardHeight.isFinite else {
+            throw LayoutError(
+                .invalidArgument,
+                "keyboard '\(keyboard)' is not a height; give the keyboard's height in points, 0 or more (0 = hidden)"
+            )
+        }
         guard let fold = FoldState(rawValue: foldState) else {
             throw invalid("fold state", foldState, FoldState.allCases.map(\.rawValue))
         }
@@ -159,6 +168,8 @@ extension OfflineLayoutRequest {
             windowSize: try parseWindow(window),
             screen: layout,
             tags: count,
+            textFieldFocused: keyboardHeight > 0,
+            keyboardHeight: keyboardHeight,
             osVersion: version
         )
     }

@@ -7,7 +7,8 @@ import Testing
 struct E2EWindowFollowTests {
     /// An iPhone Duo attached with a 626×890 window folds (the window fits the outer screen with a note, where
     /// the daemon used to answer invalidPosture), unfolds full screen, takes a pinned split-view width that is
-    /// clamped on the outer screen with a note, and `--window full` clears it.
+    /// clamped on the outer screen with a note, and `--window full` clears it; `posture --keyboard` raises the
+    /// keyboard and the phone shows the tag sheet riding on it (its SVG has keyboard, sheet and text field).
     @Test func duoWindowFollowsTheFold() throws {
         let dir = temporaryDirectory("lbw")
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -18,7 +19,7 @@ struct E2EWindowFollowTests {
             $B/livebusd --socket $S --memory --scenario demo-120s --time-scale 5 2>/dev/null &
             D=$!
             for i in $(seq 100); do [ -S $S ] && break; sleep 0.05; done
-            $B/livebus attach --socket $S --name d --device iphone-duo --window 626x890 --duration 8s --json > \(dir)/d.jsonl 2>/dev/null &
+            $B/livebus attach --socket $S --name d --device iphone-duo --window 626x890 --duration 9s --svg-dir \(dir)/svg --json > \(dir)/d.jsonl 2>/dev/null &
             A=$!
             for i in $(seq 100); do $B/livebus status --socket $S --json 2>/dev/null | grep -q '"name":"d"' && break; sleep 0.05; done
             sleep 0.5
@@ -31,6 +32,10 @@ struct E2EWindowFollowTests {
             sleep 0.5; echo "after pinned fold: $(window)"
             $B/livebus posture d folded --window full --socket $S; echo "full=$?"
             sleep 0.5; echo "after full: $(window)"
+            $B/livebus posture d folded --keyboard 250 --socket $S >/dev/null; echo "keyboard=$?"
+            sleep 0.5
+            last=$(ls \(dir)/svg | sort | tail -1)
+            grep -cE '>(keyboard|sheet|textField) ' \(dir)/svg/$last | sed 's/^/keyboardSheet=/'
             kill $A $D 2>/dev/null; wait $A $D 2>/dev/null
             grep -c '"invariantsHeld":false' \(dir)/d.jsonl | sed 's/^/failedLayouts=/'
             grep -c '"type":"layout"' \(dir)/d.jsonl | sed 's/^/layouts=/'
@@ -46,7 +51,7 @@ struct E2EWindowFollowTests {
             "fold pinned=0",
             "note: d: pinned split-view width 600 clamped to 466, the width of the outer screen (466x678 pt)",
             "after pinned fold: folded 466 678 600",
-            "full=0", "after full: folded None None None", "failedLayouts=0",
+            "full=0", "after full: folded None None None", "failedLayouts=0", "keyboard=0", "keyboardSheet=3",
         ] {
             #expect(text.contains(want), "want \(want) in:\n\(text)")
         }

@@ -154,11 +154,12 @@ struct LayoutRuleTests {
     @Test func focusedSheetSitsAboveKeyboard() throws {
         let r = try layout("iphone-16-pro", keyboard: 336, tags: 1, focused: true, sheet: true)
         #expect(r.rect("keyboard") == Rect(x: 0, y: 538, width: 402, height: 336))
-        #expect(r.rect("sheet") == Rect(x: 16, y: 422, width: 370, height: 108))
+        // The sheet rides on the keyboard (issue 18): its bottom is the keyboard top, 538.
+        #expect(r.rect("sheet") == Rect(x: 16, y: 430, width: 370, height: 108))
         // The field ends a gap before the close button at the trailing end of its row (issue 18: the close button
         // sat over the field).
-        #expect(r.rect("textField") == Rect(x: 32, y: 462, width: 286, height: 52))
-        #expect(r.rect("button.close") == Rect(x: 326, y: 466, width: 44, height: 44))
+        #expect(r.rect("textField") == Rect(x: 32, y: 470, width: 286, height: 52))
+        #expect(r.rect("button.close") == Rect(x: 326, y: 474, width: 44, height: 44))
         let column = try layout("iphone-16-pro", screen: .column, keyboard: 336, focused: true, sheet: true)
         #expect(column.rect("sheet")?.maxY == 538)
     }
