@@ -209,9 +209,9 @@ public enum LivebusCommand {
             name: "layout",
             summary: "Compute a layout offline and print it, as JSON or as an SVG picture",
             usage:
-                "livebus layout --device MODEL [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH|full] [--screen overlay|column|fullScreen] [--tags N] [--keyboard PT] [--os VERSION] [--svg FILE] [--json]",
+                "livebus layout --device MODEL [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH|full] [--screen overlay|column|fullScreen] [--tags N] [--keyboard PT] [--layout-direction ltr|rtl] [--dialog WxH] [--os VERSION] [--svg FILE] [--json]",
             details:
-                "Runs the same pure layout engine the phones run, measuring text with FreeType + HarfBuzz (NanumGothic stands in for Apple's system font). --keyboard PT raises the software keyboard (points from the window's bottom): the tag sheet's text field has focus and the sheet rides on the keyboard. A failed invariant (overlap, touch target, text, sheet width...) is printed with its detail, outlined in red in the SVG, and exits 1.",
+                "Runs the same pure layout engine the phones run, measuring text with FreeType + HarfBuzz (NanumGothic stands in for Apple's system font). --keyboard PT raises the software keyboard (points from the window's bottom): the tag sheet's text field has focus and the sheet rides on the keyboard. --layout-direction rtl mirrors the arrangement (map right, cards left; the hardware stays); --dialog WxH places an alert wholly in the card column's sub-screen. A failed invariant (overlap, touch target, text, sheet width...) is printed with its detail, outlined in red in the SVG, and exits 1.",
             examples: [
                 "livebus layout --device iphone-duo --posture half-opened --orientation landscape --svg duo.svg",
                 "livebus layout --device iphone-16-pro --tags 3 --keyboard 336 --json",
@@ -483,7 +483,10 @@ public enum LivebusCommand {
         let a = try Arguments(
             argv,
             command: "layout",
-            options: ["device", "posture", "orientation", "window", "screen", "tags", "svg", "os", "keyboard"],
+            options: [
+                "device", "posture", "orientation", "window", "screen", "tags", "svg", "os", "keyboard",
+                "layout-direction", "dialog",
+            ],
             flags: ["json"]
         )
         try a.allowPositionals(0)
@@ -499,7 +502,7 @@ public enum LivebusCommand {
         )
         let (m, warning) = measurer()
         do {
-            let req = try OfflineLayoutRequest.parse(
+            var req = try OfflineLayoutRequest.parse(
                 device: device,
                 foldState: fold,
                 orientation: a.value("orientation") ?? "portrait",
@@ -509,6 +512,14 @@ public enum LivebusCommand {
                 os: a.value("os") ?? "newest",
                 keyboard: a.value("keyboard") ?? "0"
             )
+            req.layoutDirection =
+                try a.choice("layout-direction", ["ltr", "rtl"], default: "ltr") == "rtl" ? .rtl : .ltr
+            if let d = a.value("dialog") {
+                guard let size = try OfflineLayoutRequest.parseWindow(d) else {
+                    throw CLIError("invalidArgument", "--dialog needs WxH in points, e.g. 270x150", exit: .usage)
+                }
+                req.dialog = size
+            }
             let (input, result) = try OfflineLayout.run(req, catalog: c, measurer: m)
             if let svg = a.value("svg") {
                 do {

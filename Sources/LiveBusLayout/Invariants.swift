@@ -7,7 +7,7 @@ enum Invariants {
         var out: [InvariantOutcome] = []
         let window = posture.window
         let safe = posture.safeRect
-        let interactive = r.rects.filter(\.interactive).filter { !$0.rect.isEmpty }
+        let interactive = r.rects.filter(\.interactive).filter { !$0.rect.isEmpty && $0.role != .dialog }
         let known = Set(r.rects.map(\.name))
 
         func outcome(_ name: String, _ offenders: [String], _ ok: String, names: [String] = []) {
@@ -64,6 +64,27 @@ enum Invariants {
                 + ")",
             names: overlapNames
         )
+
+        // A dialog is modal (what lies under it is inert) and sits wholly in one sub-screen, clear of the
+        // keep-out region and inside the safe area.
+        for d in r.rects where d.role == .dialog {
+            var bad: [String] = []
+            if !r.panes.contains(where: { $0.contains(d.rect) }) {
+                bad.append(
+                    "dialog \(describe(d.rect)) is not wholly in one sub-screen (\(r.panes.map(describe).joined(separator: ", ")))"
+                )
+            }
+            if let keep = posture.keepOutRegion, d.rect.intersects(keep) {
+                bad.append("dialog \(describe(d.rect)) crosses the keep-out region \(describe(keep))")
+            }
+            if !safe.contains(d.rect) { bad.append("dialog \(describe(d.rect)) leaves the safe area") }
+            outcome(
+                "dialogInOneSubScreen",
+                bad,
+                "dialog \(describe(d.rect)) wholly in one sub-screen",
+                names: ["dialog"]
+            )
+        }
 
         // Touch targets: buttons, map buttons, toolbar items and the text field at least the platform minimum.
         let minimum = metrics.minimumTouchTarget(platform: posture.device.platform)
@@ -176,13 +197,21 @@ enum Invariants {
                 "fitting area \(describe(fitting)) inside the focus area"
             )
             if let column = r.rect("cardColumn") {
-                if r.arrangement == .horizontal {
+                if r.arrangement == .horizontal && r.layoutDirection == .ltr {
                     outcome(
                         "cardColumnOnRight",
                         column.minX >= focus.maxX - Rect.tolerance && column.midX > focus.midX
                             ? []
                             : ["card column \(describe(column)) is not right of the focus area \(describe(focus))"],
                         "card column \(describe(column)) right of the focus area"
+                    )
+                } else if r.arrangement == .horizontal {
+                    outcome(
+                        "cardColumnOnLeftInRTL",
+                        column.maxX <= focus.minX + Rect.tolerance && column.midX < focus.midX
+                            ? []
+                            : ["card column \(describe(column)) is not left of the focus area \(describe(focus))"],
+                        "right to left: card column \(describe(column)) left of the focus area (mirrored)"
                     )
                 }
                 let misplaced = r.rects.filter { [.sheet, .toast].contains($0.role) }.filter {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The layout engine: a pure function from a posture, a screen declaration and content to named rects.
 public enum LayoutEngine {
     /// Lays out one screen.
@@ -23,6 +25,82 @@ public enum LayoutEngine {
     /// - Note: Source: field report 000 (map/cards, focus and fitting area, screen layouts, reserved region),
     ///   field report 004 (content-fitting sheet), field report 001 (Dynamic Island boxes), DESIGN.md "Layout".
     public static func layout(_ input: LayoutInput) -> LayoutResult {
+        guard input.layoutDirection == .rtl || input.dialog != nil else { return layoutLTR(input) }
+        // Right to left: lay out left to right in a mirrored world (safe areas, hinge, bar and island flipped),
+        // then flip every rect back, so the arrangement mirrors while the hardware stays put.
+        var result: LayoutResult
+        if input.layoutDirection == .rtl {
+            var mirrored = input
+            mirrored.posture = input.posture.mirrored
+            mirrored.layoutDirection = .ltr
+            mirrored.dialog = nil
+            result = layoutLTR(mirrored)
+            let w = input.posture.window.width
+            for i in result.rects.indices { result.rects[i].rect = result.rects[i].rect.mirrored(in: w) }
+            result.panes = result.panes.map { $0.mirrored(in: w) }
+            if var toolbar = result.toolbar {
+                toolbar.rect = toolbar.rect.mirrored(in: w)
+                toolbar.edge = toolbar.edge == .left ? .right : .left
+                for i in toolbar.items.indices { toolbar.items[i].rect = toolbar.items[i].rect.mirrored(in: w) }
+                result.toolbar = toolbar
+            }
+            if let fitting = result.rect("fittingArea") {
+                result.camera = MapCamera.fit(
+                    markers: input.markers,
+                    fittingArea: fitting,
+                    mapRect: input.posture.window
+                )
+            }
+            result.layoutDirection = .rtl
+            // The toolbar is hardware-placed: name its real edge.
+            if let edge = result.toolbar?.edge {
+                let laidOut = edge == .left ? "right" : "left"
+                result.reason = result.reason.replacingOccurrences(
+                    of: "toolbar on the \(laidOut) edge",
+                    with: "toolbar on the \(edge.rawValue) edge"
+                )
+            }
+            result.reason =
+                "right-to-left: the left-to-right arrangement mirrored, map and cards swap sides (left and right "
+                + "below are before mirroring); " + result.reason
+        } else {
+            var plain = input
+            plain.dialog = nil
+            result = layoutLTR(plain)
+        }
+        if let dialog = input.dialog { placeDialog(dialog, in: &result) }
+        result.invariants = Invariants.check(
+            result,
+            posture: input.posture,
+            metrics: input.metrics.raisedToTouchTarget(platform: input.posture.device.platform)
+        )
+        return result
+    }
+
+    /// A modal dialog wholly in one sub-screen: the pane holding the card column (overlay) or the last pane
+    /// (the controls), centred in it and clamped to it with the margin; a dialog larger than the pane is shrunk
+    /// to it, with a note.
+    static func placeDialog(_ size: Size, in r: inout LayoutResult) {
+        let m = LayoutMetrics.standard
+        let column = r.rect("cardColumn")
+        let pane =
+            column.flatMap { c in r.panes.first { $0.contains(Point(x: c.midX, y: c.midY)) } } ?? r.panes.last
+            ?? r.rect("safeArea") ?? Rect(x: 0, y: 0, width: 0, height: 0)
+        let room = pane.insetBy(dx: m.margin, dy: m.margin)
+        let w = min(size.width, room.width)
+        let h = min(size.height, room.height)
+        let rect = Rect(x: room.midX - w / 2, y: room.midY - h / 2, width: w, height: h)
+        r.rects.append(
+            NamedRect(name: "dialog", role: .dialog, rect: rect.rounded, interactive: true, coversMap: false)
+        )
+        r.reason +=
+            "; dialog \(format(w))x\(format(h)) centred in the sub-screen \(describe(pane)) on the card column's side"
+        if w < size.width || h < size.height {
+            r.reason += " (shrunk from \(format(size.width))x\(format(size.height)) to fit it)"
+        }
+    }
+
+    static func layoutLTR(_ input: LayoutInput) -> LayoutResult {
         var builder = Builder(input)
         switch input.screen {
         case .overlay: builder.overlay()

@@ -29,6 +29,18 @@ public enum Arrangement: String, Codable, Sendable {
     case fullScreen
 }
 
+/// The reading direction the screen is laid out for.
+///
+/// - Note: Source: UIKit `UIUserInterfaceLayoutDirection`, Android `View.LAYOUT_DIRECTION_RTL`; LiveBus issue 18.
+public enum LayoutDirection: String, Codable, Sendable, CaseIterable {
+    /// Left to right: map on the left, cards on the right.
+    case ltr
+    /// Right to left: the arrangement mirrored (map on the right, cards on the left; back at the right end of the
+    /// header, close at the left end of the field's row); the hardware (safe areas, hinge, vertical bar, Dynamic
+    /// Island) stays where it is.
+    case rtl
+}
+
 /// What a named rect is.
 public enum RectRole: String, Codable, Sendable {
     /// The window.
@@ -85,6 +97,9 @@ public enum RectRole: String, Codable, Sendable {
     case toolbar
     /// A button placed in the vertical-edge toolbar; name `toolbar.<kind>`.
     case toolbarItem
+    /// A modal dialog (an alert of given size), placed wholly in the card column's sub-screen; what lies under
+    /// it is inert while it shows.
+    case dialog
 }
 
 /// A screen button that the vertical-edge toolbar takes over on iPhone Duo from iOS 27.1.
@@ -405,6 +420,10 @@ public struct LayoutInput: Sendable {
     public var metrics: LayoutMetrics
     /// Text measurer for Live Activity text.
     public var measurer: any TextMeasurer
+    /// Reading direction (``LayoutDirection``); default left to right.
+    public var layoutDirection: LayoutDirection = .ltr
+    /// A modal dialog of this size (points) to place, or nil.
+    public var dialog: Size?
 
     /// Creates a layout input.
     public init(
@@ -460,6 +479,8 @@ public struct LayoutResult: Codable, Sendable, Equatable {
     /// The panes, window coordinates (points): one, or two beside each other (map and card column) or above
     /// each other (tabletop), in reading order (leading first).
     public var panes: [Rect]
+    /// The reading direction it was laid out for.
+    public var layoutDirection: LayoutDirection = .ltr
     /// Named rects in window coordinates (points), drawing order.
     public var rects: [NamedRect]
     /// Chosen arrangement.

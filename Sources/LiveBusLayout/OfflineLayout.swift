@@ -26,6 +26,10 @@ public struct OfflineLayoutRequest: Codable, Sendable, Equatable {
     public var liveActivity: LiveActivityContent?
     /// The OS version the session runs; defaults to ``OSVersion/newest``.
     public var osVersion: OSVersion
+    /// Reading direction; defaults to left to right.
+    public var layoutDirection: LayoutDirection = .ltr
+    /// A modal dialog of this size (points) to place in the card column's sub-screen, or nil.
+    public var dialog: Size? = nil
 
     /// Creates a request; everything but the device has a default.
     public init(
@@ -112,7 +116,10 @@ public enum OfflineLayout {
             liveActivity: request.liveActivity,
             measurer: measurer
         )
-        return (input, LayoutEngine.layout(input))
+        var directed = input
+        directed.layoutDirection = request.layoutDirection
+        directed.dialog = request.dialog
+        return (directed, LayoutEngine.layout(directed))
     }
 }
 

@@ -168,6 +168,20 @@ public struct ResolvedPosture: Codable, Sendable, Equatable {
     /// The window minus the safe-area insets.
     public var safeRect: Rect { window.inset(by: safeArea) }
 
+    /// The same posture flipped left to right in its window (safe-area insets, hinge, reserved region, Dynamic
+    /// Island and vertical bar), for laying out right to left.
+    var mirrored: ResolvedPosture {
+        var p = self
+        let w = window.width
+        p.safeArea = EdgeInsets(top: safeArea.top, left: safeArea.right, bottom: safeArea.bottom, right: safeArea.left)
+        p.hingePlacement?.rect = hingePlacement.map { $0.rect.mirrored(in: w) } ?? Rect(x: 0, y: 0, width: 0, height: 0)
+        p.reservedRegion = reservedRegion?.mirrored(in: w)
+        p.dynamicIsland = dynamicIsland?.mirrored(in: w)
+        p.verticalBar = verticalBar?.mirrored(in: w)
+        p.verticalBarEdge = verticalBarEdge.map { $0 == .left ? .right : .left }
+        return p
+    }
+
     /// Material width class of the same window (dp; points on Apple devices, informative there).
     public var windowWidthClass: WindowSizeClass { .width(window.width) }
     /// Material height class of the same window (dp; points on Apple devices, informative there).

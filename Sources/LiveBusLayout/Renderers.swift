@@ -70,7 +70,7 @@ public enum LayoutRenderer {
         s += text(
             pad,
             34,
-            "\(r.screenLayout.rawValue) · \(r.arrangement.rawValue) · \(r.horizontalSizeClass.rawValue) width x \(r.verticalSizeClass.rawValue) height (Material \(r.windowWidthClass.rawValue) x \(r.windowHeightClass.rawValue)) · \(r.panes.count) pane\(r.panes.count == 1 ? "" : "s") · invariants \(r.invariants.filter(\.holds).count)/\(r.invariants.count) hold",
+            "\(r.screenLayout.rawValue) · \(r.arrangement.rawValue) · \(r.horizontalSizeClass.rawValue) width x \(r.verticalSizeClass.rawValue) height (Material \(r.windowWidthClass.rawValue) x \(r.windowHeightClass.rawValue)) · \(r.panes.count) pane\(r.panes.count == 1 ? "" : "s")\(r.layoutDirection == .rtl ? " · right to left" : "") · invariants \(r.invariants.filter(\.holds).count)/\(r.invariants.count) hold",
             size: 11
         )
         for (i, line) in osLines.enumerated() {

@@ -117,7 +117,8 @@ struct PropertyTests {
     }
 
     /// Every catalog device × fold state × orientation × screen layout × keyboard (hidden, 30% of the window with
-    /// the field focused) × tag count (0, 1, 3, 14), full screen, with the sheet and the toast shown: every
+    /// the field focused) × tag count (0, 1, 3, 14) × reading direction (a dialog with 3 tags), full screen, with
+    /// the sheet and the toast shown: every
     /// invariant holds (no partial overlap of interactive rects, touch targets at the platform minimum, text fits,
     /// sheet width cap, and the report-000 rules). Source: LiveBus issue 18 (Done when, property tests).
     @Test(arguments: catalog.devices.map(\.id))
@@ -138,33 +139,36 @@ struct PropertyTests {
                         in: Self.catalog
                     )
                     for tags in [0, 1, 3, 14] {
-                        for screenLayout in ScreenLayout.allCases {
-                            let result = LayoutEngine.layout(
-                                LayoutInput(
-                                    posture: resolved,
-                                    screen: screenLayout,
-                                    tags: tags,
-                                    textFieldFocused: keyboard > 0,
-                                    markers: OfflineLayoutRequest.sampleMarkers,
-                                    showSheet: true,
-                                    showToast: true,
-                                    liveActivity: OfflineLayoutRequest.sampleLiveActivity
-                                )
+                        for (screenLayout, direction) in ScreenLayout.allCases.flatMap({ l in
+                            LayoutDirection.allCases.map { (l, $0) }
+                        }) {
+                            var input = LayoutInput(
+                                posture: resolved,
+                                screen: screenLayout,
+                                tags: tags,
+                                textFieldFocused: keyboard > 0,
+                                markers: OfflineLayoutRequest.sampleMarkers,
+                                showSheet: true,
+                                showToast: true,
+                                liveActivity: OfflineLayoutRequest.sampleLiveActivity
                             )
+                            input.layoutDirection = direction
+                            input.dialog = tags == 3 ? Size(width: 270, height: 150) : nil
+                            let result = LayoutEngine.layout(input)
                             checked += 1
                             let problems =
                                 Self.independentChecks(result, resolved)
                                 + result.failedInvariants.map { "\($0.name): \($0.detail)" }
                             #expect(
                                 problems.isEmpty,
-                                "\(deviceID) \(fold) \(orientation) keyboard \(keyboard) tags \(tags) \(screenLayout): \(problems.joined(separator: "\n"))"
+                                "\(deviceID) \(fold) \(orientation) keyboard \(keyboard) tags \(tags) \(screenLayout) \(direction): \(problems.joined(separator: "\n"))"
                             )
                         }
                     }
                 }
             }
         }
-        #expect(checked == device.supportedFoldStates.count * 2 * 2 * 4 * 3)
+        #expect(checked == device.supportedFoldStates.count * 2 * 2 * 4 * 3 * 2)
     }
 
     /// Checks recomputed here from the rects, independent of the engine's own invariant list.
@@ -172,7 +176,8 @@ struct PropertyTests {
         var problems: [String] = []
         // Interactive rects: two that share area are one inside the other with the inner naming its container
         // chain up to the outer one (issue 18).
-        let live = r.rects.filter { $0.interactive && !$0.rect.isEmpty }
+        // (A dialog is modal: what lies under it is inert, so it is not compared.)
+        let live = r.rects.filter { $0.interactive && !$0.rect.isEmpty && $0.role != .dialog }
         func chain(_ e: NamedRect) -> [String] {
             var names: [String] = []
             var next = e.container
@@ -278,8 +283,12 @@ struct PropertyTests {
             }
             if !safe.contains(focus) { problems.append("focus area \(focus) outside safe area") }
             if !focus.contains(fitting) { problems.append("fitting \(fitting) outside focus \(focus)") }
-            if r.arrangement == .horizontal && !(column.minX >= focus.maxX) {
+            // Right of the focus area left to right, left of it right to left (mirrored, issue 18).
+            if r.arrangement == .horizontal && r.layoutDirection == .ltr && !(column.minX >= focus.maxX) {
                 problems.append("card column \(column) not right of focus \(focus)")
+            }
+            if r.arrangement == .horizontal && r.layoutDirection == .rtl && !(column.maxX <= focus.minX) {
+                problems.append("card column \(column) not left of focus \(focus) right to left")
             }
             for nr in r.rects where nr.role == .sheet || nr.role == .toast {
                 if nr.rect.minX < column.minX - 1e-6 || nr.rect.maxX > column.maxX + 1e-6 {
