@@ -209,9 +209,9 @@ public enum LivebusCommand {
             name: "layout",
             summary: "Compute a layout offline and print it, as JSON or as an SVG picture",
             usage:
-                "livebus layout --device MODEL [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH|full] [--screen overlay|column|fullScreen] [--tags N] [--keyboard PT] [--layout-direction ltr|rtl] [--dialog WxH] [--os VERSION] [--svg FILE] [--json]",
+                "livebus layout --device MODEL|--device-file FILE [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH|full] [--screen overlay|column|fullScreen] [--tags N] [--keyboard PT] [--layout-direction ltr|rtl] [--dialog WxH] [--os VERSION] [--svg FILE] [--json]",
             details:
-                "Runs the same pure layout engine the phones run, measuring text with FreeType + HarfBuzz (NanumGothic stands in for Apple's system font). --keyboard PT raises the software keyboard (points from the window's bottom): the tag sheet's text field has focus and the sheet rides on the keyboard. --layout-direction rtl mirrors the arrangement (map right, cards left; the hardware stays); --dialog WxH places an alert wholly in the card column's sub-screen. A failed invariant (overlap, touch target, text, sheet width...) is printed with its detail, outlined in red in the SVG, and exits 1.",
+                "Runs the same pure layout engine the phones run, measuring text with FreeType + HarfBuzz (NanumGothic stands in for Apple's system font). --keyboard PT raises the software keyboard (points from the window's bottom): the tag sheet's text field has focus and the sheet rides on the keyboard. --layout-direction rtl mirrors the arrangement (map right, cards left; the hardware stays); --dialog WxH places an alert wholly in the card column's sub-screen. --device-file FILE lays out your own device (one device object in the catalog's format, validated the same way; it may give a windowOrigin below a status bar). A failed invariant (overlap, touch target, text, sheet width...) is printed with its detail, outlined in red in the SVG, and exits 1.",
             examples: [
                 "livebus layout --device iphone-duo --posture half-opened --orientation landscape --svg duo.svg",
                 "livebus layout --device iphone-16-pro --tags 3 --keyboard 336 --json",
@@ -445,6 +445,32 @@ public enum LivebusCommand {
         }
     }
 
+    /// The bundled catalog with `--device-file FILE`'s device added (validated like the bundled ones), and that
+    /// device's id; the bundled catalog alone without the option.
+    static func catalog(deviceFile path: String?) throws(CLIError) -> (DeviceCatalog, String?) {
+        let c = try catalog()
+        guard let path else { return (c, nil) }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw CLIError(
+                "cannotRead",
+                "cannot read --device-file \(path)",
+                recovery: "give a readable JSON file with one device in the catalog's format (Protocol/DEVICES.md)",
+                exit: .usage
+            )
+        }
+        do {
+            let (added, id) = try c.adding(deviceFile: data)
+            return (added, id)
+        } catch {
+            throw CLIError(
+                "\(error.code)",
+                "--device-file \(path): \(error.message)",
+                recovery: "fix the field named, see Protocol/DEVICES.md",
+                exit: .usage
+            )
+        }
+    }
+
     static func devices(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
         try Arguments(argv, command: "devices", options: [], flags: ["json"]).allowPositionals(0)
         let c = try catalog()
@@ -485,15 +511,15 @@ public enum LivebusCommand {
             command: "layout",
             options: [
                 "device", "posture", "orientation", "window", "screen", "tags", "svg", "os", "keyboard",
-                "layout-direction", "dialog",
+                "layout-direction", "dialog", "device-file",
             ],
             flags: ["json"]
         )
         try a.allowPositionals(0)
-        guard let device = a.value("device") else {
+        let (c, fileDevice) = try catalog(deviceFile: a.value("device-file"))
+        guard let device = a.value("device") ?? fileDevice else {
             throw .usage("livebus layout needs --device MODEL", recovery: "see `livebus devices` for ids")
         }
-        let c = try catalog()
         let fold = try a.choice(
             "posture",
             ["flat", "half-opened", "folded"],
