@@ -11,7 +11,7 @@ enum SessionFlags {
     static let options: Set<String> = [
         "socket", "name", "device", "posture", "orientation", "window", "split-width", "app-state", "os", "clock-skew",
         "clock-drift",
-        "duration", "exit-when", "svg-dir", "activities",
+        "duration", "exit-when", "svg-dir", "activities", "device-file",
     ]
     static let flags: Set<String> = ["json", "no-reconnect", "low-power", "frequent-updates"]
 
@@ -21,6 +21,8 @@ enum SessionFlags {
     ]
 
     static func clientOptions(_ a: Arguments) throws(CLIError) -> ClientOptions {
+        // A user's own device: registered before anything reads the catalog (the phone lays itself out with it).
+        let (_, fileDevice) = try LivebusCommand.catalog(deviceFile: a.value("device-file"))
         let fold = try a.choice("posture", ["flat", "half-opened", "folded"], aliases: postureAliases, default: "flat")
         let orientation = try a.choice("orientation", ["portrait", "landscape"], default: "portrait")
         var posture = PostureBody(foldState: fold, orientation: orientation)
@@ -39,7 +41,7 @@ enum SessionFlags {
                 throw CLIError("invalidOSVersion", error.message, exit: .usage)
             }
         }
-        let device = a.value("device") ?? "iphone-16-pro"
+        let device = a.value("device") ?? fileDevice ?? "iphone-16-pro"
         if let catalog = try? DeviceCatalog.bundled() {
             do { _ = try catalog.device(device) } catch {
                 throw CLIError("unknownDevice", error.message, recovery: "see `livebus devices`", exit: .usage)

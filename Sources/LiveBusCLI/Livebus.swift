@@ -37,7 +37,7 @@ public enum LivebusCommand {
             name: "attach",
             summary: "Attach one simulated phone to a daemon and show it live",
             usage:
-                "livebus attach [--socket PATH] [--name NAME] [--device MODEL] [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH|full] [--split-width PT] [--app-state foreground|background|suspended|terminated] [--os VERSION] [--clock-skew ±DURATION] [--clock-drift ±PPM] [--low-power] [--frequent-updates] [--activities authorized|denied|disabled] [--svg-dir DIR] [--duration DURATION] [--exit-when delivered] [--no-reconnect] [--json]",
+                "livebus attach [--socket PATH] [--name NAME] [--device MODEL] [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH|full] [--split-width PT] [--app-state foreground|background|suspended|terminated] [--os VERSION] [--clock-skew ±DURATION] [--clock-drift ±PPM] [--low-power] [--frequent-updates] [--activities authorized|denied|disabled] [--device-file FILE] [--svg-dir DIR] [--duration DURATION] [--exit-when delivered] [--no-reconnect] [--json]",
             details: """
                 Connects, handshakes, subscribes to every order and shows each Live Activity as the lock screen and
                 Dynamic Island would. On a terminal, keys change the phone live: f fold, u unfold, h half-open,
@@ -448,8 +448,7 @@ public enum LivebusCommand {
     /// The bundled catalog with `--device-file FILE`'s device added (validated like the bundled ones), and that
     /// device's id; the bundled catalog alone without the option.
     static func catalog(deviceFile path: String?) throws(CLIError) -> (DeviceCatalog, String?) {
-        let c = try catalog()
-        guard let path else { return (c, nil) }
+        guard let path else { return (try catalog(), nil) }
         guard let data = FileManager.default.contents(atPath: path) else {
             throw CLIError(
                 "cannotRead",
@@ -458,9 +457,9 @@ public enum LivebusCommand {
                 exit: .usage
             )
         }
-        do {
-            let (added, id) = try c.adding(deviceFile: data)
-            return (added, id)
+        let id: String
+        do throws(LayoutError) {
+            id = try DeviceCatalog.register(deviceFile: data)
         } catch {
             throw CLIError(
                 "\(error.code)",
@@ -469,6 +468,7 @@ public enum LivebusCommand {
                 exit: .usage
             )
         }
+        return (try catalog(), id)
     }
 
     static func devices(_ argv: [String], out: Output) throws(CLIError) -> Int32 {

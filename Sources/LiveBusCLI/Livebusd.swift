@@ -10,7 +10,7 @@ public enum LivebusdCommand {
 
         USAGE
           livebusd [--socket PATH] [--scenario NAME|FILE] [--time-scale X] [--seed N] [--data-dir DIR|--memory] [--fresh]
-                   [--sync normal|full] [--log-level LEVEL]
+                   [--sync normal|full] [--log-level LEVEL] [--device-file FILE]
 
         OPTIONS
           --socket PATH        Unix socket to listen on (mode 0600, at most 107 bytes).
@@ -31,6 +31,8 @@ public enum LivebusdCommand {
           --coalesce-bytes N   Bytes queued to a phone above which its non-terminal updates are coalesced. Default 262144.
           --slow-consumer-bytes N  Bytes queued above which a phone is disconnected as a slow consumer. Default 4194304.
           --log-level LEVEL    debug, info, notice, warning or error. Default info. Logs go to stderr.
+          --device-file FILE   A device of your own (one device in the catalog's format, Protocol/DEVICES.md),
+                               validated like the catalog's; phones may then attach with its id.
           --version            Print the version.
           --help               Print this help.
 
@@ -65,13 +67,15 @@ public enum LivebusdCommand {
                 options: [
                     "socket", "scenario", "time-scale", "seed", "data-dir", "log-level", "sync", "push-budget",
                     "coalesce-bytes",
-                    "slow-consumer-bytes", "orders",
+                    "slow-consumer-bytes", "orders", "device-file",
                 ],
                 flags: ["memory", "fresh"]
             )
             guard a.positionals.isEmpty else {
                 throw CLIError.usage("unexpected argument '\(a.positionals[0])'", recovery: "see `livebusd --help`")
             }
+            // A user's own device, validated like the catalog's, accepted in HELLO and POSTURE from now on.
+            _ = try LivebusCommand.catalog(deviceFile: a.value("device-file"))
             let level = try a.choice("log-level", ["debug", "info", "notice", "warning", "error"], default: "info")
             let socket = a.value("socket") ?? defaultSocketPath()
             if a.flag("memory") && a.value("data-dir") != nil {

@@ -315,6 +315,29 @@ public struct DeviceCatalog: Codable, Sendable {
     /// - Throws: ``LayoutError`` with code ``LayoutError/Code-swift.struct/catalogUnreadable`` when the file is
     ///   missing or malformed, ``LayoutError/Code-swift.struct/catalogInvalid`` when it breaks a rule in DEVICES.md.
     public static func bundled() throws(LayoutError) -> DeviceCatalog {
+        var catalog = try bundledFile()
+        for device in UserDevices.shared.devices {
+            catalog.devices.removeAll { $0.id == device.id }
+            catalog.devices.append(device)
+        }
+        return catalog
+    }
+
+    /// Adds a user's own device (`--device-file`) to this process's catalog: from now on ``bundled()`` holds it
+    /// (validated like the bundled devices; an id already there is replaced). `livebus layout`, `attach` and
+    /// `livebusd` call it at start.
+    ///
+    /// - Parameter data: UTF-8 JSON of one device object in the catalog's format.
+    /// - Returns: the device's id.
+    /// - Throws: ``LayoutError`` as ``adding(deviceFile:)``.
+    @discardableResult
+    public static func register(deviceFile data: Data) throws(LayoutError) -> String {
+        let (catalog, id) = try bundled().adding(deviceFile: data)
+        if let device = catalog.devices.first(where: { $0.id == id }) { UserDevices.shared.add(device) }
+        return id
+    }
+
+    private static func bundledFile() throws(LayoutError) -> DeviceCatalog {
         guard let url = Bundle.module.url(forResource: "devices", withExtension: "json") else {
             throw LayoutError(
                 .catalogUnreadable,
@@ -444,6 +467,22 @@ public struct DeviceCatalog: Codable, Sendable {
                     )
                 }
             }
+        }
+    }
+}
+
+/// The devices registered from `--device-file` in this process (see ``DeviceCatalog/register(deviceFile:)``).
+private final class UserDevices: @unchecked Sendable {
+    static let shared = UserDevices()
+    private let lock = NSLock()
+    private var list: [Device] = []
+
+    var devices: [Device] { lock.withLock { list } }
+
+    func add(_ device: Device) {
+        lock.withLock {
+            list.removeAll { $0.id == device.id }
+            list.append(device)
         }
     }
 }
