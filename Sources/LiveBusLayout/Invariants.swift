@@ -8,7 +8,6 @@ enum Invariants {
         let window = posture.window
         let safe = posture.safeRect
         let interactive = r.rects.filter(\.interactive).filter { !$0.rect.isEmpty && $0.role != .dialog }
-        let known = Set(r.rects.map(\.name))
 
         func outcome(_ name: String, _ offenders: [String], _ ok: String, names: [String] = []) {
             out.append(
@@ -19,8 +18,8 @@ enum Invariants {
                     offenders: offenders.isEmpty
                         ? nil
                         : names.isEmpty
-                            ? offenders.compactMap { $0.split(separator: " ").first.map(String.init) }.filter {
-                                known.contains($0)
+                            ? offenders.compactMap { $0.split(separator: " ").first.map(String.init) }.filter { n in
+                                r.rects.contains { $0.name == n }
                             } : names
                 )
             )
@@ -30,13 +29,12 @@ enum Invariants {
         // one must name the outer one (or a rect inside it) as its container. Source: LiveBus issue 18.
         var overlaps: [String] = []
         var overlapNames: [String] = []
-        let byName = Dictionary(r.rects.map { ($0.name, $0) }, uniquingKeysWith: { a, _ in a })
         func declared(_ inner: NamedRect, in outer: NamedRect) -> Bool {
             var next = inner.container
             var hops = 0
             while let name = next, hops < 8 {
                 if name == outer.name { return true }
-                next = byName[name]?.container
+                next = r.rects.first { $0.name == name }?.container
                 hops += 1
             }
             return false
@@ -59,9 +57,7 @@ enum Invariants {
         outcome(
             "noInteractivePartialOverlap",
             overlaps,
-            "no two interactive rects partly overlap (containment declared: "
-                + interactive.compactMap { e in e.container.map { "\(e.name) in \($0)" } }.joined(separator: ", ")
-                + ")",
+            "no two interactive rects partly overlap; rects inside others declare their container",
             names: overlapNames
         )
 

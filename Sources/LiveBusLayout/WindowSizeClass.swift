@@ -76,14 +76,15 @@ public enum TwoPaneRule {
         horizontalSizeClass: SizeClass,
         separatingFold: HingeSpec.Axis?
     ) -> (twoPane: Bool, reason: String) {
-        let w = WindowSizeClass.width(window.width)
-        let h = WindowSizeClass.height(window.height)
         guard platform == "android" else {
             return (
                 horizontalSizeClass == .regular,
-                "Apple rule: \(horizontalSizeClass.rawValue) width size class"
+                horizontalSizeClass == .regular
+                    ? "Apple rule: regular width size class" : "Apple rule: compact width size class"
             )
         }
+        let w = WindowSizeClass.width(window.width)
+        let h = WindowSizeClass.height(window.height)
         let classes =
             "\(format(window.width))x\(format(window.height)) dp is \(w.rawValue) width x \(h.rawValue) height"
         if let separatingFold {

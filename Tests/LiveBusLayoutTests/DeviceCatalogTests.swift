@@ -106,7 +106,8 @@ struct DeviceCatalogTests {
         } throws: { error in
             guard let e = error as? LayoutError else { return false }
             return e.code == .unknownDevice && e.message.contains("'iphone-17'")
-                && e.message.contains("valid ids: iphone-se-3, iphone-13-mini, iphone-14, iphone-16, ") && e.message.hasSuffix("iphone-duo")
+                && e.message.contains("valid ids: iphone-se-3, iphone-13-mini, iphone-14, iphone-16, ")
+                && e.message.hasSuffix("iphone-duo")
         }
     }
 
