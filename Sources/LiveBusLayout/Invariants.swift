@@ -104,13 +104,19 @@ enum Invariants {
         // box or widened silently.
         var textProblems: [String] = []
         var textNames: [String] = []
-        let textElements = r.presentations.flatMap { p in p.elements.filter { $0.text != nil }.map { (p, $0) } }
-        for (p, e) in textElements where !p.frame.contains(e.rect) {
-            textProblems.append("\(e.name) \(describe(e.rect)) is drawn outside its presentation \(describe(p.frame))")
-            textNames.append(e.name)
+        for p in r.presentations {
+            for e in p.elements where e.text != nil && !p.frame.contains(e.rect) {
+                textProblems.append(
+                    "\(e.name) \(describe(e.rect)) is drawn outside its presentation \(describe(p.frame))"
+                )
+                textNames.append(e.name)
+            }
         }
-        let textNamesSet = Set(textElements.map(\.1.name))
-        for t in r.truncations where t.axis == "width" && textNamesSet.contains(t.element) {
+        let textElements: [(Presentation, NamedRect)] =
+            r.truncations.isEmpty
+            ? [] : r.presentations.flatMap { p in p.elements.filter { $0.text != nil }.map { (p, $0) } }
+        let isText = { (name: String) in textElements.contains { $0.1.name == name } }
+        for t in r.truncations where t.axis == "width" && isText(t.element) {
             guard let box = t.box else {
                 textProblems.append("\(t.element) '\(t.text)' is truncated but the truncation names no box")
                 textNames.append(t.element)
@@ -121,7 +127,7 @@ enum Invariants {
                 textNames.append(t.element)
             }
         }
-        let reported = r.truncations.filter { $0.axis == "width" && textNamesSet.contains($0.element) }.map { t in
+        let reported = r.truncations.filter { $0.axis == "width" && isText($0.element) }.map { t in
             "\(t.element) '\(t.text)' \(format(t.measured)) pt in "
                 + (t.box.map { "its box \(describe($0))" } ?? "") + " of \(format(t.available)) pt"
         }
