@@ -19,6 +19,8 @@ let package = Package(
         ),
         .systemLibrary(name: "CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
         .systemLibrary(name: "CHarfBuzz", pkgConfig: "harfbuzz", providers: [.apt(["libharfbuzz-dev"])]),
+        // zlib's CRC-32 (slice-by-N, and crc32_combine_op so fan-out reuses an event's shared checksum).
+        .systemLibrary(name: "CZlib", pkgConfig: "zlib", providers: [.apt(["zlib1g-dev"])]),
         .systemLibrary(
             name: "CSQLite",
             pkgConfig: "sqlite3",
@@ -26,17 +28,25 @@ let package = Package(
         ),
 
         // MARK: - Pure rule targets (no sockets, no real clock)
-        .target(name: "LiveBusWire"),
+        .target(name: "LiveBusWire", dependencies: ["CZlib"]),
         .target(name: "LiveBusClock"),
         .target(name: "LiveBusSimulator", dependencies: ["LiveBusClock"]),
         .target(name: "LiveBusScheduler", dependencies: ["LiveBusClock"]),
-        .target(name: "LiveBusActivity", dependencies: ["LiveBusClock", "LiveBusSimulator"]),
+        .target(
+            name: "LiveBusActivity",
+            dependencies: ["LiveBusClock", "LiveBusSimulator"],
+            // The built-in delivery activity schema; Protocol/activity-schemas/delivery.json links to it.
+            resources: [.copy("Resources/delivery.json")]
+        ),
         // Network faults on demand: toxiproxy-named toxics applied to a session's byte and frame stream (pure).
         .target(name: "LiveBusFaults"),
         // End-to-end scenario files and the invariant checker over clients' JSON-lines logs (pure; reuses the
         // simulator's line-tracking JSON reader for file:line:field errors).
         .target(name: "LiveBusScenario", dependencies: ["LiveBusSimulator"]),
         .target(name: "LiveBusLayout", resources: [.copy("Resources/devices.json")]),
+        // The bus without I/O: the store protocol and its conformance suite, the in-memory store, the topic →
+        // subscribers index, the group commit of one loop turn (../shared/DESIGN.md "The core and its adapters").
+        .target(name: "LiveBusCore", dependencies: ["LiveBusWire"]),
 
         // Real text measurement (FreeType + HarfBuzz with a Hangul-covering Debian font) for the layout engine.
         .target(name: "LiveBusText", dependencies: ["LiveBusLayout", "CFreeType", "CHarfBuzz"]),
@@ -46,7 +56,7 @@ let package = Package(
         .target(
             name: "LiveBusDaemon",
             dependencies: [
-                "LiveBusWire", "LiveBusLoop", "LiveBusClock", "LiveBusSimulator", "LiveBusScheduler",
+                "LiveBusWire", "LiveBusCore", "LiveBusLoop", "LiveBusClock", "LiveBusSimulator", "LiveBusScheduler",
                 "LiveBusActivity", "LiveBusLayout", "LiveBusFaults", "CSQLite",
             ]
         ),
@@ -67,12 +77,22 @@ let package = Package(
             ]
         ),
 
+        // MARK: - Fuzzing (tools/fuzz: libFuzzer over the frame decoder and over whole daemon sessions)
+        .systemLibrary(name: "CFuzzerDriver"),
+        .executableTarget(
+            name: "LiveBusFuzz",
+            dependencies: ["LiveBusDaemon", "LiveBusWire", "LiveBusLoop", "LiveBusClock", "CFuzzerDriver"]
+        ),
+
         // MARK: - Executables (wiring only)
         .executableTarget(name: "livebusd", dependencies: ["LiveBusCLI"]),
         .executableTarget(name: "livebus", dependencies: ["LiveBusCLI"]),
 
         // MARK: - Tests
         .testTarget(name: "LiveBusWireTests", dependencies: ["LiveBusWire"]),
+        .testTarget(name: "LiveBusCoreTests", dependencies: ["LiveBusCore", "LiveBusWire"]),
+        // The daemon in-process: its session limits, and the SQLite store against the core's store conformance suite.
+        .testTarget(name: "LiveBusDaemonTests", dependencies: ["LiveBusDaemon", "LiveBusCore", "LiveBusWire"]),
         .testTarget(name: "LiveBusClockTests", dependencies: ["LiveBusClock"]),
         .testTarget(name: "LiveBusSimulatorTests", dependencies: ["LiveBusSimulator"]),
         .testTarget(name: "LiveBusSchedulerTests", dependencies: ["LiveBusScheduler"]),
@@ -85,7 +105,8 @@ let package = Package(
         .testTarget(
             name: "LiveBusE2ETests",
             dependencies: [
-                "LiveBusDaemon", "LiveBusClient", "LiveBusWire", "LiveBusLoop", "LiveBusClock", "LiveBusCLI",
+                "LiveBusDaemon", "LiveBusCore", "LiveBusClient", "LiveBusWire", "LiveBusLoop", "LiveBusClock",
+                "LiveBusCLI",
             ],
             exclude: ["Snapshots"]
         ),

@@ -8,7 +8,7 @@ public struct PushPayloadError: Error, Sendable, Equatable, CustomStringConverti
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Wrapped: String, Hashable, Sendable {
             case payloadTooLarge, contentStateTooLarge, malformedJSON, missingField, wrongType, invalidValue
-            case ambiguousDate
+            case keyNotFound, valueNotFound, typeMismatch, dataCorrupted
         }
         private let wrapped: Wrapped
         private init(_ wrapped: Wrapped) { self.wrapped = wrapped }
@@ -25,8 +25,14 @@ public struct PushPayloadError: Error, Sendable, Equatable, CustomStringConverti
         public static let wrongType = Code(.wrongType)
         /// A field has a value outside what is allowed.
         public static let invalidValue = Code(.invalidValue)
-        /// A date cannot be read unambiguously (for example Unix seconds inside the content state).
-        public static let ambiguousDate = Code(.ambiguousDate)
+        /// The content state (or attributes) lacks a non-optional key (`DecodingError.keyNotFound`).
+        public static let keyNotFound = Code(.keyNotFound)
+        /// A non-optional content-state value is `null` (`DecodingError.valueNotFound`).
+        public static let valueNotFound = Code(.valueNotFound)
+        /// A content-state value has the wrong JSON type (`DecodingError.typeMismatch`).
+        public static let typeMismatch = Code(.typeMismatch)
+        /// A content-state value cannot be read (`DecodingError.dataCorrupted`: unknown enum raw value, bad ISO 8601).
+        public static let dataCorrupted = Code(.dataCorrupted)
 
         public var description: String { wrapped.rawValue }
     }
@@ -37,6 +43,8 @@ public struct PushPayloadError: Error, Sendable, Equatable, CustomStringConverti
     public var field: String
     /// What is wrong and what to do.
     public var message: String
+    /// The lints found before the error (and, for malformed JSON, a comment or trailing comma with its position).
+    public var lints: [PushLint] = []
 
     /// Creates an error.
     public init(code: Code, field: String, message: String) {
@@ -44,6 +52,22 @@ public struct PushPayloadError: Error, Sendable, Equatable, CustomStringConverti
         self.field = field
         self.message = message
     }
+
+    /// The error for a content state or attributes that did not decode.
+    init(decoding failure: SchemaDecodingFailure) {
+        let code: Code =
+            switch failure.kind {
+            case .keyNotFound: .keyNotFound
+            case .valueNotFound: .valueNotFound
+            case .typeMismatch: .typeMismatch
+            case .dataCorrupted: .dataCorrupted
+            }
+        self.init(code: code, field: failure.field, message: failure.message)
+        expectedType = failure.expected
+    }
+
+    /// For a decoding error, the type the app expects at ``field`` (`Date (seconds since 2001-01-01)`); else `nil`.
+    public var expectedType: String?
 
     public var description: String { "\(field): \(message)" }
 }
@@ -70,17 +94,18 @@ public struct PushAlert: Sendable, Equatable {
 /// `relevance-score`, `alert` (required for `start`, with `attributes-type` and `attributes`). Unknown keys are
 /// ignored, as APNs and `JSONDecoder` ignore them.
 ///
-/// How dates are read:
+/// How dates are read (exactly as the phone reads them, never refused; a value in another unit gets a lint naming the
+/// value most likely meant, `Protocol/lints.json`):
 /// - `aps.timestamp`, `aps.stale-date`, `aps.dismissal-date` are Unix seconds (a JSON number; fractions are kept to
-///   the millisecond). A value below 1 000 000 000 (before 2001-09-09) is refused as ambiguous (it looks like seconds
-///   since 2001), and so is one of 100 000 000 000 or more (it looks like milliseconds).
-/// - Dates inside `content-state` follow `JSONDecoder`'s default `.deferredToDate` strategy: a JSON number of seconds
-///   since 2001-01-01T00:00:00Z (Unix seconds − 978 307 200). A number of 1 000 000 000 or more (after 2032-09-09) is
-///   refused as ambiguous because it is almost surely Unix seconds or milliseconds; a negative one (before 2001) and a
-///   string (ISO 8601 is not the default strategy) are refused too. Fractions are rounded to the millisecond.
+///   the millisecond). A millisecond value is applied as seconds (tens of thousands of years ahead).
+/// - Dates inside `content-state` follow the schema's decoding (``DateDecoding``); ActivityKit's default is
+///   `.deferredToDate`, a JSON number of seconds since 2001-01-01T00:00:00Z (Unix seconds − 978 307 200), so Unix
+///   seconds there are applied about 31 years late.
 ///
-/// Content state fields (the LiveBus `ContentState`): `status` (an ``OrderStatus`` raw value, required), `etaEnd`
-/// (Date, required), `progress` (0…1, default 0), `lastConfirmed` (Date, default `aps.timestamp`), `riderPosition`
+/// `content-state` is decoded with an ``ActivitySchema`` as `JSONDecoder` decodes the app's `ContentState`: unknown
+/// keys ignored, a missing non-optional key or a type mismatch fails the decoding (the phone drops the update).
+/// The built-in delivery schema (`Protocol/activity-schemas/delivery.json`): `status` (an ``OrderStatus`` raw value),
+/// `etaEnd` (Date), `progress` (0…1, default 0), `lastConfirmed` (Date, default `aps.timestamp`), `riderPosition`
 /// (`{"latitude": Double, "longitude": Double}`, optional), `summary` (`{"ko", "en", "detailKo", "detailEn"}` strings,
 /// each optional, defaulting to the status's wording).
 ///
@@ -112,15 +137,30 @@ public struct APNsPayload: Sendable, Equatable {
     public var attributesType: String?
     /// The whole payload's size in bytes.
     public var byteCount: Int
+    /// The content state as the schema decoded it (every field, by JSON key).
+    public var fields: SchemaValue = .none
+    /// Every lint that applies to this payload, in the order found.
+    public var lints: [PushLint] = []
+    /// `true` when `aps.timestamp` was a millisecond value read as seconds (far in the future; see
+    /// ``ActivityBoard/apply(_:at:)``).
+    public var timestampReadFromMilliseconds = false
 
-    /// Parses and checks a payload.
-    /// - Parameter bytes: The payload, UTF-8 JSON.
-    /// - Returns: The payload.
-    /// - Throws: ``PushPayloadError`` naming the field: `payloadTooLarge` (over 4096 bytes), `malformedJSON`,
-    ///   `missingField`, `wrongType`, `invalidValue`, `ambiguousDate`, `contentStateTooLarge`.
+    /// Parses and checks a payload, decoding `content-state` (and a start's `attributes`) with `schema` as the app's
+    /// `ContentState` decodes it.
+    /// - Parameters:
+    ///   - bytes: The payload, UTF-8 JSON.
+    ///   - schema: The app's activity schema (default: the built-in delivery activity).
+    /// - Returns: The payload, with every lint that applies in ``lints``.
+    /// - Throws: ``PushPayloadError`` naming the field: `payloadTooLarge` (over 4096 bytes), `malformedJSON` (with
+    ///   line and column, and a `jsonComment` or `jsonTrailingComma` lint), `missingField`, `wrongType`,
+    ///   `invalidValue` (aps keys), `keyNotFound`, `valueNotFound`, `typeMismatch`, `dataCorrupted` (the content
+    ///   state did not decode: the phone drops the update), `contentStateTooLarge`. The error carries the lints
+    ///   found before it.
     /// - Note: Source: https://developer.apple.com/documentation/usernotifications/sending-notification-requests-to-apns
-    ///   (4096 bytes), reference/live-activities.md §2.8 (`simctl push` rules).
-    public static func parse(_ bytes: [UInt8]) throws(PushPayloadError) -> APNsPayload {
+    ///   (4096 bytes), reference/live-activities.md §2.2 (keys), §2.8 (`simctl push` rules), `Protocol/PROTOCOL.md` §9.6.
+    public static func parse(_ bytes: [UInt8], schema: ActivitySchema = .delivery) throws(PushPayloadError)
+        -> APNsPayload
+    {
         guard bytes.count <= ActivityLimits.payloadBytes else {
             throw PushPayloadError(
                 code: .payloadTooLarge,
@@ -133,12 +173,34 @@ public struct APNsPayload: Sendable, Equatable {
         do {
             root = try JSONReader.parse(bytes)
         } catch {
-            throw PushPayloadError(
+            let (line, column) = JSONReader.lineAndColumn(bytes, offset: error.offset)
+            var failure = PushPayloadError(
                 code: .malformedJSON,
                 field: error.path.isEmpty ? "payload" : error.path,
-                message: "not valid JSON at byte \(error.offset): \(error.message)"
+                message: "not valid JSON at line \(line), column \(column) (byte \(error.offset)): \(error.message)"
             )
+            failure.lints = JSONReader.commentAndTrailingCommaLints(bytes)
+            throw failure
         }
+        var lints: [PushLint] = []
+        do {
+            return try parse(root, bytes: bytes, schema: schema, lints: &lints)
+        } catch {
+            var failure = error
+            failure.lints = lints + failure.lints
+            throw failure
+        }
+    }
+
+    /// The `aps` keys a Live Activity push reads (reference/live-activities.md §2.2; `sound` inside `alert`).
+    static let liveActivityApsKeys: Set<String> = [
+        "timestamp", "event", "content-state", "stale-date", "dismissal-date", "relevance-score", "alert",
+        "attributes-type", "attributes", "input-push-token", "input-push-channel",
+    ]
+
+    private static func parse(_ root: JSONValue, bytes: [UInt8], schema: ActivitySchema, lints: inout [PushLint])
+        throws(PushPayloadError) -> APNsPayload
+    {
         guard case .object = root else {
             throw PushPayloadError(
                 code: .wrongType,
@@ -157,10 +219,25 @@ public struct APNsPayload: Sendable, Equatable {
                 message: "the payload must contain an \"aps\" object with the Live Activity fields"
             )
         }
-        guard case .object = aps else {
+        guard case .object(let apsMembers) = aps else {
             throw PushPayloadError(code: .wrongType, field: "aps", message: "must be an object, found \(aps.typeName)")
         }
-        let timestamp = try unixDate(required(aps, "timestamp"), "aps.timestamp")
+        let timestampValue = try required(aps, "timestamp")
+        let timestampSeconds = try number(timestampValue, "aps.timestamp")
+        let timestamp = unixDate(timestampSeconds, "aps.timestamp", lints: &lints)
+        let timestampFromMilliseconds = timestampSeconds >= 100_000_000_000
+        if timestampSeconds != timestampSeconds.rounded() {
+            lints.append(
+                PushLint(
+                    code: .fractionalTimestamp,
+                    field: "aps.timestamp",
+                    message:
+                        "\(DateReading.text(timestampSeconds)) has a fraction; Apple's timestamp is whole seconds "
+                        + "since 1970 (the fraction is kept to the millisecond)",
+                    suggested: DateReading.text(timestampSeconds.rounded(.down))
+                )
+            )
+        }
         let eventText = try string(required(aps, "event"), "aps.event")
         guard let event = ActivityEventKind(rawValue: eventText) else {
             throw PushPayloadError(
@@ -168,6 +245,39 @@ public struct APNsPayload: Sendable, Equatable {
                 field: "aps.event",
                 message: "\"\(eventText)\" is not an event; use start, update or end"
             )
+        }
+        for member in apsMembers where !liveActivityApsKeys.contains(member.key) {
+            if member.key == "content-available" {
+                lints.append(
+                    PushLint(
+                        code: .contentAvailableInLiveActivity,
+                        field: "aps.content-available",
+                        message:
+                            "a background-update key; a Live Activity push (apns-push-type liveactivity) does not wake "
+                            + "the app with it; remove it"
+                    )
+                )
+            } else {
+                let hint = member.key == "sound" ? "; a Live Activity alert's sound goes inside aps.alert" : ""
+                lints.append(
+                    PushLint(
+                        code: .unknownApsKey,
+                        field: "aps.\(member.key)",
+                        message: "a Live Activity push does not read this key; it is ignored\(hint)"
+                    )
+                )
+            }
+        }
+        if event != .start {
+            for key in ["attributes", "attributes-type", "input-push-channel"] where aps.member(key) != nil {
+                lints.append(
+                    PushLint(
+                        code: .startOnlyKeyOnUpdate,
+                        field: "aps.\(key)",
+                        message: "read only by a start push; on \(event.rawValue) it is ignored"
+                    )
+                )
+            }
         }
         guard let (contentValue, contentRange) = aps.member("content-state") else {
             throw PushPayloadError(
@@ -183,17 +293,62 @@ public struct APNsPayload: Sendable, Equatable {
                 message: "\(contentRange.count) bytes is over the 4 KB content state limit; send less"
             )
         }
-        let content = try contentState(contentValue, timestamp: timestamp)
         let staleDate = try aps.member("stale-date").map { v, _ throws(PushPayloadError) in
-            try unixDate(v, "aps.stale-date")
+            unixDate(try number(v, "aps.stale-date"), "aps.stale-date", lints: &lints)
+        }
+        if let staleDate, staleDate <= timestamp {
+            lints.append(
+                PushLint(
+                    code: .staleDateBeforeTimestamp,
+                    field: "aps.stale-date",
+                    message:
+                        "at or before aps.timestamp: the content is stale the moment it is shown; send a later "
+                        + "stale date (or none)"
+                )
+            )
         }
         let dismissalDate = try aps.member("dismissal-date").map { v, _ throws(PushPayloadError) in
-            try unixDate(v, "aps.dismissal-date")
+            unixDate(try number(v, "aps.dismissal-date"), "aps.dismissal-date", lints: &lints)
+        }
+        if let dismissalDate {
+            if event != .end {
+                lints.append(
+                    PushLint(
+                        code: .dismissalDateOnUpdate,
+                        field: "aps.dismissal-date",
+                        message: "read only by an end push; on \(event.rawValue) it is ignored"
+                    )
+                )
+            } else if timestamp.milliseconds(to: dismissalDate) > DismissalPolicy.maximumMilliseconds {
+                let limit = timestamp.advanced(byMilliseconds: DismissalPolicy.maximumMilliseconds)
+                lints.append(
+                    PushLint(
+                        code: .dismissalDateClamped,
+                        field: "aps.dismissal-date",
+                        message:
+                            "more than 4 h after the end's timestamp; the system removes the activity at 4 h "
+                            + "(\(limit.millisecondsSinceEpoch / 1000)). Was it in milliseconds, or meant as a "
+                            + "duration? Send at most timestamp + 14400",
+                        suggested: String(limit.millisecondsSinceEpoch / 1000)
+                    )
+                )
+            }
         }
         let relevance = try aps.member("relevance-score").map { v, _ throws(PushPayloadError) in
             try number(v, "aps.relevance-score")
         }
         let alert = try aps.member("alert").map { v, _ throws(PushPayloadError) in try pushAlert(v) }
+        if let alert {
+            for (name, text) in [("title", alert.title), ("body", alert.body)] where text == "" {
+                lints.append(
+                    PushLint(
+                        code: .emptyAlertText,
+                        field: "aps.alert.\(name)",
+                        message: "an empty \(name): the alert lights the screen with nothing to read; give it text"
+                    )
+                )
+            }
+        }
         var attributesType: String?
         if event == .start {
             guard alert != nil else {
@@ -208,8 +363,26 @@ public struct APNsPayload: Sendable, Equatable {
                     message: "must be an object, found \(attributes.typeName)"
                 )
             }
+            var decoder = SchemaDecoder(schema: schema)
+            do {
+                _ = try decoder.decodeFields(schema.attributes, in: attributes, at: "aps.attributes")
+            } catch {
+                lints += decoder.lints
+                throw PushPayloadError(decoding: error)
+            }
+            lints += decoder.lints
         }
-        return APNsPayload(
+        var decoder = SchemaDecoder(schema: schema)
+        let fields: SchemaValue
+        do {
+            fields = try decoder.decodeFields(schema.contentState, in: contentValue, at: "aps.content-state")
+        } catch {
+            lints += decoder.lints
+            throw PushPayloadError(decoding: error)
+        }
+        lints += decoder.lints
+        let content = try contentState(fields, schema: schema, timestamp: timestamp)
+        var payload = APNsPayload(
             simulatorTargetBundle: bundle,
             timestamp: timestamp,
             event: event,
@@ -222,6 +395,10 @@ public struct APNsPayload: Sendable, Equatable {
             attributesType: attributesType,
             byteCount: bytes.count
         )
+        payload.fields = fields
+        payload.lints = lints
+        payload.timestampReadFromMilliseconds = timestampFromMilliseconds
+        return payload
     }
 
     /// The update this push means for `orderID`, with `toClient` converting server instants to the client's clock.
@@ -241,7 +418,10 @@ public struct APNsPayload: Sendable, Equatable {
             dismissalDate: event == .end ? dismissalDate.map(toClient) : nil,
             relevanceScore: relevanceScore ?? 0,
             lastConfirmed: toClient(contentState.lastConfirmed),
-            contentStateByteCount: contentStateByteCount
+            contentStateByteCount: contentStateByteCount,
+            fields: fields,
+            lints: lints,
+            timestampReadFromMilliseconds: timestampReadFromMilliseconds
         )
     }
 
@@ -268,93 +448,40 @@ public struct APNsPayload: Sendable, Equatable {
         return number
     }
 
-    /// Unix seconds (aps dates) to a server instant.
-    private static func unixDate(_ value: JSONValue, _ field: String) throws(PushPayloadError) -> ServerInstant {
-        let seconds = try number(value, field)
-        guard seconds >= 1_000_000_000 else {
-            throw PushPayloadError(
-                code: .ambiguousDate,
-                field: field,
-                message:
-                    "\(formatSeconds(seconds)) is before 2001-09-09 as Unix seconds; aps dates are Unix seconds "
-                    + "(seconds since 1970), not seconds since 2001"
-            )
-        }
-        guard seconds < 100_000_000_000 else {
-            throw PushPayloadError(
-                code: .ambiguousDate,
-                field: field,
-                message: "\(formatSeconds(seconds)) looks like milliseconds; aps dates are Unix seconds"
-            )
-        }
-        return ServerInstant(millisecondsSinceEpoch: Int64((seconds * 1000).rounded()))
+    /// Unix seconds (aps dates) to a server instant, exactly as read (never refused), with lints for another unit.
+    private static func unixDate(_ seconds: Double, _ field: String, lints: inout [PushLint]) -> ServerInstant {
+        lints += DateReading.unixSecondsLints(seconds, field: field)
+        return ServerInstant(millisecondsSinceEpoch: DateReading.clamp(milliseconds: (seconds * 1000).rounded()))
     }
 
-    /// Seconds since 2001-01-01 (content-state dates, default `JSONDecoder` strategy) to a server instant.
-    private static func referenceDate(_ value: JSONValue, _ field: String) throws(PushPayloadError) -> ServerInstant {
-        guard case .number(let seconds, _) = value else {
-            let hint =
-                if case .string = value {
-                    "; a string (ISO 8601) is not read by the default JSON decoding, send seconds since 2001-01-01"
-                } else { "" }
-            throw PushPayloadError(
-                code: .wrongType,
-                field: field,
-                message: "a Date must be a number of seconds since 2001-01-01, found \(value.typeName)\(hint)"
-            )
-        }
-        guard seconds >= 0 else {
-            throw PushPayloadError(
-                code: .ambiguousDate,
-                field: field,
-                message: "\(formatSeconds(seconds)) is before 2001-01-01; send seconds since 2001-01-01"
-            )
-        }
-        guard seconds < 1_000_000_000 else {
-            let unixHint = Int64(seconds) - referenceDateUnixSeconds
-            throw PushPayloadError(
-                code: .ambiguousDate,
-                field: field,
-                message:
-                    "\(formatSeconds(seconds)) looks like Unix seconds (or milliseconds); content-state dates are "
-                    + "seconds since 2001-01-01 (Unix − 978307200), e.g. \(unixHint)"
-            )
-        }
-        let unixMilliseconds = Int64((seconds * 1000).rounded()) + referenceDateUnixSeconds * 1000
-        return ServerInstant(millisecondsSinceEpoch: unixMilliseconds)
-    }
-
-    private static func formatSeconds(_ seconds: Double) -> String {
-        if seconds == seconds.rounded(), abs(seconds) < 1e15 { return String(Int64(seconds)) }
-        return String(seconds)
-    }
-
-    private static func contentState(_ value: JSONValue, timestamp: ServerInstant) throws(PushPayloadError)
-        -> ContentState
+    /// The simulator's ``ContentState`` for decoded fields: for the delivery schema the fields themselves (with the
+    /// delivery app's own checks: progress within 0…1, coordinates within ±90/±180 degrees); for another app's schema
+    /// the countdown end and status text its presentation names (the other fields stay in ``fields``).
+    private static func contentState(_ fields: SchemaValue, schema: ActivitySchema, timestamp: ServerInstant)
+        throws(PushPayloadError) -> ContentState
     {
         let base = "aps.content-state"
-        guard case .object = value else {
-            throw PushPayloadError(code: .wrongType, field: base, message: "must be an object, found \(value.typeName)")
+        func instant(_ path: String) -> ServerInstant? {
+            guard case .date(let ms)? = fields.value(at: path) else { return nil }
+            return ServerInstant(millisecondsSinceEpoch: ms)
         }
-        guard let (statusValue, _) = value.member("status") else {
-            throw PushPayloadError(code: .missingField, field: "\(base).status", message: "required")
-        }
-        let statusText = try string(statusValue, "\(base).status")
-        guard let status = OrderStatus(rawValue: statusText) else {
-            let allowed = OrderStatus.allCases.map(\.rawValue).joined(separator: ", ")
-            throw PushPayloadError(
-                code: .invalidValue,
-                field: "\(base).status",
-                message: "\"\(statusText)\" is not a status; use one of \(allowed)"
+        guard schema.readsAsDelivery else {
+            let statusText = fields.value(at: schema.presentation.statusText)?.text ?? ""
+            return ContentState(
+                status: .delivering,
+                etaTarget: instant(schema.presentation.countdownEnd) ?? timestamp,
+                progress: 0,
+                lastConfirmed: timestamp,
+                summary: CustomerSummary(ko: statusText, en: statusText, detailKo: "", detailEn: "")
             )
         }
-        guard let (etaValue, _) = value.member("etaEnd") else {
-            throw PushPayloadError(code: .missingField, field: "\(base).etaEnd", message: "required")
-        }
-        let eta = try referenceDate(etaValue, "\(base).etaEnd")
+        guard case .enumCase(let statusText)? = fields.value(at: "status"),
+            let status = OrderStatus(rawValue: statusText),
+            let eta = instant("etaEnd")
+        else { preconditionFailure("the delivery schema decodes status and etaEnd") }
         var progress = 0.0
-        if let (progressValue, _) = value.member("progress"), progressValue != .null {
-            progress = try number(progressValue, "\(base).progress")
+        if case .double(let value)? = fields.value(at: "progress") {
+            progress = value
             guard (0...1).contains(progress) else {
                 throw PushPayloadError(
                     code: .invalidValue,
@@ -363,65 +490,34 @@ public struct APNsPayload: Sendable, Equatable {
                 )
             }
         }
-        var lastConfirmed = timestamp
-        if let (confirmedValue, _) = value.member("lastConfirmed"), confirmedValue != .null {
-            lastConfirmed = try referenceDate(confirmedValue, "\(base).lastConfirmed")
-        }
         var rider: Coordinate?
-        if let (riderValue, _) = value.member("riderPosition"), riderValue != .null {
-            guard case .object = riderValue else {
+        if case .double(let latitude)? = fields.value(at: "riderPosition.latitude"),
+            case .double(let longitude)? = fields.value(at: "riderPosition.longitude")
+        {
+            for (key, value, limit) in [("latitude", latitude, 90.0), ("longitude", longitude, 180.0)]
+            where abs(value) > limit {
                 throw PushPayloadError(
-                    code: .wrongType,
-                    field: "\(base).riderPosition",
-                    message: "must be an object with latitude and longitude, found \(riderValue.typeName)"
+                    code: .invalidValue,
+                    field: "\(base).riderPosition.\(key)",
+                    message: "\(value) is outside ±\(Int(limit)) degrees"
                 )
             }
-            func degrees(_ key: String, _ limit: Double) throws(PushPayloadError) -> Double {
-                guard let (v, _) = riderValue.member(key) else {
-                    throw PushPayloadError(
-                        code: .missingField,
-                        field: "\(base).riderPosition.\(key)",
-                        message: "required"
-                    )
-                }
-                let d = try number(v, "\(base).riderPosition.\(key)")
-                guard abs(d) <= limit else {
-                    throw PushPayloadError(
-                        code: .invalidValue,
-                        field: "\(base).riderPosition.\(key)",
-                        message: "\(d) is outside ±\(Int(limit)) degrees"
-                    )
-                }
-                return d
-            }
-            rider = Coordinate(latitude: try degrees("latitude", 90), longitude: try degrees("longitude", 180))
+            rider = Coordinate(latitude: latitude, longitude: longitude)
         }
         var summary = CustomerSummary(status: status)
-        if let (summaryValue, _) = value.member("summary"), summaryValue != .null {
-            guard case .object = summaryValue else {
-                throw PushPayloadError(
-                    code: .wrongType,
-                    field: "\(base).summary",
-                    message: "must be an object with ko, en, detailKo, detailEn, found \(summaryValue.typeName)"
-                )
-            }
-            func line(_ key: String, _ fallback: String) throws(PushPayloadError) -> String {
-                guard let (v, _) = summaryValue.member(key), v != .null else { return fallback }
-                return try string(v, "\(base).summary.\(key)")
-            }
-            summary = CustomerSummary(
-                ko: try line("ko", summary.ko),
-                en: try line("en", summary.en),
-                detailKo: try line("detailKo", summary.detailKo),
-                detailEn: try line("detailEn", summary.detailEn)
-            )
-        }
+        func line(_ key: String, _ fallback: String) -> String { fields.value(at: "summary.\(key)")?.text ?? fallback }
+        summary = CustomerSummary(
+            ko: line("ko", summary.ko),
+            en: line("en", summary.en),
+            detailKo: line("detailKo", summary.detailKo),
+            detailEn: line("detailEn", summary.detailEn)
+        )
         return ContentState(
             status: status,
             etaTarget: eta,
             progress: progress,
             riderPosition: rider,
-            lastConfirmed: lastConfirmed,
+            lastConfirmed: instant("lastConfirmed") ?? timestamp,
             summary: summary
         )
     }

@@ -14,6 +14,8 @@ import LiveBusSimulator
 public struct ActivityBoard: Sendable {
     /// The device settings that change outcomes (authorization, foreground). Change it as the simulated phone does.
     public var profile: DeviceProfile
+    /// The app's activity schema: how pushed `content-state` decodes (default: the built-in delivery activity).
+    public var schema: ActivitySchema = .delivery
 
     private struct OrderRecord: Sendable {
         var latest: ActivityUpdate
@@ -266,34 +268,60 @@ public struct ActivityBoard: Sendable {
         if update.contentStateByteCount > ActivityLimits.contentStateBytes {
             return .rejected(.contentStateTooLarge, source: ActivitySource.contentState)
         }
-        if now.milliseconds(to: update.timestampInClientClock) > ActivityLimits.futureTimestampToleranceMilliseconds {
+        if now.milliseconds(to: update.timestampInClientClock) > ActivityLimits.futureTimestampToleranceMilliseconds,
+            !update.timestampReadFromMilliseconds
+        {
             return .rejected(.timestampTooFarAhead, source: ActivitySource.dtsTimestamps)
         }
         if update.event == .update, update.timestamp < activity.lastAppliedTimestamp {
-            return .rejected(.olderTimestamp, source: ActivitySource.updateTimestamp)
+            var reason = VerdictReason.olderTimestamp
+            if activity.lastAppliedFromMilliseconds {
+                reason.message +=
+                    "; the timestamp applied earlier, \(activity.lastAppliedTimestamp.millisecondsSinceEpoch / 1000), "
+                    + "was Unix milliseconds read as seconds (lint millisecondsEpoch), so every update stamped in "
+                    + "seconds is older than it until the activity ends"
+            }
+            return .rejected(reason, source: ActivitySource.updateTimestamp)
         }
         activity.content = update.content
         activity.etaTarget = update.etaTarget
         activity.relevanceScore = update.relevanceScore
         activity.lastConfirmed = max(activity.lastConfirmed, update.lastConfirmed)
-        activity.lastAppliedTimestamp = max(activity.lastAppliedTimestamp, update.timestamp)
+        if update.timestamp >= activity.lastAppliedTimestamp {
+            activity.lastAppliedTimestamp = update.timestamp
+            activity.lastAppliedFromMilliseconds = update.timestampReadFromMilliseconds
+        }
+        activity.fields = update.fields
         if update.event == .end {
+            // The 4-hour window counts from the end's timestamp (client clock), not from when the phone applied it
+            // (ours: PROTOCOL.md §9.7). A removal instant already reached removes the activity at once.
+            // And never later than 12 hours after the start (displayingLiveData: "up to 12 hours" on the lock screen).
+            let removal = min(
+                DismissalPolicy.removalInstant(
+                    dismissalDate: update.dismissalDate,
+                    endTimestamp: update.timestampInClientClock
+                ),
+                activity.startedAt.advanced(byMilliseconds: ActivityLimits.lockScreenMilliseconds)
+            )
             let policy = DismissalPolicy.from(dismissalDate: update.dismissalDate, endedAt: now)
             activity.staleDate = nil
             activity.state = .ended
             activity.endedAt = now
             activity.endCause = .app
-            activity.dismissalPolicy = policy
-            activity.removalInstant = policy.removalInstant(endedAt: now)
-            if policy == .immediate {
+            activity.dismissalPolicy = removal <= now ? .immediate : policy
+            activity.removalInstant = max(removal, now)
+            if removal <= now {
                 activity.state = .dismissed
                 activity.dismissedAt = now
             }
             activityByOrder[update.orderID] = activity
-            return .applied(
+            var verdict = Verdict.applied(
                 source: update.timestamp < activity.lastAppliedTimestamp
                     ? ActivitySource.dtsTimestamps : ActivitySource.end
             )
+            verdict.removalAt = activity.removalInstant
+            verdict.lints = update.lints
+            return verdict
         }
         activity.staleDate = update.staleDate
         if let staleDate = update.staleDate, staleDate <= now {
@@ -304,7 +332,7 @@ public struct ActivityBoard: Sendable {
         activityByOrder[update.orderID] = activity
         var verdict = Verdict.applied(source: ActivitySource.updateTimestamp)
         let ahead = now.milliseconds(to: update.timestampInClientClock)
-        if ahead > ActivityLimits.timestampAheadWarningMilliseconds {
+        if ahead > ActivityLimits.timestampAheadWarningMilliseconds, !update.timestampReadFromMilliseconds {
             verdict.warning =
                 "its timestamp is \(Self.spoken(milliseconds: ahead)) ahead of this phone's clock: every later update stamped before then will be ignored (olderTimestamp); stamp updates with the sender's current time"
         }
@@ -510,17 +538,22 @@ extension ActivityBoard {
     ) -> Verdict {
         let payload: APNsPayload
         do {
-            payload = try APNsPayload.parse(bytes)
+            payload = try APNsPayload.parse(bytes, schema: schema)
         } catch {
             catchUp(to: now)
-            if error.code == .payloadTooLarge {
-                return .rejected(.payloadTooLarge, source: ActivitySource.sendingRequests)
+            var verdict: Verdict
+            switch error.code {
+            case .payloadTooLarge: verdict = .rejected(.payloadTooLarge, source: ActivitySource.sendingRequests)
+            case .contentStateTooLarge: verdict = .rejected(.contentStateTooLarge, source: ActivitySource.contentState)
+            case .keyNotFound, .valueNotFound, .typeMismatch, .dataCorrupted:
+                verdict = .rejected(.decodingFailed(error), source: ActivitySource.pushArticle)
+            default: verdict = .rejected(.malformedPayload(error), source: ActivitySource.pushArticle)
             }
-            if error.code == .contentStateTooLarge {
-                return .rejected(.contentStateTooLarge, source: ActivitySource.contentState)
-            }
-            return .rejected(.malformedPayload(error), source: ActivitySource.pushArticle)
+            verdict.lints = error.lints
+            return verdict
         }
-        return apply(payload.activityUpdate(orderID: orderID, toClient: toClient), at: now)
+        var verdict = apply(payload.activityUpdate(orderID: orderID, toClient: toClient), at: now)
+        verdict.lints = payload.lints
+        return verdict
     }
 }

@@ -29,6 +29,12 @@ public struct ActivityUpdate: Sendable, Equatable {
     public var lastConfirmed: ClientInstant
     /// The size of the content state as JSON, in bytes (limit 4096).
     public var contentStateByteCount: Int
+    /// The content state as the app's schema decoded it (``SchemaValue/none`` for a bus update).
+    public var fields: SchemaValue
+    /// The push's lints (empty for a bus update).
+    public var lints: [PushLint]
+    /// `true` when the timestamp was a millisecond value read as seconds (a push mistake the phone applies).
+    public var timestampReadFromMilliseconds: Bool
 
     /// Creates an update.
     /// - Parameters:
@@ -43,6 +49,9 @@ public struct ActivityUpdate: Sendable, Equatable {
     ///   - relevanceScore: The relevance score (default 0, as in ActivityKit).
     ///   - lastConfirmed: The last confirmation instant, client clock; `nil` uses `timestampInClientClock`.
     ///   - contentStateByteCount: The content state's JSON size in bytes; `nil` measures ``ContentStateJSON/encode(_:)``.
+    ///   - fields: The decoded content state of a push (default none).
+    ///   - lints: The push's lints (default none).
+    ///   - timestampReadFromMilliseconds: Whether the timestamp was milliseconds read as seconds (default `false`).
     public init(
         orderID: String,
         event: ActivityEventKind,
@@ -54,7 +63,10 @@ public struct ActivityUpdate: Sendable, Equatable {
         dismissalDate: ClientInstant? = nil,
         relevanceScore: Double = 0,
         lastConfirmed: ClientInstant? = nil,
-        contentStateByteCount: Int? = nil
+        contentStateByteCount: Int? = nil,
+        fields: SchemaValue = .none,
+        lints: [PushLint] = [],
+        timestampReadFromMilliseconds: Bool = false
     ) {
         self.orderID = orderID
         self.event = event
@@ -67,6 +79,9 @@ public struct ActivityUpdate: Sendable, Equatable {
         self.relevanceScore = relevanceScore
         self.lastConfirmed = lastConfirmed ?? timestampInClientClock
         self.contentStateByteCount = contentStateByteCount ?? ContentStateJSON.encode(content).count
+        self.fields = fields
+        self.lints = lints
+        self.timestampReadFromMilliseconds = timestampReadFromMilliseconds
     }
 
     /// Converts an order event published by the backend, with `toClient` converting server instants to the client's
@@ -127,6 +142,20 @@ public enum DismissalPolicy: Sendable, Equatable {
     public static func from(dismissalDate: ClientInstant?, endedAt: ClientInstant) -> DismissalPolicy {
         guard let dismissalDate else { return .default }
         return dismissalDate <= endedAt ? .immediate : .after(dismissalDate)
+    }
+
+    /// The instant the system removes an ended activity: the dismissal date, but at most 4 hours after the end's
+    /// timestamp (counted from the timestamp, not from when the phone applied the end), client clock.
+    /// - Parameters:
+    ///   - dismissalDate: The end's dismissal date, client clock, or `nil` (default policy).
+    ///   - endTimestamp: The end's `timestamp` on the client's clock.
+    /// - Returns: The removal instant (the caller removes at once when it is not after its now).
+    /// - Note: Source: https://developer.apple.com/documentation/activitykit/activityuidismissalpolicy/default ("for up
+    ///   to four hours after it ended"); counting from the timestamp is ours (PROTOCOL.md §9.7).
+    public static func removalInstant(dismissalDate: ClientInstant?, endTimestamp: ClientInstant) -> ClientInstant {
+        let limit = endTimestamp.advanced(byMilliseconds: maximumMilliseconds)
+        guard let dismissalDate else { return limit }
+        return min(dismissalDate, limit)
     }
 
     /// The instant the system removes an activity that ended at `endedAt`, client clock.
@@ -240,6 +269,10 @@ public struct Activity: Sendable, Equatable {
     public var startedAt: ClientInstant
     /// The newest timestamp applied so far, server clock.
     public var lastAppliedTimestamp: ServerInstant
+    /// `true` when ``lastAppliedTimestamp`` came from a millisecond value read as seconds.
+    public var lastAppliedFromMilliseconds = false
+    /// The shown content as the app's schema decoded it (``SchemaValue/none`` before any push).
+    public var fields: SchemaValue = .none
     /// When the backend last confirmed the shown status, client clock.
     public var lastConfirmed: ClientInstant
     /// When it ended, client clock, or `nil`.

@@ -103,6 +103,9 @@ public struct ActivityView: Sendable, Equatable {
     public var expanded: [String]
     /// Lock screen lines; empty once dismissed.
     public var lockScreen: [String]
+    /// For an ended activity, when it leaves the lock screen (client clock: the dismissal date, at most 4 h after
+    /// the end's timestamp, PROTOCOL.md §9.7); else `nil`.
+    public var removalAt: ClientInstant? = nil
 
     /// Draws `activity` at `now`.
     /// - Parameters:
@@ -146,6 +149,7 @@ public struct ActivityView: Sendable, Equatable {
             minimal = nil
             expanded = []
             lockScreen = [summary, detail, lastConfirmedLine]
+            removalAt = activity.removalInstant
             return
         case .active, .stale:
             break

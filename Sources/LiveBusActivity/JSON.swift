@@ -315,3 +315,87 @@ struct JSONReader {
         return .number(value, text: text)
     }
 }
+
+extension JSONReader {
+    /// The 1-based line and column (in bytes) of `offset`.
+    static func lineAndColumn(_ bytes: [UInt8], offset: Int) -> (line: Int, column: Int) {
+        var line = 1
+        var column = 1
+        for byte in bytes.prefix(offset) {
+            if byte == 0x0A {
+                line += 1
+                column = 1
+            } else {
+                column += 1
+            }
+        }
+        return (line, column)
+    }
+
+    /// A lint for every comment (`//`, `/* */`) and trailing comma (`,` before `}` or `]`) outside strings, with its
+    /// line and column: JSON has neither, and APNs rejects a payload with them (RFC 8259; reference/live-activities.md
+    /// §2.8: the payload must be valid JSON).
+    static func commentAndTrailingCommaLints(_ bytes: [UInt8]) -> [PushLint] {
+        var lints: [PushLint] = []
+        var index = 0
+        var inString = false
+        func position(_ at: Int) -> String {
+            let (line, column) = lineAndColumn(bytes, offset: at)
+            return "line \(line), column \(column)"
+        }
+        while index < bytes.count {
+            let byte = bytes[index]
+            if inString {
+                if byte == UInt8(ascii: "\\") {
+                    index += 2
+                    continue
+                }
+                if byte == UInt8(ascii: "\"") { inString = false }
+                index += 1
+                continue
+            }
+            switch byte {
+            case UInt8(ascii: "\""): inString = true
+            case UInt8(ascii: "/")
+            where index + 1 < bytes.count
+                && (bytes[index + 1] == UInt8(ascii: "/") || bytes[index + 1] == UInt8(ascii: "*")):
+                lints.append(
+                    PushLint(
+                        code: .jsonComment,
+                        field: "payload",
+                        message: "a comment at \(position(index)): JSON has no comments and APNs rejects the payload; "
+                            + "remove it"
+                    )
+                )
+                let block = bytes[index + 1] == UInt8(ascii: "*")
+                index += 2
+                while index < bytes.count {
+                    if block, bytes[index] == UInt8(ascii: "*"), index + 1 < bytes.count,
+                        bytes[index + 1] == UInt8(ascii: "/")
+                    {
+                        index += 1
+                        break
+                    }
+                    if !block, bytes[index] == 0x0A { break }
+                    index += 1
+                }
+            case UInt8(ascii: ","):
+                var next = index + 1
+                while next < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[next]) { next += 1 }
+                if next < bytes.count, bytes[next] == UInt8(ascii: "}") || bytes[next] == UInt8(ascii: "]") {
+                    lints.append(
+                        PushLint(
+                            code: .jsonTrailingComma,
+                            field: "payload",
+                            message: "a trailing comma at \(position(index)): JSON allows none and APNs rejects the "
+                                + "payload; remove it"
+                        )
+                    )
+                }
+            default: break
+            }
+            index += 1
+        }
+        return lints
+    }
+}

@@ -1,3 +1,5 @@
+import LiveBusClock
+
 /// Why an update, push or start was not applied (or was deferred): a stable code, Apple's words where Apple has
 /// words, and what to do about it.
 ///
@@ -34,6 +36,11 @@ public struct Verdict: Sendable, Equatable, CustomStringConvertible {
     /// Something the sender should know although the update was applied (e.g. a timestamp far ahead of the phone's
     /// clock, which makes later updates `olderTimestamp`); `nil` when nothing is amiss.
     public var warning: String?
+    /// Every lint that applies to the push (a mistake the phone is silent about), applied or not; empty for bus updates.
+    public var lints: [PushLint] = []
+    /// For an applied `end`: when the system removes the activity from the lock screen, client clock (the dismissal
+    /// date, at most 4 h after the end's timestamp); else `nil`.
+    public var removalAt: ClientInstant?
 
     /// Creates a verdict.
     public init(applied: Bool, reason: VerdictReason?, source: String, warning: String? = nil) {
@@ -42,6 +49,9 @@ public struct Verdict: Sendable, Equatable, CustomStringConvertible {
         self.source = source
         self.warning = warning
     }
+
+    /// The stable codes of ``lints``, in order.
+    public var lintCodes: [String] { lints.map(\.code.rawValue) }
 
     /// An applied verdict citing `source`.
     public static func applied(source: String) -> Verdict { Verdict(applied: true, reason: nil, source: source) }
@@ -52,13 +62,17 @@ public struct Verdict: Sendable, Equatable, CustomStringConvertible {
     }
 
     public var description: String {
-        let text = applied ? "applied [\(source)]" : "not applied: \(reason?.description ?? "-") [\(source)]"
-        return warning.map { text + " warning: \($0)" } ?? text
+        var text = applied ? "applied [\(source)]" : "not applied: \(reason?.description ?? "-") [\(source)]"
+        if let warning { text += " warning: \(warning)" }
+        if let removalAt { text += " removal at \(removalAt)" }
+        for lint in lints { text += " lint: \(lint)" }
+        return text
     }
 
     /// The verdict as one JSON object, for logs and `livebus push` output:
     /// `{"applied":false,"reason":"olderTimestamp","appleWords":"…","message":"…","source":"…"}`
-    /// (`reason`, `appleWords`, `message` are omitted when absent; `"warning":"…"` follows `source` when present).
+    /// (`reason`, `appleWords`, `message` are omitted when absent; `"warning":"…"` follows `source` when present, then
+    /// `"removalAt":` milliseconds, client clock, for an applied end, then `"lints":[…]` (``PushLint/json``) when any).
     public var json: String {
         var text = "{\"applied\":\(applied)"
         if let reason {
@@ -68,6 +82,8 @@ public struct Verdict: Sendable, Equatable, CustomStringConvertible {
         }
         text += ",\"source\":\(ContentStateJSON.quoted(source))"
         if let warning { text += ",\"warning\":\(ContentStateJSON.quoted(warning))" }
+        if let removalAt { text += ",\"removalAt\":\(removalAt.millisecondsSinceEpoch)" }
+        if !lints.isEmpty { text += ",\"lints\":[" + lints.map(\.json).joined(separator: ",") + "]" }
         return text + "}"
     }
 }
@@ -149,6 +165,16 @@ extension VerdictReason {
     /// The push payload could not be read (the message names the field).
     public static func malformedPayload(_ error: PushPayloadError) -> VerdictReason {
         VerdictReason(code: "malformedPayload", appleWords: nil, message: error.description)
+    }
+    /// The content state (or a start's attributes) did not decode as the app's type: the phone drops the update and
+    /// shows nothing new. The code is Swift's `DecodingError` case (`keyNotFound`, `valueNotFound`, `typeMismatch`,
+    /// `dataCorrupted`); the message names the field and the expected type.
+    public static func decodingFailed(_ error: PushPayloadError) -> VerdictReason {
+        VerdictReason(
+            code: error.code.description,
+            appleWords: "Custom encoding strategies will result in update failures",
+            message: error.description
+        )
     }
     /// No activity and no order exist for this order id.
     public static let noActivity = VerdictReason(

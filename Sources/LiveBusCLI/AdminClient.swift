@@ -22,6 +22,7 @@ enum AdminClient {
                 exit: .timedOut
             )
         )
+        try checkSocketDirectory(socket)
         var connection: Connection?
         let timer = loop.schedule(after: timeoutMs) { loop.stop() }
         Connection.connect(loop: loop, path: socket) { r in
@@ -31,6 +32,13 @@ enum AdminClient {
                 timer.cancel()
             case .success(let c):
                 connection = c
+                // Before anything is sent: the process serving the socket must be this user's (SO_PEERCRED).
+                if let e = c.checkPeer(path: socket) {
+                    outcome = .failure(.impostor(e))
+                    timer.cancel()
+                    c.close()
+                    return
+                }
                 var decoder = FrameDecoder()
                 c.onRead = { bytes in
                     decoder.append(bytes)
@@ -107,5 +115,15 @@ enum AdminClient {
             list += page
             if page.isEmpty || Double(list.count) >= (r.data?["total"]?.doubleValue ?? 0) { return list }
         }
+    }
+}
+
+/// Refuses a default socket whose private directory (`/tmp/livebus-<uid>`) exists but is not the user's own with
+/// mode 0700 (someone else may have created it to pose as the daemon). A missing directory passes: the connect
+/// then says that no daemon runs.
+/// - Throws: ``CLIError/impostor(_:)`` (exit 3) naming the directory and what to do.
+func checkSocketDirectory(_ socket: String) throws(CLIError) {
+    if let e = SocketPath.preparePrivateDirectory(for: socket, create: false), e.name != "ENOENT" {
+        throw .impostor(e)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import LiveBusDaemon
+import LiveBusLoop
 import LiveBusWire
 
 /// Exit codes shared by every `livebus` command (README "Exit codes").
@@ -37,12 +38,38 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
         self.exit = exit
     }
 
-    /// Nothing answers on `socket` (exit 3), with how to start a daemon there.
+    /// Nothing answers on `socket` (exit 3), with how to start a daemon there; or, when the socket file belongs to
+    /// another user, that user's daemon owns it (a permission problem, not a missing daemon: issue 14).
     public static func unreachable(_ socket: String, _ cause: some CustomStringConvertible) -> CLIError {
-        CLIError(
+        if let owner = SocketProbe.owner(of: socket), owner != getuid() {
+            return foreignSocket(socket, owner: owner)
+        }
+        return CLIError(
             "daemonUnreachable",
             "no daemon at \(socket): \(cause)",
             recovery: "start one with `livebusd --socket \(socket)` or pass --socket",
+            exit: .daemonUnreachable
+        )
+    }
+
+    /// The socket file at `socket` belongs to user `owner`, not to the caller (exit 3).
+    public static func foreignSocket(_ socket: String, owner: UInt32) -> CLIError {
+        CLIError(
+            "daemonUnreachable",
+            "a daemon of user \(userName(uid: owner)) owns this socket (\(socket)); you (\(userName(uid: getuid()))) cannot use it",
+            recovery:
+                "run livebus as that user, or start your own daemon on a path of yours (livebusd, default socket \(defaultSocketPath())) and pass its --socket; never remove the other user's socket",
+            exit: .daemonUnreachable
+        )
+    }
+
+    /// The process serving the socket is not the caller's user (`SO_PEERCRED`), or the default socket's private
+    /// directory is refused (exit 3): nothing was sent.
+    public static func impostor(_ error: LoopError) -> CLIError {
+        CLIError(
+            "daemonNotYours",
+            error.message,
+            recovery: "start your own daemon (livebusd) or pass the --socket of yours",
             exit: .daemonUnreachable
         )
     }
@@ -162,6 +189,19 @@ public struct Arguments {
         guard let v = value(name) else { return d }
         guard let x = UInt64(v) else { throw .usage("--\(name) '\(v)' is not a non-negative integer") }
         return x
+    }
+
+    /// `--name` as an unsigned integer within `range`, or `default` (a count or a size that must fit an `Int`).
+    /// - Throws: ``CLIError`` (usage) naming the flag and the range.
+    public func uint(_ name: String, default d: Int, in range: ClosedRange<UInt64>) throws(CLIError) -> Int {
+        guard value(name) != nil else { return d }
+        let x = try uint(name, default: 0)
+        guard range.contains(x) else {
+            throw .usage(
+                "--\(name) \(x) is out of range; give a whole number in \(range.lowerBound)…\(range.upperBound)"
+            )
+        }
+        return Int(x)
     }
 
     /// `--name` restricted to `choices` (aliases map to canonical values), or `default`.
@@ -327,14 +367,10 @@ public struct Output {
     }
 }
 
-/// Where `livebusd` listens by default: `$LIVEBUS_SOCKET`, else `$XDG_RUNTIME_DIR/livebus.sock`, else
-/// `/tmp/livebus-<uid>.sock`.
-public func defaultSocketPath() -> String {
-    let env = ProcessInfo.processInfo.environment
-    if let s = env["LIVEBUS_SOCKET"], !s.isEmpty { return s }
-    if let d = env["XDG_RUNTIME_DIR"], !d.isEmpty { return "\(d)/livebus.sock" }
-    return "/tmp/livebus-\(getuid()).sock"
-}
+/// Where `livebusd` listens and `livebus` connects by default: `$LIVEBUS_SOCKET`, else
+/// `$XDG_RUNTIME_DIR/livebus.sock` when that directory is the user's own with mode 0700, else
+/// `/tmp/livebus-<uid>/livebus.sock` (``SocketPath/defaultPath(environment:)``, the one rule).
+public func defaultSocketPath() -> String { SocketPath.defaultPath() }
 
 /// The version of both executables.
 public let liveBusVersion = "0.1.0"

@@ -11,7 +11,7 @@ enum SessionFlags {
     static let options: Set<String> = [
         "socket", "name", "device", "posture", "orientation", "window", "split-width", "app-state", "os", "clock-skew",
         "clock-drift",
-        "duration", "exit-when", "svg-dir", "activities", "device-file",
+        "duration", "exit-when", "svg-dir", "activities", "device-file", "activity-schema",
     ]
     static let flags: Set<String> = ["json", "no-reconnect", "low-power", "frequent-updates"]
 
@@ -41,6 +41,9 @@ enum SessionFlags {
                 throw CLIError("invalidOSVersion", error.message, exit: .usage)
             }
         }
+        if let name = a.value("name"), let problem = SessionName.problem(name) {
+            throw .usage("--name \(problem)", recovery: "e.g. --name pro")
+        }
         let device = a.value("device") ?? fileDevice ?? "iphone-16-pro"
         if let catalog = try? DeviceCatalog.bundled() {
             do { _ = try catalog.device(device) } catch {
@@ -63,7 +66,7 @@ enum SessionFlags {
                 if let note = pinned.note { StandardStream.err("note: \(note)\n") }
             }
         }
-        return ClientOptions(
+        var options = ClientOptions(
             socketPath: a.value("socket") ?? defaultSocketPath(),
             name: a.value("name"),
             device: device,
@@ -87,6 +90,10 @@ enum SessionFlags {
                 }
             )
         )
+        options.activitySchema = try a.value("activity-schema").map { path throws(CLIError) in
+            try ActivitySchemaFile.read(path).schema
+        }
+        return options
     }
 }
 
@@ -105,7 +112,10 @@ enum AttachCommand {
             aliases: ["terminal": "delivered"],
             default: "never"
         )
-        if case .absent = SocketProbe.probe(path: options.socketPath) {
+        try checkSocketDirectory(options.socketPath)
+        let probe = SocketProbe.probe(path: options.socketPath)
+        if case .foreign(let owner) = probe { throw CLIError.foreignSocket(options.socketPath, owner: owner) }
+        if case .absent = probe {
             throw CLIError(
                 "daemonUnreachable",
                 "no daemon at \(options.socketPath)",
@@ -163,7 +173,8 @@ enum AttachCommand {
                 let file =
                     "\(svgDir)/\(String(format: "%03d", layoutCount))-\(record.foldState)-\(record.orientation).svg"
                 do {
-                    try LayoutRenderer.svg(result, input: input).write(toFile: file, atomically: true, encoding: .utf8)
+                    try LiveActivityLayout.svgWithOverflow(LayoutRenderer.svg(result, input: input), result.truncations)
+                        .write(toFile: file, atomically: true, encoding: .utf8)
                 } catch {
                     if !svgWarned {
                         svgWarned = true
@@ -175,7 +186,10 @@ enum AttachCommand {
             }
         }
         session.onError = { msg in
-            let fatal = !welcomed && (msg.hasPrefix("daemon error") || msg.hasPrefix("cannot connect"))
+            // A refused peer (SO_PEERCRED) ends the session even after a WELCOME: the client does not retry it.
+            let fatal =
+                !welcomed && (msg.hasPrefix("daemon error") || msg.hasPrefix("cannot connect"))
+                || (msg.hasPrefix("cannot connect") && session.syncState == .closed)
             if json {
                 // PROTOCOL.md §10: every line has clientTime (ms since the Unix epoch, the phone's clock).
                 out.printJSON(
@@ -292,5 +306,45 @@ enum LogLine {
         if !u.applied { s += " · not applied (\(u.reason ?? "?"))" }
         if let d = u.delivery { s += " · \(d)" }
         return s
+    }
+}
+
+/// Reads an `--activity-schema FILE` for `attach` and `livebusd`.
+enum ActivitySchemaFile {
+    /// The largest schema file accepted, in bytes (it travels with every relayed push, in a 65 536-byte frame).
+    static let maximumBytes = 32 * 1024
+
+    /// Reads and checks the file.
+    /// - Parameter path: The file.
+    /// - Returns: The schema and the file's text.
+    /// - Throws: `invalidActivitySchema` (exit 2) with `file:line: field: message`.
+    static func read(_ path: String) throws(CLIError) -> (schema: ActivitySchema, text: String) {
+        guard let data = FileManager.default.contents(atPath: path), let text = String(data: data, encoding: .utf8)
+        else {
+            throw CLIError(
+                "invalidActivitySchema",
+                "cannot read the activity schema \(path)",
+                recovery: "check the path; the format is in Protocol/ACTIVITY-SCHEMA.md",
+                exit: .usage
+            )
+        }
+        guard data.count <= maximumBytes else {
+            throw CLIError(
+                "invalidActivitySchema",
+                "\(path) is \(data.count) bytes; an activity schema may be at most \(maximumBytes) bytes",
+                exit: .usage
+            )
+        }
+        do {
+            return (try ActivitySchema.parse(Array(data), file: path), text)
+        } catch {
+            throw CLIError(
+                "invalidActivitySchema",
+                error.description,
+                recovery:
+                    "fix the file (format: Protocol/ACTIVITY-SCHEMA.md, JSON Schema: Protocol/activity-schema.schema.json)",
+                exit: .usage
+            )
+        }
     }
 }

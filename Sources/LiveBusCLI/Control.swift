@@ -1,4 +1,5 @@
 import Foundation
+import LiveBusActivity
 import LiveBusClock
 import LiveBusDaemon
 import LiveBusLoop
@@ -227,9 +228,16 @@ enum ControlCommands {
         guard let text = String(data: bytes, encoding: .utf8),
             (try? JSONSerialization.jsonObject(with: bytes)) is [String: Any]
         else {
+            // APNs rejects invalid JSON (comments, trailing commas): say where, with the lint codes.
+            var detail = ""
+            do { _ = try APNsPayload.parse(Array(bytes)) } catch {
+                if error.code == .malformedJSON {
+                    detail = ": " + error.message + error.lints.map { " [\($0.code.rawValue)] \($0.message)" }.joined()
+                }
+            }
             throw CLIError(
                 "invalidPayload",
-                "\(path) is not a JSON object like simctl push takes ({\"aps\": {…}})",
+                "\(path) is not a JSON object like simctl push takes ({\"aps\": {…}})\(detail)",
                 exit: .usage
             )
         }
@@ -251,6 +259,9 @@ enum ControlCommands {
             if applied {
                 line += "applied (\(d["status"]?.stringValue ?? "?"), \(d["state"]?.stringValue ?? "?"))"
                 if let w = d["warning"]?.stringValue { line += " — warning: \(w)" }
+                if let removal = d["removalAt"]?.doubleValue {
+                    line += " — removed from the lock screen at \(isoTime(Int64(removal)))"
+                }
             } else if let e = r["error"] {
                 line += "not delivered: \(e["message"]?.stringValue ?? "?")"
             } else {
@@ -258,6 +269,13 @@ enum ControlCommands {
                 if let w = d["appleWords"]?.stringValue { line += " — \"\(w)\"" }
                 if let m = d["message"]?.stringValue { line += " — \(m)" }
                 if let s = d["source"]?.stringValue { line += " (source: \(s))" }
+            }
+            if case .array(let lints)? = d["lints"] {
+                for lint in lints {
+                    line += "\n  lint \(lint["code"]?.stringValue ?? "?") \(lint["field"]?.stringValue ?? "?"): "
+                    line += lint["message"]?.stringValue ?? ""
+                    if let s = lint["suggested"]?.stringValue { line += " (meant: \(s))" }
+                }
             }
             lines.append(line)
         }
@@ -361,7 +379,14 @@ enum FaultCommand {
         var target: [String: JSONValue] = [:]
         if let s = a.value("session") { target["session"] = .string(s) }
         for scope in ["all", "minority", "majority", "one"] where a.flag(scope) { target["scope"] = .string(scope) }
-        if a.value("seed") != nil { target["seed"] = .number(Double(try a.uint("seed", default: 1))) }
+        if a.value("seed") != nil {
+            // A COMMAND's numbers are JSON numbers, exact up to 2^53: a larger seed would silently lose bits.
+            let seed = try a.uint("seed", default: 1)
+            guard seed <= 1 << 53 else {
+                throw .usage("--seed \(seed) is too large for a fault seed; use a whole number from 0 to \(1 << 53)")
+            }
+            target["seed"] = .number(Double(seed))
+        }
         switch verb {
         case "list":
             let data = try LivebusCommand.resultData(AdminClient.request(socket: socket, command: "fault.list"))
@@ -381,7 +406,9 @@ enum FaultCommand {
                                 " toxicity \(t["toxicity"]?.doubleValue ?? 1) \(t["params"].map { "\($0)" } ?? "")\n"
                         }
                     }
-                    if let seed = entry["seed"]?.doubleValue { text += "  seed \(UInt64(seed))" }
+                    if let seed = entry["seed"]?.doubleValue {
+                        text += "  seed \(UInt64(exactly: seed).map { "\($0)" } ?? "\(seed)")"
+                    }
                     for (dir, label) in [("down", "downstream"), ("up", "upstream")] {
                         guard case .object(let st)? = entry["stats"]?[dir] else { continue }
                         let nonzero = st.filter { ($0.value.doubleValue ?? 0) > 0 }.sorted { $0.key < $1.key }
@@ -518,6 +545,17 @@ enum FaultCommand {
 
 /// `livebus watch`: every event the daemon publishes, as it happens (NDJSON with --json).
 enum WatchCommand {
+    /// An EVENT's body for `watch --json`, with the trailer's converted instants as its `client` member (the
+    /// shape of wire v1's body, PROTOCOL.md §5.1).
+    static func watchBody(_ f: Frame) -> JSONValue {
+        guard case .object(var o)? = try? WireJSON.decode(JSONValue.self, from: f.body) else { return .null }
+        if let t = f.trailer, let c = try? WireJSON.decode(JSONValue.self, from: WireJSON.encode(ClientInstantsBody(t)))
+        {
+            o["client"] = c
+        }
+        return .object(o)
+    }
+
     static func run(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
         let a = try Arguments(argv, command: "watch", options: ["socket", "topic", "duration"], flags: ["json"])
         try a.allowPositionals(0)
@@ -531,6 +569,7 @@ enum WatchCommand {
         }
         let loop: EventLoop
         do { loop = try EventLoop() } catch { throw CLIError("internal", "\(error)", exit: .daemonUnreachable) }
+        try checkSocketDirectory(socket)
         var failure: CLIError?
         var connection: Connection?
         Connection.connect(loop: loop, path: socket) { r in
@@ -540,13 +579,19 @@ enum WatchCommand {
                 loop.stop()
             case .success(let c):
                 connection = c
+                if let e = c.checkPeer(path: socket) {
+                    failure = .impostor(e)
+                    c.close()
+                    loop.stop()
+                    return
+                }
                 var decoder = FrameDecoder()
                 c.onRead = { bytes in
                     decoder.append(bytes)
                     while let f = try? decoder.next() {
                         switch f.type {
                         case .event:
-                            guard let b = try? WireJSON.decode(EventBody.self, from: f.body) else { continue }
+                            guard let b = try? EventJSON.decode(f.body) else { continue }
                             if out.json {
                                 var flags: [JSONValue] = []
                                 if f.flags.contains(.replay) { flags.append(.string("replay")) }
@@ -557,7 +602,7 @@ enum WatchCommand {
                                         "type": .string("event"), "topic": .string(f.topic),
                                         "seq": .number(Double(f.sequence)),
                                         "flags": .array(flags),
-                                        "body": (try? WireJSON.decode(JSONValue.self, from: f.body)) ?? .null,
+                                        "body": Self.watchBody(f),
                                     ])
                                 )
                             } else {
@@ -668,4 +713,11 @@ enum SimulateCommand {
         out.success("simulation set: \(understood.joined(separator: ", "))", data: data)
         return 0
     }
+}
+
+/// An instant (milliseconds since 1970, the phone's clock) as ISO 8601 UTC with milliseconds, for `livebus push` text.
+func isoTime(_ milliseconds: Int64) -> String {
+    let formatter = ISO8601DateFormatter()
+    formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+    return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
 }

@@ -1,4 +1,6 @@
 import Foundation
+import LiveBusActivity
+import LiveBusClient
 import LiveBusDaemon
 import LiveBusLayout
 import LiveBusLoop
@@ -37,7 +39,7 @@ public enum LivebusCommand {
             name: "attach",
             summary: "Attach one simulated phone to a daemon and show it live",
             usage:
-                "livebus attach [--socket PATH] [--name NAME] [--device MODEL] [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH|full] [--split-width PT] [--app-state foreground|background|suspended|terminated] [--os VERSION] [--clock-skew ±DURATION] [--clock-drift ±PPM] [--low-power] [--frequent-updates] [--activities authorized|denied|disabled] [--device-file FILE] [--svg-dir DIR] [--duration DURATION] [--exit-when delivered] [--no-reconnect] [--json]",
+                "livebus attach [--socket PATH] [--name NAME] [--device MODEL] [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH|full] [--split-width PT] [--app-state foreground|background|suspended|terminated] [--os VERSION] [--clock-skew ±DURATION] [--clock-drift ±PPM] [--low-power] [--frequent-updates] [--activities authorized|denied|disabled] [--activity-schema FILE] [--device-file FILE] [--svg-dir DIR] [--duration DURATION] [--exit-when delivered] [--no-reconnect] [--json]",
             details: """
                 Connects, handshakes, subscribes to every order and shows each Live Activity as the lock screen and
                 Dynamic Island would. On a terminal, keys change the phone live: f fold, u unfold, h half-open,
@@ -54,6 +56,9 @@ public enum LivebusCommand {
                 or canceled), and exits 4 (timed out) if it stops first for another reason (--duration, q, BYE).
                 --exit-when never (the default) waits for those. A lost connection is resumed, or with
                 --no-reconnect ends with exit 3 and what happened (a daemon killed without BYE is not a success).
+                --activity-schema FILE is your app's ActivityAttributes/ContentState (Protocol/ACTIVITY-SCHEMA.md):
+                pushes to this phone are decoded with it as ActivityKit would (default: the daemon's, else the
+                built-in delivery activity); a bad file is exit 2 with file:line: field.
                 """,
             examples: [
                 "livebus attach --socket /tmp/bus.sock --device iphone-16-pro",
@@ -66,7 +71,7 @@ public enum LivebusCommand {
             summary: "Show the daemon's sessions (posture, app state, clock) and orders",
             usage: "livebus status [--socket PATH] [--explain] [--json]",
             details:
-                "Asks the running daemon over its admin interface (same user only). Per session: device, posture, app state, clock offset/drift/error bound/round trip, the refresh scheduler (next window, budget left, queued and coalesced updates); --explain adds why the last updates were delivered, delayed or coalesced.",
+                "Asks the running daemon over its admin interface (same user only). Per session: device, posture, app state, clock offset/drift/error bound/round trip, the refresh scheduler (next window, budget left, queued and coalesced updates); --explain adds why the last updates were delivered, delayed or coalesced. While the daemon's store refuses writes (a full disk) a DEGRADED block (JSON: `degraded`, else null) gives the reason, the simulator events held in memory and what to do.",
             examples: ["livebus status --socket /tmp/bus.sock", "livebus status --json | jq '.data.sessions'"]
         ),
         Command(
@@ -130,9 +135,13 @@ public enum LivebusCommand {
             usage: "livebus push TARGET FILE|- --order ID [--expect applied|ignored] [--socket PATH] [--json]",
             details: """
                 FILE is a JSON object with "aps" (timestamp, event, content-state, stale-date, dismissal-date,
-                relevance-score, alert), at most 4096 bytes; - reads standard input. content-state is
-                {"status", "etaEnd" (seconds since 2001-01-01), "progress"?, "lastConfirmed"?} (PROTOCOL.md §9). Each push gets an id and a verdict:
-                applied, or not with the reason in Apple's words and the rule's source. `livebus explain ID` traces it.
+                relevance-score, alert), at most 4096 bytes; - reads standard input. content-state is decoded as the
+                app's ContentState decodes it: the phone's --activity-schema, else livebusd's, else the built-in
+                delivery activity {"status", "etaEnd" (seconds since 2001-01-01), "progress"?, "lastConfirmed"?}
+                (PROTOCOL.md §9, ACTIVITY-SCHEMA.md). A missing key or a wrong type drops it (keyNotFound,
+                typeMismatch … naming the field); a date in the wrong unit is applied as the phone reads it. Each push
+                gets an id and a verdict: applied, or not with the reason in Apple's words and the rule's source, and
+                every lint that applies (Protocol/lints.json). `livebus explain ID` traces it.
                 --order is required (which Live Activity; `livebus order list`). With --expect, exits 1 when the
                 verdict differs.
                 """,
@@ -209,14 +218,34 @@ public enum LivebusCommand {
             name: "layout",
             summary: "Compute a layout offline and print it, as JSON or as an SVG picture",
             usage:
-                "livebus layout --device MODEL|--device-file FILE [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH|full] [--screen overlay|column|fullScreen] [--tags N] [--keyboard PT] [--layout-direction ltr|rtl] [--dialog WxH] [--os VERSION] [--svg FILE] [--json]",
+                "livebus layout --device MODEL|--device-file FILE [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH|full] [--screen overlay|column|fullScreen] [--tags N] [--keyboard PT] [--layout-direction ltr|rtl] [--dialog WxH] [--os VERSION] [--remaining DURATION] [--status TEXT] [--activity-schema FILE] [--svg FILE] [--json]",
             details:
-                "Runs the same pure layout engine the phones run, measuring text with FreeType + HarfBuzz (NanumGothic stands in for Apple's system font). --keyboard PT raises the software keyboard (points from the window's bottom): the tag sheet's text field has focus and the sheet rides on the keyboard. --layout-direction rtl mirrors the arrangement (map right, cards left; the hardware stays); --dialog WxH places an alert wholly in the card column's sub-screen. --device-file FILE lays out your own device (one device object in the catalog's format, validated the same way; it may give a windowOrigin below a status bar). A failed invariant (overlap, touch target, text, sheet width...) is printed with its detail, outlined in red in the SVG, and exits 1.",
+                "Runs the same pure layout engine the phones run, measuring text with FreeType + HarfBuzz (NanumGothic stands in for Apple's system font). --keyboard PT raises the software keyboard (points from the window's bottom): the tag sheet's text field has focus and the sheet rides on the keyboard. --layout-direction rtl mirrors the arrangement (map right, cards left; the hardware stays); --dialog WxH places an alert wholly in the card column's sub-screen. --device-file FILE lays out your own device (one device object in the catalog's format, validated the same way; it may give a windowOrigin below a status bar). A failed invariant (overlap, touch target, text, sheet width...) is printed with its detail, outlined in red in the SVG, and exits 1. --remaining D (the countdown, e.g. 2h20m13s → 2:20:13) and --status TEXT check a Live Activity offline, in the boxes and text styles of --activity-schema FILE (default: the field report's 56 pt status and 44 pt timer boxes). Text or a box wider than its space is reported as an overflow line, in --json (truncations) and in the SVG.",
             examples: [
                 "livebus layout --device iphone-duo --posture half-opened --orientation landscape --svg duo.svg",
                 "livebus layout --device iphone-16-pro --tags 3 --keyboard 336 --json",
                 "livebus layout --device ipad-air-11 --window 678x1180 --screen column --json",
                 "livebus layout --device iphone-duo --orientation landscape --os 26.4 --svg duo-fallback.svg",
+                "livebus layout --device iphone-16 --remaining 2h20m13s --status \"Mina is 5 min away\" --json",
+            ]
+        ),
+        Command(
+            name: "schema",
+            summary: "Write an activity schema from your app's ActivityAttributes Swift source",
+            usage:
+                "livebus schema import FILE.swift [--output FILE] [--countdown KEY] [--status KEY] [--allow-partial] [--json]",
+            details: """
+                Reads FILE with the toolchain's own parser (swiftc -dump-parse; $SWIFTC picks the compiler): the
+                struct that declares a nested ContentState, its stored properties and types, CodingKeys, enums with
+                String or Int raw values, nested structs, and how a custom init(from:) builds each Date
+                (timeIntervalSince1970, / 1000, ISO8601DateFormatter). The presentation counts down to --countdown
+                (default: the first Date) and shows --status (default: the first String or enum). Whatever cannot
+                be read is listed; then nothing is written and it exits 2, unless --allow-partial.
+                The result is checked as livebusd would check it (Protocol/ACTIVITY-SCHEMA.md).
+                """,
+            examples: [
+                "livebus schema import RideAttributes.swift --output ride.json",
+                "livebus attach --activity-schema ride.json",
             ]
         ),
         Command(
@@ -224,7 +253,7 @@ public enum LivebusCommand {
             summary: "Check the environment and say how to fix each problem",
             usage: "livebus doctor [--socket PATH] [--json]",
             details:
-                "Checks libuv, the font used for text measurement, the socket path length and permissions, and whether a daemon answers.",
+                "Checks libuv, the font used for text measurement, the socket path length and permissions, whether a daemon answers, and whether its store accepts writes (it fails while the daemon is degraded by a full disk, with the reason and what to do).",
             examples: ["livebus doctor", "livebus doctor --socket /tmp/bus.sock"]
         ),
         Command(
@@ -338,6 +367,7 @@ public enum LivebusCommand {
             case "order": return try order(rest, out: out)
             case "devices": return try devices(rest, out: out)
             case "layout": return try layout(rest, out: out)
+            case "schema": return try schema(rest, out: out)
             case "doctor": return try doctor(rest, out: out)
             case "e2e": return try E2ECommand.run(rest, json: json)
             case "posture": return try ControlCommands.posture(rest, out: out)
@@ -511,7 +541,8 @@ public enum LivebusCommand {
             command: "layout",
             options: [
                 "device", "posture", "orientation", "window", "screen", "tags", "svg", "os", "keyboard",
-                "layout-direction", "dialog", "device-file",
+                "layout-direction", "dialog", "device-file", "remaining", "status",
+                "activity-schema",
             ],
             flags: ["json"]
         )
@@ -527,6 +558,12 @@ public enum LivebusCommand {
             default: "flat"
         )
         let (m, warning) = measurer()
+        let remaining = try a.value("remaining").map { v throws(CLIError) in
+            try parseDuration(v, flag: "remaining", allowed: 0...(8 * 3_600_000))
+        }
+        let schema = try a.value("activity-schema").map { path throws(CLIError) in
+            try ActivitySchemaFile.read(path).schema
+        }
         do {
             var req = try OfflineLayoutRequest.parse(
                 device: device,
@@ -546,10 +583,15 @@ public enum LivebusCommand {
                 }
                 req.dialog = size
             }
+            // Check a countdown and a status text offline, in the schema's boxes (issue 16).
+            if let remaining { req.liveActivity?.timerText = formatCountdown(remainingMilliseconds: remaining) }
+            if let status = a.value("status") { req.liveActivity?.statusText = status }
+            if let schema { req.liveActivity?.boxes = PhoneLayout.boxes(schema.presentation) }
             let (input, result) = try OfflineLayout.run(req, catalog: c, measurer: m)
             if let svg = a.value("svg") {
                 do {
-                    try LayoutRenderer.svg(result, input: input).write(toFile: svg, atomically: true, encoding: .utf8)
+                    try LiveActivityLayout.svgWithOverflow(LayoutRenderer.svg(result, input: input), result.truncations)
+                        .write(toFile: svg, atomically: true, encoding: .utf8)
                 } catch {
                     throw CLIError(
                         "cannotWrite",
@@ -562,6 +604,7 @@ public enum LivebusCommand {
             if let warning { StandardStream.err("warning: \(warning)\n") }
             let data = (try? WireJSON.decode(JSONValue.self, from: Array(LayoutRenderer.json(result).utf8))) ?? .null
             var text = LayoutRenderer.text(result, width: 40) + "\n"
+            for line in LiveActivityLayout.overflowLines(result.truncations) { text += line + "\n" }
             text += "arrangement: \(result.arrangement) — \(result.reason)\n"
             let failed = result.invariants.filter { !$0.holds }
             if let svg = a.value("svg") { text += "\nSVG written to \(svg)" }
@@ -576,6 +619,56 @@ public enum LivebusCommand {
                 exit: .usage
             )
         }
+    }
+
+    /// `livebus schema import FILE.swift`
+    static func schema(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
+        let a = try Arguments(
+            argv,
+            command: "schema",
+            options: ["output", "countdown", "status"],
+            flags: ["json", "allow-partial"]
+        )
+        try a.allowPositionals(2)
+        guard a.positionals.first == "import", a.positionals.count == 2 else {
+            throw .usage(
+                "livebus schema import FILE.swift",
+                recovery: "e.g. livebus schema import RideAttributes.swift --output ride.json"
+            )
+        }
+        let path = a.positionals[1]
+        let imported = try SchemaImport.run(path: path, countdown: a.value("countdown"), status: a.value("status"))
+        if !imported.skipped.isEmpty, !a.flag("allow-partial") {
+            throw CLIError(
+                "importIncomplete",
+                "could not read everything in \(path); nothing was written:\n  "
+                    + imported.skipped.joined(separator: "\n  "),
+                recovery: "fix these, or pass --allow-partial to write the rest (the list is printed again)",
+                exit: .usage
+            )
+        }
+        for line in imported.skipped { StandardStream.err("skipped: \(line)\n") }
+        let skipped = JSONValue.array(imported.skipped.map { .string($0) })
+        if let output = a.value("output") {
+            do {
+                try imported.json.write(toFile: output, atomically: true, encoding: .utf8)
+            } catch {
+                throw CLIError(
+                    "cannotWrite",
+                    "cannot write \(output): \(fileErrorReason(error))",
+                    recovery: "choose a writable path for --output",
+                    exit: .usage
+                )
+            }
+            out.success(
+                "activity schema written to \(output)",
+                data: .object(["output": .string(output), "skipped": skipped])
+            )
+        } else {
+            let schema = (try? WireJSON.decode(JSONValue.self, from: Array(imported.json.utf8))) ?? .null
+            out.success(imported.json, data: .object(["schema": schema, "skipped": skipped]))
+        }
+        return 0
     }
 
     static func doctor(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
@@ -594,21 +687,37 @@ public enum LivebusCommand {
             )
         )
         let dir = (socket as NSString).deletingLastPathComponent
-        checks.append(
-            (
-                "socket directory \(dir) is writable", access(dir, W_OK) == 0,
-                "choose a --socket in a directory you can write"
+        if dir == SocketPath.fallbackDirectory() && access(dir, F_OK) != 0 {
+            checks.append(("socket directory \(dir) (livebusd creates it, mode 0700)", true, ""))
+        } else {
+            checks.append(
+                (
+                    "socket directory \(dir) is writable", access(dir, W_OK) == 0,
+                    "choose a --socket in a directory you can write"
+                )
             )
-        )
+        }
+        if let e = SocketPath.preparePrivateDirectory(for: socket, create: false), e.name != "ENOENT" {
+            checks.append(("socket directory is private to you", false, e.message))
+        }
         let probe = SocketProbe.probe(path: socket)
-        checks.append(
-            (
-                "daemon answering on \(socket)", probe == .live,
-                probe == .stale
-                    ? "a stale socket file is left: start livebusd, it removes it"
-                    : "start one: livebusd --socket \(socket)"
-            )
-        )
+        let fix: String
+        switch probe {
+        case .stale:
+            fix = "a stale socket file of yours is left (nothing listens): start livebusd, it removes it"
+        case .foreign(let owner):
+            // Another user's socket is never "stale" to us: only its owner may remove it (issue 14).
+            fix = CLIError.foreignSocket(socket, owner: owner).message + "; start your own: livebusd"
+        case .undecided(let code):
+            fix =
+                "connect fails (\(String(cString: strerror(code)))), so whether a daemon serves it cannot be told; check its owner and mode (ls -l \(socket))"
+        case .notSocket:
+            fix = "\(socket) is not a socket; remove it or choose another --socket"
+        case .absent, .live:
+            fix = "start one: livebusd --socket \(socket)"
+        }
+        checks.append(("daemon answering on \(socket)", probe == .live, fix))
+        if probe == .live, let store = storeCheck(socket: socket) { checks.append(store) }
         var text = ""
         for (name, ok, fix) in checks { text += (ok ? "✓ " : "✗ ") + name + (ok ? "" : " — \(fix)") + "\n" }
         let data: JSONValue = .array(

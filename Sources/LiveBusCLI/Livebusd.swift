@@ -1,4 +1,5 @@
 import Foundation
+import LiveBusActivity
 import LiveBusDaemon
 import LiveBusLoop
 
@@ -14,7 +15,9 @@ public enum LivebusdCommand {
 
         OPTIONS
           --socket PATH        Unix socket to listen on (mode 0600, at most 107 bytes).
-                               Default: $LIVEBUS_SOCKET, else $XDG_RUNTIME_DIR/livebus.sock, else /tmp/livebus-<uid>.sock
+                               Default: $LIVEBUS_SOCKET, else $XDG_RUNTIME_DIR/livebus.sock (when it is yours, mode
+                               0700), else /tmp/livebus-<uid>/livebus.sock (the directory is created 0700 and checked).
+                               A socket file of another user, or one that does not refuse connections, is never removed.
           --scenario NAME|FILE demo-120s, random (with --orders K; also random:K) or a timeline file
                                (Protocol/SCENARIOS.md). Default: none (orders only from `livebus order create`).
           --orders K           With --scenario random: how many orders (realistic phases, seeded). Default 5.
@@ -23,6 +26,8 @@ public enum LivebusdCommand {
           --data-dir DIR       Where state is kept (SQLite, WAL): events, sequence counters, the replay log, session
                                resume records, the simulator. Default: PATH.d next to the socket. A restart on the same
                                directory (even after kill -9) carries on: phones resume, no acknowledged update is lost.
+                               It must be yours, not writable by others, not a symbolic link; one daemon at a time
+                               (DIR/lock holds its pid).
           --memory             Keep state in memory only (nothing survives a restart).
           --fresh              Discard the data directory's state first (it is never discarded silently).
           --sync full          fsync every commit (durable across power loss; default normal: across daemon crashes).
@@ -30,6 +35,26 @@ public enum LivebusdCommand {
                                throttled (ours: Apple publishes no number). Default 12; frequent updates: 5×.
           --coalesce-bytes N   Bytes queued to a phone above which its non-terminal updates are coalesced. Default 262144.
           --slow-consumer-bytes N  Bytes queued above which a phone is disconnected as a slow consumer. Default 4194304.
+          --resume-window D    How long a disconnected phone may resume (e.g. 30s, 10m); its name stays reserved for
+                               it until then. Default 10m.
+
+        LIMITS (per session unless said; past one a session is slowed, then cut with the code in brackets)
+          --max-frames-per-second N  Frames a session may send per second (bursts of as many). Default 20000.
+                               Past it the daemon stops reading the session [messageRateTooHigh after the grace].
+          --max-subscriptions N    Topic patterns a session may hold. Default 1000 [tooManySubscriptions].
+          --max-reply-bytes N      Bytes of replies (PONG, ACK, RESULT…) queued to a session above which the daemon
+                               stops reading it until they drain. Default 65536 [replyQueueFull after the grace].
+          --limit-grace D          How long a session may stay slowed by those two before it is cut. Default 5s.
+          --handshake-timeout D    Time to complete HELLO after connecting. Default 10s [handshakeTimeout].
+          --idle-timeout D         A session that sends nothing for this long is cut; a keepalive PING goes out
+                               after half of it. Default 3m [idleTimeout].
+          --max-connections N      Connections served at once; more are refused [tooManyConnections] and logged.
+                               Default: the descriptor limit (ulimit -n) minus 64 kept for the daemon's files.
+          --catch-up-window-bytes N  Replay and snapshot bytes kept queued to a phone; more follow as it drains.
+                               Counts apart from --coalesce-bytes and --slow-consumer-bytes. Default 262144.
+          --activity-schema FILE  The app's ActivityAttributes/ContentState (Protocol/ACTIVITY-SCHEMA.md): pushes are
+                               judged with it by phones that have none of their own. A bad file: exit 2, file:line.
+                               Default: the built-in delivery activity (Protocol/activity-schemas/delivery.json).
           --log-level LEVEL    debug, info, notice, warning or error. Default info. Logs go to stderr.
           --device-file FILE   A device of your own (one device in the catalog's format, Protocol/DEVICES.md),
                                validated like the catalog's; phones may then attach with its id.
@@ -46,8 +71,41 @@ public enum LivebusdCommand {
           SIGINT, SIGTERM      say BYE to every session, remove the socket file, exit 0.
 
         EXIT CODES
-          0 clean shutdown · 2 usage or invalid scenario · 3 socket already served by a live daemon or unusable
+          0 clean shutdown · 2 usage, invalid scenario or activity schema · 3 socket already served by a live daemon or unusable
         """
+
+    /// The per-session limits and the connection cap from the flags (each at least 1).
+    static func limits(_ a: Arguments) throws(CLIError) -> SessionLimits {
+        var l = SessionLimits()
+        func positive(_ name: String, _ value: Int) throws(CLIError) -> Int {
+            let raw = try a.uint(name, default: UInt64(value))
+            guard let v = Int(exactly: raw), v >= 1, v <= Int(Int32.max) else {
+                throw CLIError.usage("--\(name) \(raw) is out of range 1…\(Int32.max)")
+            }
+            return v
+        }
+        l.framesPerSecond = try positive("max-frames-per-second", l.framesPerSecond)
+        l.frameBurst = l.framesPerSecond
+        l.maximumSubscriptions = try positive("max-subscriptions", l.maximumSubscriptions)
+        l.maximumReplyBytes = try positive("max-reply-bytes", l.maximumReplyBytes)
+        func duration(_ name: String, _ value: Int64) throws(CLIError) -> Int64 {
+            guard let v = a.value(name) else { return value }
+            return try parseDuration(v, flag: name, allowed: 1...86_400_000)
+        }
+        l.graceMilliseconds = try duration("limit-grace", l.graceMilliseconds)
+        l.handshakeTimeoutMilliseconds = try duration("handshake-timeout", l.handshakeTimeoutMilliseconds)
+        l.idleTimeoutMilliseconds = try duration("idle-timeout", l.idleTimeoutMilliseconds)
+        l.catchUpWindowBytes = try positive("catch-up-window-bytes", l.catchUpWindowBytes)
+        if a.value("max-connections") != nil {
+            l.maximumConnections = try positive("max-connections", 1)
+            do throws(DaemonError) {
+                _ = try l.effectiveConnectionCap(descriptorLimit: Daemon.descriptorLimit())
+            } catch {
+                throw CLIError.usage(error.message)
+            }
+        }
+        return l
+    }
 
     /// Runs the daemon; returns the process exit code.
     public static func run(_ argv: [String]) -> Int32 {
@@ -67,7 +125,9 @@ public enum LivebusdCommand {
                 options: [
                     "socket", "scenario", "time-scale", "seed", "data-dir", "log-level", "sync", "push-budget",
                     "coalesce-bytes",
-                    "slow-consumer-bytes", "orders", "device-file",
+                    "slow-consumer-bytes", "orders", "resume-window", "max-frames-per-second", "max-subscriptions",
+                    "max-reply-bytes", "limit-grace", "handshake-timeout", "idle-timeout", "max-connections",
+                    "catch-up-window-bytes", "activity-schema", "device-file",
                 ],
                 flags: ["memory", "fresh"]
             )
@@ -84,8 +144,8 @@ public enum LivebusdCommand {
             var scenario = a.value("scenario")
             if a.value("orders") != nil {
                 guard scenario == "random" else { throw CLIError.usage("--orders goes with --scenario random") }
-                let k = try a.uint("orders", default: 5)
-                guard k > 0 else { throw CLIError.usage("--orders must be at least 1") }
+                guard a.value("orders") != "0" else { throw CLIError.usage("--orders must be at least 1") }
+                let k = try a.uint("orders", default: 5, in: 1...100_000)
                 scenario = "random:\(k)"
             }
             var options = DaemonOptions(
@@ -97,20 +157,36 @@ public enum LivebusdCommand {
             )
             options.fresh = a.flag("fresh")
             if a.value("push-budget") != nil {
-                let n = Int(try a.uint("push-budget", default: 12))
+                let n = try a.uint("push-budget", default: 12, in: 0...1_000_000)
                 options.scheduler.priority10BudgetPerHour = n
                 options.scheduler.frequentUpdatesPriority10BudgetPerHour = n * 5
             }
-            options.coalesceThresholdBytes = Int(
-                try a.uint("coalesce-bytes", default: UInt64(options.coalesceThresholdBytes))
+            // Sizes must fit an Int (a larger one trapped): at most 1 TiB.
+            options.coalesceThresholdBytes = try a.uint(
+                "coalesce-bytes",
+                default: options.coalesceThresholdBytes,
+                in: 0...(1 << 40)
             )
-            options.slowConsumerLimitBytes = Int(
-                try a.uint("slow-consumer-bytes", default: UInt64(options.slowConsumerLimitBytes))
+            options.slowConsumerLimitBytes = try a.uint(
+                "slow-consumer-bytes",
+                default: options.slowConsumerLimitBytes,
+                in: 1...(1 << 40)
             )
             guard options.slowConsumerLimitBytes > options.coalesceThresholdBytes else {
                 throw CLIError.usage("--slow-consumer-bytes must be larger than --coalesce-bytes")
             }
             options.fullSync = try a.choice("sync", ["normal", "full"], default: "normal") == "full"
+            if let v = a.value("resume-window") {
+                options.resumeWindowMilliseconds = try parseDuration(
+                    v,
+                    flag: "resume-window",
+                    allowed: 1...7 * 86_400_000
+                )
+            }
+            options.limits = try limits(a)
+            if let path = a.value("activity-schema") {
+                options.activitySchemaText = try ActivitySchemaFile.read(path).text
+            }
             let logger = Logger.standardError(
                 label: "livebusd",
                 minimumLevel: [

@@ -55,6 +55,9 @@ enum SessionView {
             if let c = v.countdown { first += " · \(c)" }
             first += " · seq \(seq)"
             lines.append(pad(first))
+            if let removal = v.removalAt {
+                lines.append(pad("  leaves the lock screen at \(timeOfDay(removal.millisecondsSinceEpoch)) phone time"))
+            }
             // The planner decides the presentation: compact for one ongoing activity, minimal (attached and
             // detached) for two or more, chosen by relevance score (live-activities.md §1.1, §4.1).
             if island == "compact" && !v.compactLeading.isEmpty {
@@ -67,6 +70,9 @@ enum SessionView {
             if en.showsStaleLines || en.showsLastEstimateLine {
                 lines.append(pad("  " + en.lockScreen.suffix(en.showsStaleLines ? 3 : 1).joined(separator: " · ")))
             }
+        }
+        if let (_, r) = s.layout {
+            for l in LiveActivityLayout.overflowLines(r.truncations) { lines.append(pad("  " + l)) }
         }
         if showLayout, let (_, r) = s.layout {
             lines.append(

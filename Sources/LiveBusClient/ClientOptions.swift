@@ -1,3 +1,4 @@
+import LiveBusActivity
 import LiveBusWire
 
 /// How a simulated phone attaches to the bus.
@@ -26,6 +27,9 @@ public struct ClientOptions: Sendable {
     public var clientName: String
     /// Device settings that change outcomes (low-power mode, frequent updates, Live Activities authorization).
     public var profile: ProfileBody
+    /// The app's activity schema (`--activity-schema`): how pushed content decodes. `nil`: the daemon's
+    /// (`livebusd --activity-schema`, relayed with each push), else the built-in delivery activity.
+    public var activitySchema: ActivitySchema?
 
     /// Creates options.
     public init(

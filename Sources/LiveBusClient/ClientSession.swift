@@ -118,6 +118,16 @@ public final class ClientSession {
     public private(set) var replicas: [String: TopicReplica] = [:]
     /// The Live Activities of this phone.
     public private(set) var board: ActivityBoard
+    /// The last schema relayed by the daemon with a push, with its text (parsed once, not per push).
+    private var relayedSchemaCache: (text: String, schema: ActivitySchema)?
+
+    /// The daemon's activity schema (`livebusd --activity-schema`) relayed with a push.
+    private func relayedSchema(_ text: String) throws(ActivitySchemaError) -> ActivitySchema {
+        if let cached = relayedSchemaCache, cached.text == text { return cached.schema }
+        let schema = try ActivitySchema.parse(Array(text.utf8), file: "livebusd --activity-schema")
+        relayedSchemaCache = (text, schema)
+        return schema
+    }
     private var staleTimer: LoopTimer?
     private var reconnectTimer: LoopTimer?
     private var reconnectAttempt = 0
@@ -240,6 +250,15 @@ public final class ClientSession {
     }
 
     private func connected(_ c: Connection) {
+        // Before anything is sent: the daemon must run as this user (or root), not as an impostor that bound the
+        // path first (SO_PEERCRED; issue 14). Not retried: another user's socket stays theirs.
+        if let e = c.checkPeer(path: options.socketPath) {
+            c.close()
+            userClosed = true
+            syncState = .closed
+            onError?("cannot connect to \(options.socketPath): \(e.message)")
+            return
+        }
         connection = c
         byeReason = nil
         acceptedPosture = options.posture
@@ -332,16 +351,7 @@ public final class ClientSession {
 
     func send(_ type: FrameType, sequence: UInt64 = 0, topic: String = "", body: some Encodable) {
         guard let c = connection, let bytes = try? WireJSON.encode(body) else { return }
-        c.write { buf in
-            try? Frame.encode(
-                type: type,
-                flags: [],
-                sequence: sequence,
-                topic: Array(topic.utf8),
-                bodyParts: [bytes],
-                into: &buf
-            )
-        }
+        c.write { buf in try? Frame.encode(type: type, sequence: sequence, topic: topic, body: bytes, into: &buf) }
     }
 
     private func received(_ bytes: UnsafeRawBufferPointer) {
@@ -364,7 +374,7 @@ public final class ClientSession {
             guard let w = try? WireJSON.decode(WelcomeBody.self, from: f.body) else { return }
             sessionID = w.session
             name = w.name
-            welcomeOffsetMilliseconds = now().millisecondsSinceEpoch - w.serverTime
+            welcomeOffsetMilliseconds = now().millisecondsSinceEpoch.saturatingSubtracting(w.serverTime)
             if layout == nil { relayout(trigger: "attach") }
             let wasResumed = resumeToken != nil && w.resumed
             resumeToken = w.resumeToken
@@ -385,8 +395,14 @@ public final class ClientSession {
             send(.pong, body: PongBody(t1: p.t1, t2: t2, t3: now().millisecondsSinceEpoch))
             if syncState == .catchingUp && catchingUpTopics.isEmpty { becomeLive() }
         case .event:
-            guard let body = try? WireJSON.decode(EventBody.self, from: f.body) else {
+            guard var body = try? EventJSON.decode(f.body), let trailer = f.trailer else {
                 onError?("undecodable EVENT on \(f.topic) seq \(f.sequence)")
+                return
+            }
+            // v2: the converted instants travel in the trailer (PROTOCOL.md §5.1); they are range-checked too.
+            body.client = ClientInstantsBody(trailer)
+            do { try body.validate() } catch {
+                onError?("undecodable EVENT on \(f.topic) seq \(f.sequence): \(error)")
                 return
             }
             receiveEvent(f, body)
@@ -569,8 +585,10 @@ public final class ClientSession {
         guard let deadline = board.nextDeadline else { return }
         let remaining = Double(now().milliseconds(to: deadline))
         // The phone's clock runs (1 + drift) as fast as true time: convert to a real delay.
-        let realDelay = max(0, remaining / (1 + clock.driftPPM / 1_000_000))
-        staleTimer = loop.schedule(after: UInt64(realDelay.rounded(.up))) { [weak self] in self?.tick() }
+        let realDelay = remaining / (1 + clock.driftPPM / 1_000_000)
+        // Clamped to 0 … 10^15 ms (no trap on a deadline ±2^63 away or a non-finite quotient).
+        let delay = realDelay.isNaN ? 0 : UInt64(min(max(0, realDelay.rounded(.up)), 1e15))
+        staleTimer = loop.schedule(after: delay) { [weak self] in self?.tick() }
     }
 
     /// Applies the board's due transitions now.
@@ -687,7 +705,7 @@ public final class ClientSession {
     /// Client − server offset in ms, from the newest event's converted timestamp, else from WELCOME.
     var offsetMilliseconds: Int64 {
         let newest = replicas.values.compactMap(\.body).max { $0.timestamp < $1.timestamp }
-        if let b = newest, let c = b.client { return c.timestamp - b.timestamp }
+        if let b = newest, let c = b.client { return c.timestamp.saturatingSubtracting(b.timestamp) }
         return welcomeOffsetMilliseconds
     }
 
@@ -717,10 +735,21 @@ public final class ClientSession {
             }
             let offset = offsetMilliseconds
             let nowC = now()
+            board.schema = options.activitySchema ?? .delivery
+            if options.activitySchema == nil, let text = c.args["activitySchema"]?.stringValue {
+                do {
+                    board.schema = try relayedSchema(text)
+                } catch {
+                    return ResultBody(
+                        ok: false,
+                        error: ResultErrorBody(code: "invalidActivitySchema", message: error.description)
+                    )
+                }
+            }
             let verdict = board.push(
                 Array(payload.utf8),
                 orderID: order,
-                toClient: { ClientInstant(millisecondsSinceEpoch: $0.millisecondsSinceEpoch + offset) },
+                toClient: { ClientInstant(millisecondsSinceEpoch: $0.millisecondsSinceEpoch.saturatingAdding(offset)) },
                 at: nowC
             )
             armStaleTimer()
@@ -737,9 +766,26 @@ public final class ClientSession {
                 data["message"] = .string(r.message)
             }
             if let w = verdict.warning { data["warning"] = .string(w) }
+            if let removal = verdict.removalAt { data["removalAt"] = .number(Double(removal.millisecondsSinceEpoch)) }
+            if !verdict.lints.isEmpty {
+                data["lints"] = .array(
+                    verdict.lints.map { lint in
+                        var o: [String: JSONValue] = [
+                            "code": .string(lint.code.rawValue), "field": .string(lint.field),
+                            "message": .string(lint.message),
+                        ]
+                        if let s = lint.suggested { o["suggested"] = .string(s) }
+                        return .object(o)
+                    }
+                )
+            }
             if let a = board.activity(order) {
                 data["state"] = .string(a.state.rawValue)
-                data["status"] = .string(a.content.status.rawValue)
+                data["status"] = .string(
+                    board.schema.readsAsDelivery
+                        ? a.content.status.rawValue
+                        : (a.fields.value(at: board.schema.presentation.statusText)?.text ?? "")
+                )
             }
             onPushVerdict?(.object(data))
             if let a = board.activity(order) {

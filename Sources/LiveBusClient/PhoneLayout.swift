@@ -68,14 +68,18 @@ public enum PhoneLayout {
             var markers: [MapMarker] = []
             if let a = lead {
                 let v = ActivityView(activity: a, at: now, language: .korean)
+                let schema = s.board.schema
                 content = LiveActivityContent(
-                    statusText: a.content.summary.ko,
+                    statusText: schema.readsAsDelivery
+                        ? a.content.summary.ko
+                        : (a.fields.value(at: schema.presentation.statusText)?.text ?? a.content.summary.ko),
                     statusSymbol: ActivityView.symbol(a.content.status),
                     timerText: v.countdown ?? "",
                     progress: a.content.progress,
                     lastConfirmedText: v.lockScreen.last { $0.hasPrefix("마지막 확인") } ?? "",
                     staleLines: v.showsStaleLines ? Array(v.lockScreen.suffix(3)) : []
                 )
+                content?.boxes = Self.boxes(schema.presentation)
                 if let body = s.replicas["orders/\(a.orderID)"]?.body {
                     if let p = body.places?.store {
                         markers.append(MapMarker(kind: .store, latitude: p.latitude, longitude: p.longitude))
@@ -178,5 +182,39 @@ public enum PhoneLayout {
             trigger: trigger,
             clientTime: s.now().millisecondsSinceEpoch
         )
+    }
+}
+
+extension PhoneLayout {
+    /// The compact boxes an app's schema presentation gives: the width and text style of the first `statusText` item
+    /// of compact leading and the first `countdown` item of compact trailing (monospaced digits), each falling back
+    /// to the field report's (56 pt caption status, 44 pt timer) when the schema gives none.
+    /// - Parameter presentation: The schema's presentation.
+    /// - Returns: The boxes for ``LiveActivityLayout``.
+    public static func boxes(_ presentation: ActivityPresentation) -> LiveActivityBoxes {
+        var boxes = LiveActivityBoxes.fieldReport
+        if let item = presentation.compactLeading.first(where: { $0.content != .countdown }) {
+            if let width = item.width { boxes.statusWidth = width }
+            if let font = LiveActivityBoxes.font(textStyle: item.style.rawValue) {
+                boxes.statusFont = FontSpec(size: font.size, weight: .semibold)
+            }
+        }
+        if let item = presentation.compactTrailing.first(where: { $0.content == .countdown }) {
+            if let width = item.width { boxes.timerWidth = width }
+            if let font = LiveActivityBoxes.font(textStyle: item.style.rawValue, monospacedDigits: true) {
+                boxes.timerFont = FontSpec(size: font.size, weight: .semibold, monospacedDigits: true)
+            }
+        }
+        // Expanded and lock screen: the text style of their status and countdown items.
+        func font(_ items: [PresentationItem], _ content: PresentationItem.Content, mono: Bool) -> FontSpec? {
+            items.first { $0.content == content }.flatMap {
+                LiveActivityBoxes.font(textStyle: $0.style.rawValue, monospacedDigits: mono)
+            }
+        }
+        boxes.expandedStatusFont = font(presentation.expanded, .statusText, mono: false)
+        boxes.expandedTimerFont = font(presentation.expanded, .countdown, mono: true)
+        boxes.lockScreenStatusFont = font(presentation.lockScreen, .statusText, mono: false)
+        boxes.lockScreenTimerFont = font(presentation.lockScreen, .countdown, mono: true)
+        return boxes
     }
 }

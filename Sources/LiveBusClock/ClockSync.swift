@@ -151,9 +151,9 @@ public struct ClockSync: Sendable {
     public func toClient(_ instant: ServerInstant, now: ServerInstant) -> ConvertedInstant? {
         guard let offset = offsetMilliseconds(at: now), let bound = errorBoundMilliseconds(at: now) else { return nil }
         return ConvertedInstant(
-            client: ClientInstant(millisecondsSinceEpoch: instant.millisecondsSinceEpoch + Int64(offset.rounded())),
+            client: instant.toClientClock(offsetMilliseconds: offset),
             server: instant,
-            uncertaintyMilliseconds: Int((bound + 0.5).rounded(.up))
+            uncertaintyMilliseconds: Int(saturating: (bound + 0.5).rounded(.up))
         )
     }
 
@@ -165,7 +165,9 @@ public struct ClockSync: Sendable {
     /// - Returns: The server-clock instant, or `nil` before the first accepted sample.
     public func toServer(_ instant: ClientInstant, now: ServerInstant) -> ServerInstant? {
         guard let offset = offsetMilliseconds(at: now) else { return nil }
-        return ServerInstant(millisecondsSinceEpoch: instant.millisecondsSinceEpoch - Int64(offset.rounded()))
+        return ServerInstant(
+            millisecondsSinceEpoch: instant.millisecondsSinceEpoch.saturatingSubtracting(Int64(saturating: offset))
+        )
     }
 
     /// Whether an instant converted earlier should be converted and sent again: its client-clock value at `now`
@@ -266,7 +268,8 @@ public struct ClockSync: Sendable {
         }
         let spanTwice = 2 * configuration.windowSpanMilliseconds
         var drop = 0
-        while window.count - drop > configuration.windowMinimumSamples, newest - window[drop].midpointTwice > spanTwice
+        while window.count - drop > configuration.windowMinimumSamples,
+            newest.saturatingSubtracting(window[drop].midpointTwice) > spanTwice
         {
             drop += 1
         }
@@ -282,7 +285,7 @@ public struct ClockSync: Sendable {
         guard let newest = samples.first else { return nil }
         let reference = newest.midpointTwice >> 1  // floor
         let base = (newest.lower + newest.upper) / 2
-        func x(_ s: Bounded) -> Double { Double(s.midpointTwice - 2 * reference) / 2 }
+        func x(_ s: Bounded) -> Double { Double(s.midpointTwice) / 2 - Double(reference) }
         var region = FeasibleRegion(
             lower: newest.lower - base,
             upper: newest.upper - base,
@@ -327,14 +330,15 @@ private struct Bounded: Sendable {
         self.sample = sample
         let t1 = sample.serverSend.millisecondsSinceEpoch
         let t4 = sample.serverReceive.millisecondsSinceEpoch
-        midpointTwice = t1 + t4
+        midpointTwice = t1.saturatingAdding(t4)
         // The offset is bounded at t2 and t3, not at the midpoint: allow the frequency tolerance over half the
         // exchange (plus a ms of quantization), on top of the timestamp resolution.
         let slack =
             configuration.timestampResolutionMilliseconds + configuration.frequencyTolerancePPM * 1e-6
-            * (Double(t4 - t1) + 1) / 2
-        lower = Double(sample.clientSend.millisecondsSinceEpoch - t4) - slack
-        upper = Double(sample.clientReceive.millisecondsSinceEpoch - t1) + slack
+            * (Double(t4) - Double(t1) + 1) / 2
+        // In Double: differences of two arbitrary Int64 stamps may not fit in an Int64.
+        lower = Double(sample.clientSend.millisecondsSinceEpoch) - Double(t4) - slack
+        upper = Double(sample.clientReceive.millisecondsSinceEpoch) - Double(t1) + slack
         roundTrip = Double(sample.roundTripMilliseconds)
     }
 }
@@ -353,6 +357,6 @@ private struct Fit: Sendable {
     /// Whether the samples barely agree (the offset range at the reference is under an eighth of the resolution).
     var isStrained: Bool
 
-    func x(of instant: ServerInstant) -> Double { Double(instant.millisecondsSinceEpoch - reference) }
-    func x(ofMidpointTwice m: Int64) -> Double { Double(m - 2 * reference) / 2 }
+    func x(of instant: ServerInstant) -> Double { Double(instant.millisecondsSinceEpoch) - Double(reference) }
+    func x(ofMidpointTwice m: Int64) -> Double { Double(m) / 2 - Double(reference) }
 }

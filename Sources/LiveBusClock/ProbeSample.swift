@@ -36,15 +36,17 @@ public struct ProbeSample: Sendable, Equatable {
     /// (client − server), ms. Exact when the two one-way delays are equal; otherwise off by half their difference.
     /// - Note: Source: RFC 5905 §8.
     public var offsetMilliseconds: Double {
-        let up = clientReceive.millisecondsSinceEpoch - serverSend.millisecondsSinceEpoch
-        let down = clientSend.millisecondsSinceEpoch - serverReceive.millisecondsSinceEpoch
-        return (Double(up) + Double(down)) / 2
+        // In Double: the differences of two arbitrary Int64 stamps may not fit in an Int64.
+        let up = Double(clientReceive.millisecondsSinceEpoch) - Double(serverSend.millisecondsSinceEpoch)
+        let down = Double(clientSend.millisecondsSinceEpoch) - Double(serverReceive.millisecondsSinceEpoch)
+        return (up + down) / 2
     }
 
     /// δ = (t4 − t1) − (t3 − t2): the round-trip delay without the client's turnaround time, ms.
+    /// Saturates at the ends of `Int64` instead of trapping (stamps out of PROTOCOL.md §3's range).
     /// - Note: Source: RFC 5905 §8.
     public var roundTripMilliseconds: Int64 {
-        serverSend.milliseconds(to: serverReceive) - clientReceive.milliseconds(to: clientSend)
+        serverSend.milliseconds(to: serverReceive).saturatingSubtracting(clientReceive.milliseconds(to: clientSend))
     }
 
     /// The server-clock midpoint of the exchange, (t1 + t4) / 2, ms since the Unix epoch: the instant the sample's

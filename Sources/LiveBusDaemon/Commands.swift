@@ -205,7 +205,8 @@ extension Daemon {
             "orderCount": .number(Double(simulator?.orders().count ?? 0)),
         ]
         data["scenario"] = options.scenario.map { .string($0) } ?? .null
-        data["scenarioFinished"] = .bool(simulator?.isFinished ?? true)
+        data["scenarioFinished"] = .bool((simulator?.isFinished ?? true) && held.count == 0)
+        data["degraded"] = degradedStatus()
         return .object(data)
     }
 
@@ -286,6 +287,7 @@ extension Daemon {
     }
 
     private func orderCreate(_ args: [String: JSONValue], id: UInt64, from s: Session) {
+        if refuseWhileDegraded(s, id: id) { return }
         ensureSimulator()
         if let c = args["customer"], c.stringValue == nil {
             replyError(s, id: id, code: "invalidArguments", "order.create: customer must be a string")
@@ -295,8 +297,12 @@ extension Daemon {
         request.id = args["id"]?.stringValue
         do {
             let before = Set(simulator!.orders().map(\.id))
+            let undo = simulator
             let events = try simulator!.createOrder(request, at: clock.now())
-            publish(events)
+            if let e = publish(events, undo: undo) {
+                replyStoreRefusal(s, id: id, e)
+                return
+            }
             rearmSimulator()
             let created =
                 events.last { $0.event == .start }?.orderID ?? request.id
@@ -340,8 +346,13 @@ extension Daemon {
             )
             return
         }
+        if refuseWhileDegraded(s, id: id) { return }
+        let undo = simulator
         let (outcome, events) = simulator!.cancelOrder(id: orderID, at: clock.now())
-        publish(events)
+        if let e = publish(events, undo: undo) {
+            replyStoreRefusal(s, id: id, e)
+            return
+        }
         rearmSimulator()
         switch outcome {
         case .canceled:

@@ -166,8 +166,27 @@ extension Daemon {
         sessions.values.filter { $0.role == .session && $0.phase == .established }.sorted { $0.name < $1.name }
     }
 
-    private func targets(_ args: [String: JSONValue]) -> Result<[Session], ResultErrorBody> {
-        let seed = UInt64(args["seed"]?.int64Value ?? Int64(options.seed))
+    /// The largest seed a COMMAND can carry: JSON numbers are exact integers up to 2^53 (RFC 8259 §6).
+    static let largestCommandSeed: UInt64 = 1 << 53
+
+    /// The seed of a `fault.add` command: its `seed` argument, or the daemon's `--seed` (any `UInt64`) without one.
+    /// - Returns: The seed, or an `invalidValue` error naming the argument when it is not an integer in
+    ///   0…2^53 (a negative, fractional or larger number could not be a seed without losing bits).
+    static func faultSeed(_ args: [String: JSONValue], default d: UInt64) -> Result<UInt64, ResultErrorBody> {
+        guard let v = args["seed"] else { return .success(d) }
+        guard let n = v.doubleValue, n.rounded() == n, n >= 0, n <= Double(largestCommandSeed) else {
+            return .failure(
+                ResultErrorBody(
+                    code: "invalidValue",
+                    message: "fault seed \(v) is not an integer in 0…\(largestCommandSeed)",
+                    recovery: "pass --seed with a whole number from 0 to \(largestCommandSeed), or leave it out"
+                )
+            )
+        }
+        return .success(UInt64(n))
+    }
+
+    private func targets(_ args: [String: JSONValue], seed: UInt64) -> Result<[Session], ResultErrorBody> {
         let all = phones()
         let scope: FaultScope
         if let name = args["session"]?.stringValue, !["all", "minority", "majority", "one"].contains(name) {
@@ -273,13 +292,20 @@ extension Daemon {
             }
         }
         let ids: JSONValue = .array(specs.map { .string($0.id) })
+        let seed: UInt64
+        switch Daemon.faultSeed(args, default: options.seed) {
+        case .failure(let e):
+            reply(admin, id: id, ResultBody(ok: false, error: e))
+            return
+        case .success(let v): seed = v
+        }
         // `down` aimed at phones (`--session X`, `--minority`, …) refuses only their new connections; without a
         // target it is daemon-wide, as toxiproxy's disabled proxy.
         var sessionDowns: (names: [String], toxics: [ToxicSpec])?
         if specs.contains(where: { $0.kind == .down }), args["session"] != nil || args["scope"] != nil {
             let downs = specs.filter { $0.kind == .down }
             let names: [String]
-            switch targets(args) {
+            switch targets(args, seed: seed) {
             case .failure(let e):
                 reply(admin, id: id, ResultBody(ok: false, error: e))
                 return
@@ -347,7 +373,7 @@ extension Daemon {
             }
         }
         let chosen: [Session]
-        switch targets(args) {
+        switch targets(args, seed: seed) {
         case .failure(let e):
             reply(admin, id: id, ResultBody(ok: false, error: e))
             return
@@ -358,7 +384,7 @@ extension Daemon {
         for s in chosen {
             var f =
                 s.faults
-                ?? SessionFaults(seed: UInt64(args["seed"]?.int64Value ?? Int64(options.seed)), session: s.name)
+                ?? SessionFaults(seed: seed, session: s.name)
             var downActions: [FaultAction] = []
             var upActions: [FaultAction] = []
             do {

@@ -275,6 +275,7 @@ extension Daemon {
             pushCounter += 1
             args["pushID"] = .string("p\(pushCounter)")
             relay.pushID = args["pushID"]
+            if let schema = options.activitySchemaText { args["activitySchema"] = .string(schema) }
         }
         for s in targets { relay.names[s.id] = s.name }
         for s in targets {
@@ -338,9 +339,14 @@ extension Daemon {
             )
             return
         }
+        if refuseWhileDegraded(admin, id: id) { return }
         do {
+            let undo = simulator
             let events = try simulator!.stall(orderID: args["order"]?.stringValue, durationMs: ms, at: clock.now())
-            publish(events)
+            if let e = publish(events, undo: undo) {
+                replyStoreRefusal(admin, id: id, e)
+                return
+            }
             rearmSimulator()
             reply(
                 admin,

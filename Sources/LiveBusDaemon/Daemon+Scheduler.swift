@@ -1,4 +1,5 @@
 import LiveBusClock
+import LiveBusCore
 import LiveBusScheduler
 import LiveBusWire
 
@@ -50,7 +51,13 @@ extension Daemon {
             isTerminal: e.isTerminal,
             serverTimestamp: ServerInstant(millisecondsSinceEpoch: e.body.timestamp)
         )
-        let released = s.scheduler!.offer(u, at: clock.now())
+        let now = clock.now()
+        // A foreground phone with nothing pending: straight through, no array, no timer to re-arm.
+        if s.scheduler!.passThrough(u, at: now) != nil {
+            deliver(e, to: s)
+            return
+        }
+        let released = s.scheduler!.offer(u, at: now)
         apply(released, to: s, fresh: e)
     }
 
@@ -68,7 +75,8 @@ extension Daemon {
                 deliver(fresh, to: s)
                 continue
             }
-            let e = store.events(topic: topic, from: d.update.sequence)?.first ?? store.latest(topic: topic)
+            // One row (`LIMIT 1`): the released update, or the newest state when the log no longer holds it.
+            let e = store.events(topic: topic, from: d.update.sequence, limit: 1)?.first ?? store.latest(topic: topic)
             if let e { deliver(e, to: s) }
         }
         armScheduler(s)

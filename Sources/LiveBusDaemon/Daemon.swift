@@ -1,5 +1,6 @@
 import Foundation
 import LiveBusClock
+import LiveBusCore
 import LiveBusFaults
 import LiveBusLoop
 import LiveBusSimulator
@@ -27,7 +28,14 @@ public final class Daemon {
     var sessions: [String: Session] = [:]
     /// Resume token → session id of a disconnected session whose record is kept for resume.
     var resumable: [String: Session] = [:]
-    var store: any TopicStore
+    /// The store behind the core's protocol: in memory, or SQLite under `--data-dir`.
+    var store: any EventStore
+    /// What this loop turn appended (client PUBLISHes, resume records), committed as one batch at its end.
+    var turn = GroupCommit<PublishWaiter>()
+    /// Topic → subscribers (sessions by connection number), patterns compiled once.
+    var index = TopicIndex<Int>()
+    /// Sessions by connection number (the index's keys).
+    var byNumber: [Int: Session] = [:]
     private var nextSessionNumber = 1
     var simulator: DeliverySimulator?
     private var simulatorTimer: LoopTimer?
@@ -35,10 +43,14 @@ public final class Daemon {
     private var wallClockWatch: LoopTimer?
     /// The host wall clock's offset from the daemon's timeline at the last check, milliseconds.
     private(set) var hostWallClockOffsetMilliseconds: Int64 = 0
-    /// The durable store when a data directory is used.
-    var durable: SQLiteStore?
+    /// The data directory's lock, held from start to shutdown.
+    private var dataLock: DataDirectoryLock?
     /// Resume records loaded from the data directory (sessions of a daemon that was killed).
     var persistedResume: [String: ResumeRecord] = [:]
+    /// Resume token → when its session's resume window ends (ms since the epoch, server clock); until then its
+    /// name is reserved.
+    var resumeDeadlines: [String: Int64] = [:]
+    private var resumeSweep: LoopTimer?
     private var scenarioFinishedLogged = false
     let startedAt: ServerInstant
     var relays: [UInt64: PendingRelay] = [:]
@@ -55,7 +67,13 @@ public final class Daemon {
     var places: [String: PlacesBody] = [:]
     /// Verdicts of recent pushes, newest last (`livebus explain`).
     var pushLog: [JSONValue] = []
+    /// Simulator events the store refused (a full disk), held in order until it takes them (Daemon+Durability.swift).
+    var held = HeldEvents()
+    /// Retries storing ``held`` while the store refuses writes.
+    var heldRetryTimer: LoopTimer?
     private(set) var isShuttingDown = false
+    /// Connection cap, refusals and the liveness sweep (Daemon+Limits.swift).
+    let limitState = DaemonLimitState()
     /// Called once the daemon has stopped accepting and closed every session.
     public var onShutdown: (() -> Void)?
 
@@ -78,34 +96,29 @@ public final class Daemon {
         self.loop = loop
         self.logger = logger
         self.clock = clock
-        self.store = MemoryTopicStore(logCapacity: options.replayLogCapacity)
+        self.store = MemoryEventStore(logCapacity: options.replayLogCapacity)
         self.startedAt = clock.now()
     }
 
     /// Binds the socket, installs SIGINT/SIGTERM handling and starts the scenario.
     ///
-    /// - Throws: ``DaemonError`` when another live daemon owns the socket path, the path is too long, or the
-    ///   scenario cannot be loaded. A stale socket file (nothing listening) is removed first.
+    /// - Throws: ``DaemonError`` when another live daemon owns the socket path, the socket file is another user's,
+    ///   the default socket directory or the data directory is refused, another daemon holds the data directory's
+    ///   lock, the path is too long, or the scenario cannot be loaded. A stale socket file of this user (connect
+    ///   refused) is removed first.
     public func start(handleSignals: Bool = true) throws(DaemonError) {
         let path = options.socketPath
         if let e = PipeListener.checkPath(path) { throw DaemonError(e.message) }
-        switch SocketProbe.probe(path: path) {
-        case .live:
-            throw DaemonError(
-                "another livebusd is already serving \(path); stop it first or choose another --socket path"
-            )
-        case .stale:
-            logger.log(.notice, "removing stale socket file", [("socket", path)])
-            unlink(path)
-        case .notSocket:
-            throw DaemonError("\(path) exists and is not a socket; remove it or choose another --socket path")
-        case .absent:
-            break
-        }
+        // The default directory (/tmp/livebus-<uid>) is created 0700 and checked before its socket is probed.
+        if let e = SocketPath.preparePrivateDirectory(for: path, create: true) { throw DaemonError(e.message) }
+        try Daemon.clearSocketPath(path, logger: logger)
         // Before any state is written (a data directory next to a socket that cannot exist).
         if let e = PipeListener.checkDirectory(of: path) { throw DaemonError(e.message) }
+        try startLimits()
         var restored = false
         if let dir = options.dataDirectory {
+            // Checked and locked before anything is read or removed (`--fresh` too): one daemon per directory.
+            do { dataLock = try DataDirectoryLock(directory: dir) } catch { throw DaemonError(error.message) }
             if options.fresh { SQLiteStore.remove(directory: dir) }
             let sql: SQLiteStore
             do {
@@ -133,9 +146,13 @@ public final class Daemon {
                     )
                 }
             }
-            for r in sql.resumeRecords() { persistedResume[r.token] = r }
+            // Sessions of the previous run may resume for a resume window from this start (PROTOCOL.md §5.3).
+            let deadline = clock.now().millisecondsSinceEpoch + options.resumeWindowMilliseconds
+            for r in sql.resumeRecords() {
+                persistedResume[r.token] = r
+                resumeDeadlines[r.token] = deadline
+            }
             store = sql
-            durable = sql
             logger.log(
                 .notice,
                 restored ? "state restored" : "state directory ready",
@@ -155,12 +172,17 @@ public final class Daemon {
             }
         }
         // Only once the scenario loaded: a start that failed leaves a new data directory free for any scenario.
-        if let sql = durable {
-            sql.setMeta("scenario", "\(options.scenario ?? "none") seed \(options.seed)")
+        if store.isDurable {
+            let meta = StoreBatch(meta: [("scenario", "\(options.scenario ?? "none") seed \(options.seed)")])
+            if case .failure(let e) = store.commitInTurn(meta) {
+                logger.log(.error, "cannot record the scenario in the data directory", [("error", e.message)])
+            }
         }
+        loop.onTurnEnd { [weak self] in self?.commitTurn() }
         do {
             let l = try PipeListener(loop: loop, path: path)
             l.onConnection = { [unowned self] c in self.accept(c) }
+            configure(l)
             listener = l
         } catch {
             throw DaemonError("cannot listen on \(path): \(error)")
@@ -185,6 +207,77 @@ public final class Daemon {
         )
         armSimulator()
         if let anchored = clock as? AnchoredServerClock { watchHostWallClock(anchored) }
+        resumeSweep = loop.schedule(after: 1000, repeat: 1000) { [unowned self] in
+            self.expireResumes(now: self.clock.now().millisecondsSinceEpoch)
+        }
+    }
+
+    // MARK: - Resume window and reserved names
+
+    /// Refuses `name` while a disconnected session that may still resume holds it, unless `resumeToken` is the
+    /// token of a session that may resume (the real phone coming back; an older record of the same name, left by a
+    /// build without this rule, does not block it): issue 14, "name hijack".
+    /// - Throws: ``WireError`` `rejected` naming the name and when it frees up.
+    func checkNameNotReserved(_ name: String, resumeToken: String?) throws(WireError) {
+        let now = clock.now().millisecondsSinceEpoch
+        func mayResume(_ token: String) -> Bool { (resumeDeadlines[token] ?? .max) > now }
+        if let t = resumeToken, resumable[t] != nil || persistedResume[t] != nil, mayResume(t) { return }
+        let holder =
+            resumable.first { $0.value.name == name && mayResume($0.key) }?.key
+            ?? persistedResume.first { $0.value.name == name && mayResume($0.key) }?.key
+        guard let token = holder, let deadline = resumeDeadlines[token] else { return }
+        let seconds = (deadline - now + 999) / 1000
+        throw WireError(
+            .rejected,
+            "the name '\(name)' is reserved for a disconnected session that may resume for \(seconds) s more; the phone resumes with its token, or choose another --name"
+        )
+    }
+
+    /// Forgets every resume record whose window passed at `now` (ms, server clock), with its reserved name.
+    func expireResumes(now: Int64) {
+        for (token, deadline) in resumeDeadlines where deadline <= now {
+            if let old = resumable[token] {
+                logger.info("resume window passed", [("session.name", old.name)])
+            }
+            forgetResume(token: token)
+        }
+    }
+
+    /// Forgets the resume record of `token`: memory, the data directory, its toxics and its deadline.
+    func forgetResume(token: String) {
+        resumable[token] = nil
+        persistedResume[token] = nil
+        resumedFaults[token] = nil
+        resumeDeadlines[token] = nil
+        if store.isDurable { turn.removeResume(token: token) }
+    }
+
+    /// Removes a stale socket file at `path` (this user's, connect refused) and refuses every other occupant: a
+    /// live daemon, another user's socket (never removed, whatever connect says: issue 14 "socket theft"), a socket
+    /// whose connect failed otherwise (EACCES, EPERM, EAGAIN), or a file that is not a socket.
+    /// - Throws: ``DaemonError`` naming the path, its owner and what to do.
+    static func clearSocketPath(_ path: String, logger: Logger) throws(DaemonError) {
+        switch SocketProbe.probe(path: path) {
+        case .live:
+            throw DaemonError(
+                "another livebusd is already serving \(path); stop it first or choose another --socket path"
+            )
+        case .stale:
+            logger.log(.notice, "removing stale socket file", [("socket", path)])
+            unlink(path)
+        case .foreign(let owner):
+            throw DaemonError(
+                "a daemon of user \(userName(uid: owner)) owns \(path); it is not removed. Choose another --socket path (the default, \(SocketPath.defaultPath()), is private to you)"
+            )
+        case .undecided(let code):
+            throw DaemonError(
+                "\(path) is a socket that cannot be probed (connect: \(String(cString: strerror(code)))), so a daemon may be serving it; it is not removed. Stop that daemon or remove the file yourself, or choose another --socket path"
+            )
+        case .notSocket:
+            throw DaemonError("\(path) exists and is not a socket; remove it or choose another --socket path")
+        case .absent:
+            break
+        }
     }
 
     /// Logs a notice when the host's wall clock is stepped (checked every second): the daemon keeps its own
@@ -222,10 +315,15 @@ public final class Daemon {
     /// Says BYE to every session, closes the listener (removing the socket file) and stops the loop.
     public func shutdown(reason: String) {
         guard !isShuttingDown else { return }
+        commitTurn()
         isShuttingDown = true
         simulatorTimer?.cancel()
+        stopRetryingHeldEvents()
+        stopLimits()
         wallClockWatch?.cancel()
         wallClockWatch = nil
+        resumeSweep?.cancel()
+        resumeSweep = nil
         listener?.close()
         listener = nil
         signals?.close()
@@ -235,6 +333,7 @@ public final class Daemon {
             closeSession(s, reason: "shutdown", flush: true)
         }
         onShutdown?()
+        dataLock?.release()
         // Let BYE frames flush, then stop.
         loop.schedule(after: 50) { [loop] in loop.stop() }
     }
@@ -248,7 +347,7 @@ public final class Daemon {
         simulatorTimer = nil
         guard let sim = simulator, !isShuttingDown else { return }
         guard let deadline = sim.nextDeadline else {
-            if sim.isFinished && !scenarioFinishedLogged {
+            if sim.isFinished && !scenarioFinishedLogged && held.count == 0 {
                 scenarioFinishedLogged = true
                 logger.log(.notice, "scenario finished", [("orders", "\(sim.orders().count)")])
             }
@@ -260,6 +359,9 @@ public final class Daemon {
 
     private func simulatorTick() {
         guard simulator != nil else { return }
+        // At the held-events limit the simulator waits (emitting nothing, so losing nothing) until the store takes
+        // what is held; the successful retry re-arms it and it catches up.
+        if held.isFull { return }
         let events = simulator!.advance(to: clock.now())
         publish(events)
         armSimulator()
@@ -268,9 +370,17 @@ public final class Daemon {
     /// Publishes one simulator event on its topic and fans it out.
     func publish(_ e: OrderEvent) { publish([e]) }
 
-    /// Stores simulator events (with the simulator's state, in one transaction when durable) and fans them out.
-    func publish(_ events: [OrderEvent]) {
-        guard !events.isEmpty || durable != nil else { return }
+    /// Stores simulator events (with the simulator's state, in one transaction when durable) and fans them out; when
+    /// the store refuses them they are held in order and retried (Daemon+Durability.swift).
+    ///
+    /// - Parameters:
+    ///   - events: The simulator's events, oldest first.
+    ///   - undo: For a command: the simulator before the command changed it. The events are then stored now or not
+    ///     at all: on a refusal the simulator is put back and the error returned, for the command's answer.
+    /// - Returns: The store's error when the events of a command were refused; `nil` when stored or held.
+    @discardableResult
+    func publish(_ events: [OrderEvent], undo: DeliverySimulator? = nil) -> StoreError? {
+        guard !events.isEmpty || store.isDurable else { return nil }
         let items = events.map { e -> (topic: String, body: EventBody) in
             var body = Daemon.body(of: e)
             if places[e.orderID] == nil, let o = simulator?.orders().first(where: { $0.id == e.orderID }) {
@@ -282,23 +392,8 @@ public final class Daemon {
             body.places = places[e.orderID]
             return (e.topic, body)
         }
-        if items.isEmpty && !(durable != nil && simulator != nil) { return }
-        do {
-            let state = durable != nil ? try simulator?.savedState() : nil
-            let stored = try store.commit(items, simulatorState: state)
-            for e in stored {
-                logger.info(
-                    "event",
-                    [
-                        ("topic", e.topic), ("seq", "\(e.sequence)"), ("event", e.body.event),
-                        ("status", e.body.contentState.status),
-                    ]
-                )
-                fanOut(e)
-            }
-        } catch {
-            logger.log(.error, "cannot store events", [("count", "\(items.count)"), ("error", "\(error)")])
-        }
+        if items.isEmpty && !(store.isDurable && simulator != nil) { return nil }
+        return storeSimulatorEvents(items, undo: undo)
     }
 
     /// The wire body of a simulator event (server-clock instants).
@@ -327,9 +422,12 @@ public final class Daemon {
         )
     }
 
+    /// Offers a stored event to every session subscribed to its topic (the topic index), in connection order.
     func fanOut(_ e: StoredEvent) {
-        for s in sessions.values
-        where s.phase == .established && (s.role == .session || s.role == .observer) && s.isSubscribed(to: e.topic) {
+        for n in index.subscribers(of: e.topic) {
+            guard let s = byNumber[n], s.phase == .established, s.role == .session || s.role == .observer else {
+                continue
+            }
             offer(e, to: s)
         }
     }
@@ -341,13 +439,30 @@ public final class Daemon {
             c.close()
             return
         }
-        let id = "s\(nextSessionNumber)"
+        guard admit(c) else { return }
+        let number = nextSessionNumber
         nextSessionNumber += 1
-        let s = Session(id: id, connection: c, now: clock.now())
+        let s = Session(
+            number: number,
+            connection: c,
+            now: clock.now(),
+            outbox: Outbox.Limits(
+                coalesceThresholdBytes: options.coalesceThresholdBytes,
+                slowConsumerLimitBytes: options.slowConsumerLimitBytes
+            )
+        )
         s.peerUID = c.peerCredentials?.uid
-        sessions[id] = s
+        s.onPatternsChanged = { [unowned self] s in
+            guard s.phase != .closed else { return }
+            self.index.setPatterns(s.patterns, for: s.number)
+        }
+        sessions[s.id] = s
+        byNumber[number] = s
+        beginLimits(s)
         c.onRead = { [unowned self, unowned s] bytes in self.received(bytes, from: s) }
-        c.onClose = { [unowned self, unowned s] error in self.connectionClosed(s, error: error) }
+        // Strong: the session lives until its connection is closed, also when nothing else holds it any more (a
+        // session that said BYE, an observer closed after a flush); the connection drops this closure on close.
+        c.onClose = { [unowned self, s] error in self.connectionClosed(s, error: error) }
         c.onDrain = { [unowned self, unowned s] in self.drained(s) }
         do {
             try c.startReading()
@@ -364,20 +479,27 @@ public final class Daemon {
 
     func closeSession(_ s: Session, reason: String, flush: Bool) {
         guard s.phase != .closed else { return }
+        // ACKs of this session's PUBLISHes still in the turn's batch go out before its BYE or ERROR.
+        if flush && s.pendingAcks > 0 { commitTurn() }
+        guard s.phase != .closed else { return }
         let wasEstablished = s.phase == .established
         s.phase = .closed
+        index.remove(s.number)
+        byNumber[s.number] = nil
         s.probeTimer?.cancel()
         s.probeTimer = nil
         s.schedulerTimer?.cancel()
         s.schedulerTimer = nil
         s.faultTimer?.cancel()
         s.faultTimer = nil
+        endLimits(s)
         sessions[s.id] = nil
         if flush { s.connection.closeAfterFlush() } else { s.connection.close() }
         s.announceTimer?.cancel()
         s.announceTimer = nil
         if wasEstablished && s.role == .session {
             resumable[s.resumeToken] = s
+            resumeDeadlines[s.resumeToken] = clock.now().millisecondsSinceEpoch + options.resumeWindowMilliseconds
             if let f = s.faults, !f.toxics.isEmpty { resumedFaults[s.resumeToken] = f }
             if resumable.count > 10_000, let k = resumable.keys.first { resumable[k] = nil }
         }
@@ -385,37 +507,39 @@ public final class Daemon {
     }
 
     private func received(_ bytes: UnsafeRawBufferPointer, from s: Session) {
+        noteReceived(s)
         if s.faults != nil, input(s, bytes) != nil { return }
         receivedAfterFaults(bytes, from: s)
     }
 
     func receivedAfterFaults(_ bytes: UnsafeRawBufferPointer, from s: Session) {
         s.decoder.append(bytes)
-        while s.phase != .closed {
-            let frame: Frame?
-            do {
-                frame = try s.decoder.next()
-            } catch {
-                fail(s, error)
-                return
-            }
-            guard let frame else { return }
-            do {
-                try handle(frame, from: s)
-            } catch {
-                fail(s, error)
-                return
-            }
-        }
+        pump(s)  // a bounded number of frames now, the rest in later turns (Daemon+Limits.swift)
     }
 
     /// Sends a fatal ERROR and closes the session; every other session is untouched.
     func fail(_ s: Session, _ e: WireError) {
+        if s.pendingAcks > 0 { commitTurn() }
+        guard s.phase != .closed else { return }
         logger.warning(
             "protocol error",
             [("session.id", s.id), ("code", e.code.name), ("message", e.message)]
         )
-        send(s, .error, body: ErrorBody(e, fatal: true))
+        if e.code == .unsupportedVersion, s.phase == .awaitingHello, let v = s.decoder.lastVersionSeen, v == 1 {
+            // A v1 client cannot read a v2 frame: it is told why in v1 framing (the two differ only in the version
+            // byte and in the trailer length, 0 for ERROR). PROTOCOL.md §4.1.
+            let refusal = WireError(
+                .unsupportedVersion,
+                "the client speaks wire protocol version 1; this daemon speaks \(Frame.supportedVersions). Upgrade the client"
+            )
+            if let body = try? WireJSON.encode(ErrorBody(refusal, fatal: true)) {
+                try? output(s) { buf throws(WireError) in
+                    try Frame.encode(type: .error, body: body, version: 1, into: &buf)
+                }
+            }
+        } else {
+            send(s, .error, body: ErrorBody(e, fatal: true))
+        }
         closeSession(s, reason: "protocol error \(e.code.name)", flush: true)
     }
 
@@ -431,21 +555,14 @@ public final class Daemon {
     func send(_ s: Session, _ type: FrameType, sequence: UInt64 = 0, topic: String = "", encoded bytes: [UInt8]) {
         do {
             try output(s) { buf throws(WireError) in
-                try Frame.encode(
-                    type: type,
-                    flags: [],
-                    sequence: sequence,
-                    topic: Array(topic.utf8),
-                    bodyParts: [bytes],
-                    into: &buf
-                )
+                try Frame.encode(type: type, sequence: sequence, topic: topic, body: bytes, into: &buf)
             }
         } catch {
             logger.log(.error, "cannot encode frame", [("type", "\(type)"), ("error", "\(error)")])
         }
     }
 
-    private func handle(_ f: Frame, from s: Session) throws(WireError) {
+    func handle(_ f: Frame, from s: Session) throws(WireError) {
         if s.phase == .awaitingHello {
             guard f.type == .hello else {
                 throw WireError(.handshakeRequired, "the first frame must be HELLO, got \(f.type)")
@@ -482,10 +599,12 @@ public final class Daemon {
             let b = try WireJSON.decode(CommandBody.self, from: f.body)
             command(b, id: f.sequence, from: s)
         case .publish:
-            let b = try WireJSON.decode(EventBody.self, from: f.body)
+            let b = try EventJSON.decode(f.body)
             try publishFromClient(s, topic: f.topic, id: f.sequence, body: b)
         case .bye:
             closeSession(s, reason: "client said bye", flush: true)
+            // The phone ended its session: nothing will resume it, so its name is free at once (PROTOCOL.md §5.3).
+            forgetResume(token: s.resumeToken)
         case .result:
             relayAnswered(f, from: s)
         case .welcome, .event, .error, .upToDate:
@@ -494,10 +613,10 @@ public final class Daemon {
     }
 
     private func hello(_ h: HelloBody, session s: Session) throws(WireError) {
-        guard h.versions.contains(1) else {
+        guard h.versions.contains(where: Frame.supportedVersions.contains) else {
             throw WireError(
                 .unsupportedVersion,
-                "client speaks versions \(h.versions); this daemon speaks [1]. Upgrade the client or the daemon"
+                "client speaks versions \(h.versions); this daemon speaks \(Frame.supportedVersions). Upgrade the client or the daemon"
             )
         }
         // `down` refuses phones and publishers, never the admin interface that can remove it.
@@ -517,21 +636,14 @@ public final class Daemon {
             throw WireError(.notPermitted, "the admin role is only for the daemon's own user (uid \(getuid()))")
         }
         if let name = h.name {
-            // Names go into logs, status tables and file names: no spaces, no control characters (NUL, ESC, …).
-            guard !name.isEmpty, name.utf8.count <= 64,
-                !name.unicodeScalars.contains(where: {
-                    $0.properties.generalCategory == .control || $0.properties.isWhitespace
-                        || $0.properties.generalCategory == .format
-                })
-            else {
-                throw WireError(
-                    .invalidBody,
-                    "HELLO body: field 'name' must be 1–64 bytes of printable characters without spaces"
-                )
+            // Names go into logs, status tables and file names, and commands address sessions by them.
+            if let problem = SessionName.problem(name) {
+                throw WireError(.invalidBody, "HELLO body: field 'name' \(problem)")
             }
             if sessions.values.contains(where: { $0 !== s && $0.name == name && $0.phase == .established }) {
                 throw WireError(.rejected, "a live session is already named '\(name)'; choose another --name")
             }
+            try checkNameNotReserved(name, resumeToken: h.resume?.token)
         }
         if let state = h.appState, !Daemon.appStates.contains(state) {
             throw WireError(
@@ -550,9 +662,12 @@ public final class Daemon {
         s.appState = h.appState ?? "foreground"
         s.os = h.os
         if let p = h.profile { s.profile = p }
-        s.handshakeOffsetMilliseconds = Double(h.clientTime - now.millisecondsSinceEpoch)
+        s.handshakeOffsetMilliseconds = Double(h.clientTime) - Double(now.millisecondsSinceEpoch)
         var resumed = false
         if let r = h.resume {
+            if let deadline = resumeDeadlines[r.token], deadline <= now.millisecondsSinceEpoch {
+                forgetResume(token: r.token)  // expired: refused below like an unknown token
+            }
             if let old = resumable.removeValue(forKey: r.token) {
                 s.name = old.name
                 s.patterns = old.patterns
@@ -577,6 +692,7 @@ public final class Daemon {
                 throw WireError(.resumeRejected, "resume token is unknown or expired; attach as a new session")
             }
             resumed = true
+            resumeDeadlines[r.token] = nil
             // The client's own record wins: it knows what it applied.
             s.lastSent = r.topics
         } else {
@@ -590,7 +706,7 @@ public final class Daemon {
             s,
             .welcome,
             body: WelcomeBody(
-                version: 1,
+                version: Int(Frame.version),
                 session: s.id,
                 name: s.name,
                 resumeToken: s.resumeToken,
@@ -637,12 +753,10 @@ public final class Daemon {
         }
     }
 
+    /// Stages the session's resume record in this turn's batch (a durable store only).
     func saveResume(_ s: Session) {
-        guard let durable, s.role == .session else { return }
-        durable.saveResume(
-            ResumeRecord(token: s.resumeToken, name: s.name, patterns: s.patterns, lastSent: s.lastSent),
-            nowMs: clock.now().millisecondsSinceEpoch
-        )
+        guard store.isDurable, s.role == .session else { return }
+        turn.saveResume(ResumeRecord(token: s.resumeToken, name: s.name, patterns: s.patterns, lastSent: s.lastSent))
     }
 
     static let appStates = ["foreground", "background", "suspended", "terminated"]
@@ -678,89 +792,79 @@ public final class Daemon {
     private func subscribe(_ s: Session, patterns: [String]) throws(WireError) {
         guard !patterns.isEmpty else { throw WireError(.invalidBody, "SUBSCRIBE body: field 'patterns' is empty") }
         for p in patterns { try Topic.validatePattern(p) }
-        for p in patterns where !s.patterns.contains(p) { s.patterns.append(p) }
+        var held = Set(s.patterns)
+        var all = s.patterns
+        for p in patterns where held.insert(p).inserted { all.append(p) }
+        guard all.count <= limits.maximumSubscriptions else {
+            throw WireError(
+                .tooManySubscriptions,
+                "SUBSCRIBE would hold \(all.count) topic patterns; a session may hold \(limits.maximumSubscriptions) (--max-subscriptions). Use fewer, wider patterns (orders/>)"
+            )
+        }
+        s.patterns = all
         saveResume(s)
         for topic in store.topics where patterns.contains(where: { Topic.matches(pattern: $0, topic: topic) }) {
             catchUp(s, topic: topic, after: s.lastSent[topic] ?? 0, force: false)
         }
         // The whole SUBSCRIBE is caught up (also when no topic matched): PROTOCOL.md §5.3.
-        send(s, .upToDate, body: UpToDateBody(sequence: 0))
+        enqueueCatchUp(s, topic: nil, after: 0)
     }
 
     /// Sends `topic`'s events after `after`: replayed from the log, or one snapshot of the latest state when the
-    /// log no longer covers the gap; then UPTODATE.
+    /// log no longer covers the gap; then UPTODATE. Paced by the phone's drain (``pumpCatchUp(_:)``).
     func catchUp(_ s: Session, topic: String, after: UInt64, force: Bool) {
-        guard let latest = store.latest(topic: topic) else { return }
+        guard store.latest(topic: topic) != nil else { return }
         if force { s.lastSent[topic] = min(s.lastSent[topic] ?? 0, after) }
-        if latest.sequence > after {
-            if let events = store.events(topic: topic, from: after + 1) {
-                for e in events { deliver(e, to: s, flags: .replay) }
-            } else {
-                deliver(latest, to: s, flags: .snapshot)
-            }
-        }
-        send(s, .upToDate, topic: topic, body: UpToDateBody(sequence: latest.sequence))
+        enqueueCatchUp(s, topic: topic, after: after)
     }
 
     /// Writes one event to one session, converting its instants into the session's clock.
     func deliver(_ e: StoredEvent, to s: Session, flags: FrameFlags = []) {
         guard s.phase == .established else { return }
         if e.sequence <= (s.lastSent[e.topic] ?? 0) { return }
-        let outstanding = s.connection.outstandingBytes
-        if outstanding > options.slowConsumerLimitBytes {
-            let err = WireError(
-                .slowConsumer,
-                "\(outstanding) bytes queued to this session (limit \(options.slowConsumerLimitBytes)); resume with your token"
-            )
-            fail(s, err)
-            return
+        // A topic being caught up gets its new events from the catch-up, in order.
+        if flags.isEmpty && isCatchingUp(s, topic: e.topic) { return }
+        // The core's outbox decides (coalescing, terminal events, slow consumer) on the live bytes only (catch-up
+        // and replies are paced and limited apart, Daemon+Limits.swift); the daemon carries it out.
+        switch s.outbox.offer(
+            e,
+            flags: flags,
+            lastSent: s.lastSent[e.topic] ?? 0,
+            queuedBytes: liveBytesOutstanding(s)
+        ) {
+        case .write(let f): write(e, to: s, flags: f)
+        case .alreadySent, .held: return
+        case .slowConsumer(let err): fail(s, err)
         }
-        if outstanding > options.coalesceThresholdBytes && !e.isTerminal && flags.isEmpty {
-            if s.held[e.topic] != nil { s.coalescedCount += 1 }
-            s.held[e.topic] = e
-            return
-        }
-        if let held = s.held[e.topic], held.sequence < e.sequence { s.held[e.topic] = nil }
-        var f = flags
-        if e.isTerminal { f.insert(.terminal) }
-        // A jump over coalesced events is a snapshot: the client must not treat it as a gap.
-        if e.sequence > (s.lastSent[e.topic] ?? 0) + 1 && !f.contains(.replay) { f.insert(.snapshot) }
-        write(e, to: s, flags: f)
     }
 
-    private func write(_ e: StoredEvent, to s: Session, flags: FrameFlags) {
+    func write(_ e: StoredEvent, to s: Session, flags: FrameFlags) {
         let now = clock.now()
         let b = e.body
         // One offset estimate per delivery (the conversion is server instant + offset at now, for every field).
         let etaConverted = s.convert(ServerInstant(millisecondsSinceEpoch: b.contentState.etaTarget), now: now)
         s.lastConverted[e.topic] = etaConverted
-        let offset = etaConverted.client.millisecondsSinceEpoch - b.contentState.etaTarget
+        // Saturating: stored instants are within PROTOCOL.md §3's range, and nothing here may trap if one is not.
+        let offset = etaConverted.client.millisecondsSinceEpoch.saturatingSubtracting(b.contentState.etaTarget)
         let unc = etaConverted.uncertaintyMilliseconds
-        let ts = b.timestamp + offset
+        let ts = b.timestamp.saturatingAdding(offset)
         let eta = etaConverted.client.millisecondsSinceEpoch
-        let stale = b.staleDate.map { $0 + offset }
-        let dismissal = b.dismissalDate.map { $0 + offset }
-        let confirmed = b.contentState.lastConfirmed + offset
-        let suffix = EventBody.sessionSuffix(
-            ClientInstantsBody(
-                timestamp: ts,
-                etaTarget: eta,
-                staleDate: stale,
-                dismissalDate: dismissal,
-                lastConfirmed: confirmed,
-                uncertaintyMs: unc
-            )
+        let stale = b.staleDate.map { $0.saturatingAdding(offset) }
+        let dismissal = b.dismissalDate.map { $0.saturatingAdding(offset) }
+        let confirmed = b.contentState.lastConfirmed.saturatingAdding(offset)
+        // Only this trailer is per session; the header, topic and body bytes and their CRC come from the template.
+        // Sent values stay in PROTOCOL.md §3's range, or the phone's decoder would refuse the EVENT.
+        let trailer = EventTrailer(
+            timestamp: WireRange.clampInstant(ts),
+            etaTarget: WireRange.clampInstant(eta),
+            lastConfirmed: WireRange.clampInstant(confirmed),
+            staleDate: stale.map(WireRange.clampInstant),
+            dismissalDate: dismissal.map(WireRange.clampInstant),
+            uncertaintyMs: UInt32(clamping: max(0, min(unc, Int(WireRange.instantLimitMilliseconds))))
         )
         do {
             try output(s) { buf throws(WireError) in
-                try Frame.encode(
-                    type: .event,
-                    flags: flags,
-                    sequence: e.sequence,
-                    topic: Array(e.topic.utf8),
-                    bodyParts: [e.sharedPrefix, suffix],
-                    into: &buf
-                )
+                try Frame.appendEvent(e.template, flags: flags, trailer: trailer, into: &buf)
             }
             s.lastSent[e.topic] = max(s.lastSent[e.topic] ?? 0, e.sequence)
             s.eventsSent += 1
@@ -770,10 +874,13 @@ public final class Daemon {
     }
 
     private func drained(_ s: Session) {
-        guard !s.held.isEmpty else { return }
-        let held = s.held.values.sorted { $0.topic < $1.topic }
-        s.held.removeAll()
-        for e in held { deliver(e, to: s) }
+        guard s.outbox.hasHeld || needsDrainWork(s) else { return }
+        // In the next turn: this runs inside the flush, and what it writes is flushed by the next one.
+        loop.runSoon { [weak self, weak s] in
+            guard let self, let s, s.phase != .closed else { return }
+            for e in s.outbox.drain() { self.deliver(e, to: s) }
+            self.afterDrain(s)
+        }
     }
 
     private func postureChanged(_ s: Session, _ b: PostureChangeBody) throws(WireError) {
@@ -817,13 +924,7 @@ public final class Daemon {
             throw WireError(.notPermitted, "PUBLISH needs the publisher or admin role in HELLO")
         }
         try Topic.validate(topic)
-        do {
-            let stored = try store.append(topic: topic, body: body)
-            send(s, .ack, sequence: id, topic: topic, body: AckBody(sequence: stored.sequence))
-            fanOut(stored)
-        } catch {
-            throw WireError(.internalError, "cannot store the event: \(error)")
-        }
+        stageClientEvent(topic: topic, body: body, from: s, id: id)
     }
 
     // MARK: - Clock probes

@@ -9,7 +9,8 @@ public struct DaemonOptions: Sendable {
     public var dataDirectory: String?
     /// Discard the data directory's state at start (explicitly; a mismatch is never reset silently).
     public var fresh: Bool = false
-    /// fsync every commit (durable across power loss, not only across a crash of the daemon).
+    /// fsync every commit, i.e. once per store batch (a loop turn's group commit): durable across power loss, not only
+    /// across a crash of the daemon.
     public var fullSync: Bool = false
     /// `demo-120s`, `random:K` or a timeline file path; `nil` plays nothing.
     public var scenario: String?
@@ -25,9 +26,20 @@ public struct DaemonOptions: Sendable {
     public var slowConsumerLimitBytes: Int
     /// Events kept per topic for replay.
     public var replayLogCapacity: Int
+    /// How long a disconnected session may resume, milliseconds (real time, from its disconnect or from the start
+    /// of a daemon that found its record in the data directory); its name is reserved for it until then. Default 10
+    /// minutes. Flag `--resume-window`.
+    public var resumeWindowMilliseconds: Int64 = 600_000
     /// The background scheduler's rules (budgets, refresh windows). Durations are in scenario time: the daemon
     /// divides them by ``timeScale``, so a scenario hour's budget is spent in 6 real minutes at 10×.
     public var scheduler: SchedulerConfig
+    /// Per-session limits (frame rate, subscriptions, queued replies, timeouts, catch-up window) and the connection
+    /// cap, with their documented defaults (``SessionLimits``).
+    public var limits = SessionLimits()
+    /// The app's activity schema file text (`--activity-schema`), already checked by ``ActivitySchema/parse(_:file:)``;
+    /// relayed with every push to phones that have none of their own, so that they judge it with this schema.
+    /// `nil`: phones use their own (default: the built-in delivery schema).
+    public var activitySchemaText: String?
 
     /// Creates options with the documented defaults.
     public init(

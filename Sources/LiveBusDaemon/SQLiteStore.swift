@@ -1,5 +1,6 @@
 import CSQLite
 import Foundation
+import LiveBusCore
 import LiveBusWire
 
 /// A failure of the durable store, with what to do about it.
@@ -11,25 +12,14 @@ public struct StoreOpenError: Error, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
-/// What a session left for its resume: the token's owner, its subscriptions and what it had received.
-public struct ResumeRecord: Sendable, Codable, Equatable {
-    /// The resume token.
-    public var token: String
-    /// The session's name.
-    public var name: String
-    /// Its topic patterns.
-    public var patterns: [String]
-    /// Topic → last sequence written to it.
-    public var lastSent: [String: UInt64]
-}
-
 /// The daemon's durable state in SQLite (WAL mode) under `--data-dir`: events per topic with their sequence
 /// counters (the replay log and the retained latest state), session resume records, and the simulator's state.
 ///
-/// Every write is one transaction; when ``append(topic:body:)`` or ``commit(_:simulatorState:)`` returns, the data
-/// survives a kill -9 of the daemon (WAL, `synchronous=NORMAL`; `fullSync` adds an fsync per commit for power loss).
+/// Every batch is one transaction (the daemon's group commit: everything appended during one loop turn); once
+/// ``commit(_:completion:)`` completes, the data survives a kill -9 of the daemon (WAL, `synchronous=NORMAL`;
+/// `fullSync` adds one fsync per batch, for power loss). Completes before it returns, on the loop thread.
 /// Source: https://www.sqlite.org/wal.html ("durable across application crashes"), https://www.sqlite.org/pragma.html#pragma_synchronous
-public final class SQLiteStore: TopicStore {
+public final class SQLiteStore: EventStore {
     /// `PRAGMA application_id` of a LiveBus data file: "LBUS".
     public static let applicationID: Int32 = 0x4C42_5553
     /// The schema this build writes and reads.
@@ -38,6 +28,10 @@ public final class SQLiteStore: TopicStore {
     private var insertEvent: OpaquePointer?
     private var upsertTopic: OpaquePointer?
     private var selectFrom: OpaquePointer?
+    private var upsertSession: OpaquePointer?
+    private var upsertMeta: OpaquePointer?
+    private var upsertSimulator: OpaquePointer?
+    private var deleteSession: OpaquePointer?
     private var nextSequence: [String: UInt64] = [:]
     private var latestCache: [String: StoredEvent] = [:]
     private var appendsSinceTrim = 0
@@ -68,13 +62,21 @@ public final class SQLiteStore: TopicStore {
         } else if !isDirectory.boolValue {
             throw StoreOpenError("\(directory) exists and is not a directory; choose another --data-dir")
         }
+        // Not another user's directory or file, not through a symbolic link (issue 14).
+        if let e = DataDirectory.check(directory) { throw e }
+        try Self.checkCreationMarker(directory: directory, database: path)
         if !FileManager.default.fileExists(atPath: path) {
-            let fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0o600)
+            let fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, 0o600)
             if fd >= 0 { Glibc.close(fd) }
         }
         let existed = FileManager.default.fileExists(atPath: path)
         guard
-            sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nil)
+            sqlite3_open_v2(
+                path,
+                &db,
+                SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
+                nil
+            )
                 == SQLITE_OK
         else {
             throw StoreOpenError("cannot open \(path): \(lastError); check the directory's permissions")
@@ -123,23 +125,46 @@ public final class SQLiteStore: TopicStore {
             upsertTopic = try prepare(
                 "INSERT INTO topics(topic, next_seq) VALUES(?, ?) ON CONFLICT(topic) DO UPDATE SET next_seq = excluded.next_seq"
             )
-            selectFrom = try prepare("SELECT seq, body FROM events WHERE topic = ? AND seq >= ? ORDER BY seq")
-            try loadTopics()
+            selectFrom = try prepare(
+                "SELECT seq, body FROM events WHERE topic = ? AND seq >= ? ORDER BY seq LIMIT ?"
+            )
+            upsertSession = try prepare(
+                "INSERT OR REPLACE INTO sessions(token, record, updated_ms) VALUES(?, ?, ?)"
+            )
+            upsertMeta = try prepare("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)")
+            upsertSimulator = try prepare("INSERT OR REPLACE INTO simulator(id, state) VALUES(1, ?)")
+            deleteSession = try prepare("DELETE FROM sessions WHERE token = ?")
         } catch {
             close()
             throw StoreOpenError(
                 "cannot use \(path): \(error.message); it may be corrupt: move it away to start afresh"
             )
         }
+        do {
+            try validateStoredState(directory: directory)
+            try loadTopics()
+        } catch {
+            close()
+            throw error
+        }
+        Self.writeCreationMarker(directory: directory)
     }
 
     deinit { close() }
 
     private func close() {
-        for s in [insertEvent, upsertTopic, selectFrom] where s != nil { sqlite3_finalize(s) }
+        for s in [
+            insertEvent, upsertTopic, selectFrom, upsertSession, upsertMeta, upsertSimulator, deleteSession,
+        ] where s != nil {
+            sqlite3_finalize(s)
+        }
         insertEvent = nil
         upsertTopic = nil
         selectFrom = nil
+        upsertSession = nil
+        upsertMeta = nil
+        upsertSimulator = nil
+        deleteSession = nil
         if db != nil { sqlite3_close_v2(db) }
         db = nil
     }
@@ -151,9 +176,15 @@ public final class SQLiteStore: TopicStore {
         if sqlite3_exec(db, sql, nil, nil, &err) != SQLITE_OK {
             let m = err.map { String(cString: $0) } ?? lastError
             sqlite3_free(err)
-            throw StoreError(m)
+            throw StoreError(m, resultCode: db.map { sqlite3_extended_errcode($0) })
         }
     }
+
+    /// SQLite's last error message on this connection (for ``validateStoredState(directory:)``).
+    var lastErrorMessage: String { lastError }
+
+    /// A prepared statement the caller finalizes (for ``validateStoredState(directory:)``).
+    func prepareStatement(_ sql: String) throws(StoreError) -> OpaquePointer? { try prepare(sql) }
 
     private func prepare(_ sql: String) throws(StoreError) -> OpaquePointer? {
         var stmt: OpaquePointer?
@@ -168,12 +199,16 @@ public final class SQLiteStore: TopicStore {
         return sqlite3_column_int(stmt, 0)
     }
 
-    private func loadTopics() throws(StoreError) {
-        let stmt = try prepare("SELECT topic, next_seq FROM topics")
+    /// Loads the topics' counters and latest events; ``validateStoredState(directory:)`` has checked them.
+    private func loadTopics() throws(StoreOpenError) {
+        guard let stmt = try? prepare("SELECT topic, next_seq FROM topics") else {
+            throw StoreOpenError("cannot read the topics of \(path): \(lastError); \(Self.whatToDo)")
+        }
         defer { sqlite3_finalize(stmt) }
         while sqlite3_step(stmt) == SQLITE_ROW {
             let topic = String(cString: sqlite3_column_text(stmt, 0))
-            nextSequence[topic] = UInt64(sqlite3_column_int64(stmt, 1))
+            // Checked to be 1…largestSequence by validateStoredState: the conversion cannot trap.
+            nextSequence[topic] = UInt64(clamping: sqlite3_column_int64(stmt, 1))
         }
         for topic in nextSequence.keys {
             if let next = nextSequence[topic], next > 1, let e = events(topic: topic, from: next - 1)?.last {
@@ -186,7 +221,7 @@ public final class SQLiteStore: TopicStore {
         sqlite3_bind_text(stmt, i, s, -1, CSQLite_transient())
     }
 
-    private func bindBlob(_ stmt: OpaquePointer?, _ i: Int32, _ b: [UInt8]) {
+    private func bindBlob(_ stmt: OpaquePointer?, _ i: Int32, _ b: some ContiguousBytes) {
         b.withUnsafeBytes { raw in
             _ = sqlite3_bind_blob(stmt, i, raw.baseAddress, Int32(raw.count), CSQLite_transient())
         }
@@ -197,8 +232,11 @@ public final class SQLiteStore: TopicStore {
             sqlite3_reset(stmt)
             sqlite3_clear_bindings(stmt)
         }
-        guard sqlite3_step(stmt) == SQLITE_DONE else { throw StoreError(lastError) }
+        guard sqlite3_step(stmt) == SQLITE_DONE else { throw writeError }
     }
+
+    /// The last SQLite failure with its result code (SQLITE_FULL, SQLITE_IOERR_WRITE… tell a full disk).
+    private var writeError: StoreError { StoreError(lastError, resultCode: db.map { sqlite3_extended_errcode($0) }) }
 
     private func insert(topic: String, body: EventBody, pending: inout [String: UInt64]) throws -> StoredEvent {
         // Several events of one topic may share a transaction: number them from what this transaction already used.
@@ -207,7 +245,7 @@ public final class SQLiteStore: TopicStore {
         let e = try StoredEvent(topic: topic, sequence: seq, body: body)
         bindText(insertEvent, 1, topic)
         sqlite3_bind_int64(insertEvent, 2, Int64(seq))
-        bindBlob(insertEvent, 3, e.sharedPrefix + [UInt8(ascii: "}")])
+        bindBlob(insertEvent, 3, e.template.body)
         try step(insertEvent)
         bindText(upsertTopic, 1, topic)
         sqlite3_bind_int64(upsertTopic, 2, Int64(seq + 1))
@@ -215,24 +253,57 @@ public final class SQLiteStore: TopicStore {
         return e
     }
 
-    public func append(topic: String, body: EventBody) throws -> StoredEvent {
-        try commit([(topic, body)], simulatorState: nil)[0]
+    public var isDurable: Bool { true }
+
+    public func commit(_ batch: StoreBatch, completion: @escaping (Result<[StoredEvent], StoreError>) -> Void) {
+        do {
+            completion(.success(try write(batch)))
+        } catch let e as StoreError {
+            completion(.failure(e))
+        } catch {
+            completion(.failure(StoreError("cannot store the batch: \(error)")))
+        }
     }
 
-    /// Stores events and, in the same transaction, the simulator state that produced them, so a restart never
-    /// re-emits what was already stored.
-    /// - Throws: ``StoreError`` when SQLite fails; nothing is stored then.
-    public func commit(_ items: [(topic: String, body: EventBody)], simulatorState: Data?) throws -> [StoredEvent] {
+    /// Writes one batch in one transaction: its events, the simulator state that produced them (so a restart never
+    /// re-emits what was already stored), resume records and metadata.
+    /// - Throws: ``StoreError`` when SQLite fails (nothing is stored then), ``WireError`` when an event cannot be
+    ///   encoded.
+    private func write(_ batch: StoreBatch) throws -> [StoredEvent] {
+        if batch.isEmpty { return [] }
+        // A transaction left open by a failed COMMIT (SQLite may keep it after SQLITE_FULL or SQLITE_IOERR) would
+        // make every later BEGIN fail: end it first. Source: https://www.sqlite.org/lang_transaction.html
+        if sqlite3_get_autocommit(db) == 0 { try? exec("ROLLBACK") }
         try exec("BEGIN IMMEDIATE")
         var out: [StoredEvent] = []
+        out.reserveCapacity(batch.events.count)
         do {
             var pending: [String: UInt64] = [:]
-            for (topic, body) in items { out.append(try insert(topic: topic, body: body, pending: &pending)) }
-            if let simulatorState {
-                let stmt = try prepare("INSERT OR REPLACE INTO simulator(id, state) VALUES(1, ?)")
-                defer { sqlite3_finalize(stmt) }
-                bindBlob(stmt, 1, Array(simulatorState))
-                guard sqlite3_step(stmt) == SQLITE_DONE else { throw StoreError(lastError) }
+            for (topic, body) in batch.events { out.append(try insert(topic: topic, body: body, pending: &pending)) }
+            if let state = batch.simulatorState {
+                bindBlob(upsertSimulator, 1, Array(state))
+                try step(upsertSimulator)
+            }
+            for r in batch.resumeRecords {
+                let data: Data
+                do {
+                    data = try JSONEncoder().encode(r)
+                } catch {
+                    throw StoreError("cannot encode the resume record of \(r.name): \(error)")
+                }
+                bindText(upsertSession, 1, r.token)
+                bindBlob(upsertSession, 2, Array(data))
+                sqlite3_bind_int64(upsertSession, 3, batch.nowMilliseconds)
+                try step(upsertSession)
+            }
+            for token in batch.removedResumeTokens {
+                bindText(deleteSession, 1, token)
+                try step(deleteSession)
+            }
+            for (key, value) in batch.meta {
+                bindText(upsertMeta, 1, key)
+                bindText(upsertMeta, 2, value)
+                try step(upsertMeta)
             }
             try exec("COMMIT")
         } catch {
@@ -264,11 +335,12 @@ public final class SQLiteStore: TopicStore {
 
     public func latest(topic: String) -> StoredEvent? { latestCache[topic] }
 
-    public func events(topic: String, from: UInt64) -> [StoredEvent]? {
+    public func events(topic: String, from: UInt64, limit: Int) -> [StoredEvent]? {
         let next = nextSequence[topic, default: 1]
-        if from >= next { return [] }
+        if from >= next || limit <= 0 { return [] }
         bindText(selectFrom, 1, topic)
         sqlite3_bind_int64(selectFrom, 2, Int64(from))
+        sqlite3_bind_int64(selectFrom, 3, Int64(min(limit, Int(Int64.max))))
         defer {
             sqlite3_reset(selectFrom)
             sqlite3_clear_bindings(selectFrom)
@@ -279,8 +351,8 @@ public final class SQLiteStore: TopicStore {
             let n = Int(sqlite3_column_bytes(selectFrom, 1))
             guard let p = sqlite3_column_blob(selectFrom, 1) else { continue }
             let bytes = [UInt8](UnsafeRawBufferPointer(start: p, count: n))
-            guard let body = try? WireJSON.decode(EventBody.self, from: bytes),
-                let e = try? StoredEvent(topic: topic, sequence: seq, body: body)
+            guard let body = try? EventJSON.decode(bytes),
+                let e = try? StoredEvent(topic: topic, sequence: seq, body: body, encoded: bytes)
             else { continue }
             out.append(e)
         }
@@ -298,9 +370,18 @@ public final class SQLiteStore: TopicStore {
         return Data(bytes: p, count: Int(sqlite3_column_bytes(stmt, 0)))
     }
 
-    /// Removes the database files of `directory` (`--fresh`).
+    /// The database's size in pages (`PRAGMA page_count`), or `nil` when SQLite cannot say.
+    func pageCount() -> Int32? { try? scalar("PRAGMA page_count") }
+
+    /// Caps the database at `pages` pages on this connection (`PRAGMA max_page_count`): a write that needs more fails
+    /// with SQLITE_FULL, exactly as on a full disk (tests). Source: https://www.sqlite.org/pragma.html#pragma_max_page_count
+    /// - Parameter pages: The cap (SQLite keeps it at least the current size).
+    func limitPages(_ pages: Int32) { _ = try? scalar("PRAGMA max_page_count=\(pages)") }
+
+    /// Removes the database files of `directory` and its creation marker (`--fresh`).
     public static func remove(directory: String) {
         for suffix in ["", "-wal", "-shm"] { unlink(directory + "/livebus.db" + suffix) }
+        unlink(directory + "/" + creationMarkerName)
     }
 
     /// A value of the meta table.
@@ -310,29 +391,6 @@ public final class SQLiteStore: TopicStore {
         bindText(stmt, 1, key)
         guard sqlite3_step(stmt) == SQLITE_ROW else { return nil }
         return String(cString: sqlite3_column_text(stmt, 0))
-    }
-
-    /// Sets a value of the meta table.
-    public func setMeta(_ key: String, _ value: String) {
-        guard let stmt = try? prepare("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)") else { return }
-        defer { sqlite3_finalize(stmt) }
-        bindText(stmt, 1, key)
-        bindText(stmt, 2, value)
-        _ = sqlite3_step(stmt)
-    }
-
-    /// Saves a session's resume record.
-    public func saveResume(_ r: ResumeRecord, nowMs: Int64) {
-        guard let data = try? JSONEncoder().encode(r),
-            let stmt = try? prepare("INSERT OR REPLACE INTO sessions(token, record, updated_ms) VALUES(?, ?, ?)")
-        else {
-            return
-        }
-        defer { sqlite3_finalize(stmt) }
-        bindText(stmt, 1, r.token)
-        bindBlob(stmt, 2, Array(data))
-        sqlite3_bind_int64(stmt, 3, nowMs)
-        _ = sqlite3_step(stmt)
     }
 
     /// Every stored resume record.

@@ -1,4 +1,5 @@
 import LiveBusClock
+import LiveBusCore
 import LiveBusFaults
 import LiveBusScheduler
 import LiveBusLoop
@@ -13,6 +14,8 @@ final class Session {
     }
 
     let id: String
+    /// The connection number (`id` is `s<number>`): the session's key in the daemon's topic index.
+    let number: Int
     let connection: Connection
     var decoder = FrameDecoder()
     var phase = Phase.awaitingHello
@@ -41,9 +44,10 @@ final class Session {
     var eventsSent = 0
     var connectedAt: ServerInstant
     var peerUID: UInt32?
-    /// Topic → newest event held back while the connection is congested (coalesced: newest wins).
-    var held: [String: StoredEvent] = [:]
-    var coalescedCount = 0
+    /// What the session's connection is sent under pressure: coalescing, terminal events, the slow-consumer limit.
+    var outbox: Outbox
+    /// Held events replaced by a newer one of their topic.
+    var coalescedCount: Int { outbox.coalescedCount }
     /// This session's toxics (downstream and upstream pipelines), or `nil`.
     var faults: SessionFaults?
     var faultTimer: LoopTimer?
@@ -53,35 +57,41 @@ final class Session {
     var schedulerTimer: LoopTimer?
     /// Low-power mode, frequent updates, Live Activities authorization, as the phone declared them.
     var profile = ProfileBody()
+    /// Frame rate, queued replies, paced catch-up, liveness (Daemon+Limits.swift).
+    let limits = SessionLimitState()
 
-    init(id: String, connection: Connection, now: ServerInstant) {
-        self.id = id
+    /// PUBLISHes of this session staged in the loop turn's batch, whose ACKs wait for its commit.
+    var pendingAcks = 0
+
+    init(number: Int, connection: Connection, now: ServerInstant, outbox limits: Outbox.Limits) {
+        self.outbox = Outbox(limits: limits)
+        self.id = "s\(number)"
+        self.number = number
         self.connection = connection
-        self.name = id
+        self.name = "s\(number)"
         self.connectedAt = now
     }
 
-    /// Topic → whether a pattern matches; patterns are matched once per topic, not once per event.
-    private var matchCache: [String: Bool] = [:]
-    /// The session's topic patterns (SUBSCRIBE); changing them clears the match cache.
+    /// Told when ``patterns`` change (the daemon keeps its topic → subscribers index current).
+    var onPatternsChanged: ((Session) -> Void)?
+    /// The patterns compiled once.
+    private var compiled: [CompiledPattern] = []
+    /// The session's topic patterns (SUBSCRIBE), in the order subscribed.
     var patterns: [String] = [] {
-        didSet { matchCache.removeAll(keepingCapacity: true) }
+        didSet {
+            compiled = patterns.map(CompiledPattern.init)
+            onPatternsChanged?(self)
+        }
     }
 
-    func isSubscribed(to topic: String) -> Bool {
-        if let hit = matchCache[topic] { return hit }
-        let m = patterns.contains { Topic.matches(pattern: $0, topic: topic) }
-        if matchCache.count > 100_000 { matchCache.removeAll(keepingCapacity: true) }
-        matchCache[topic] = m
-        return m
-    }
+    /// Whether one of the session's patterns matches `topic`.
+    func isSubscribed(to topic: String) -> Bool { compiled.contains { $0.matches(topic) } }
 
     /// Converts a server instant into this session's clock, keeping the full conversion.
     func convert(_ s: ServerInstant, now: ServerInstant) -> ConvertedInstant {
         if let c = clock.toClient(s, now: now) { return c }
-        let off = Int64(handshakeOffsetMilliseconds.rounded())
         return ConvertedInstant(
-            client: ClientInstant(millisecondsSinceEpoch: s.millisecondsSinceEpoch + off),
+            client: s.toClientClock(offsetMilliseconds: handshakeOffsetMilliseconds),
             server: s,
             uncertaintyMilliseconds: 1000
         )

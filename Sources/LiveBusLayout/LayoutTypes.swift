@@ -235,6 +235,8 @@ public struct LiveActivityContent: Codable, Sendable, Equatable {
     public var lastConfirmedText: String
     /// Lines shown when the content is stale, e.g. `마지막 예상 기준`, `업데이트를 기다리고 있어요`.
     public var staleLines: [String]
+    /// The compact boxes and fonts from the app's activity schema; `nil`: ``LiveActivityBoxes/fieldReport``.
+    public var boxes: LiveActivityBoxes? = nil
 
     /// Creates Live Activity content.
     public init(

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Live Activity presentations: Dynamic Island compact leading/trailing, minimal, expanded, and the Lock Screen.
 ///
 /// Boxes: compact leading holds the status text in a 56×26 pt box (one line); compact trailing holds the timer
@@ -46,6 +48,15 @@ public enum LiveActivityLayout {
         else { return ([], []) }
         var presentations: [Presentation] = []
         var truncations: [Truncation] = []
+        let boxes = content.boxes ?? .fieldReport
+        let statusBox = Size(width: boxes.statusWidth, height: Self.statusBox.height)
+        let timerBoxWidth = boxes.timerWidth
+        let compactStatusFont = boxes.statusFont
+        let compactTimerFont = boxes.timerFont
+        let expandedStatusFont = boxes.expandedStatusFont ?? headlineFont
+        let expandedTimerFont = boxes.expandedTimerFont ?? timerFont
+        let lockStatusFont = boxes.lockScreenStatusFont ?? headlineFont
+        let lockTimerFont = boxes.lockScreenTimerFont ?? timerFont
 
         func text(
             _ element: String,
@@ -84,6 +95,21 @@ public enum LiveActivityLayout {
             let height = leading.height
             let top = cutout.midY - height / 2
             // Compact leading: at least the published region, widened to the 56 pt status box, snug to the camera.
+            // A box wider than the region the system gives overflows it: reported (issue 16), drawn widened.
+            for (element, box, region, text) in [
+                ("compactLeading.statusBox", statusBox.width, leading.width, content.statusText),
+                ("compactTrailing.timerBox", timerBoxWidth, trailing.width, content.timerText),
+            ] where box > region + 0.01 {
+                truncations.append(
+                    Truncation(
+                        element: element,
+                        text: text,
+                        measured: box.roundedToHundredths,
+                        available: region.roundedToHundredths,
+                        axis: "width"
+                    )
+                )
+            }
             let leadWidth = max(leading.width, statusBox.width)
             let leadFrame = Rect(x: cutout.minX - leadWidth, y: top, width: leadWidth, height: height)
             let statusFrame = Rect(
@@ -164,8 +190,8 @@ public enum LiveActivityLayout {
                 let row = Rect(x: frame0.minX + m, y: frame0.minY, width: side, height: height)
                 let trailingRow = Rect(x: frame0.maxX - m - side, y: frame0.minY, width: side, height: height)
                 var elements = [
-                    text("expanded.status", content.statusText, headlineFont, box: row),
-                    text("expanded.timer", content.timerText, timerFont, box: trailingRow, trailing: true),
+                    text("expanded.status", content.statusText, expandedStatusFont, box: row),
+                    text("expanded.timer", content.timerText, expandedTimerFont, box: trailingRow, trailing: true),
                 ]
                 let progress = Rect(x: frame0.minX + m, y: row.maxY + 12, width: width - 2 * m, height: 6)
                 elements.append(
@@ -197,8 +223,8 @@ public enum LiveActivityLayout {
         let statusRow = Rect(x: m, y: m, width: inner * 0.6, height: 22)
         let timerRow = Rect(x: m + inner * 0.6 + 8, y: m, width: inner * 0.4 - 8, height: 22)
         var elements = [
-            text("lockScreen.status", content.statusText, headlineFont, box: statusRow),
-            text("lockScreen.timer", content.timerText, timerFont, box: timerRow, trailing: true),
+            text("lockScreen.status", content.statusText, lockStatusFont, box: statusRow),
+            text("lockScreen.timer", content.timerText, lockTimerFont, box: timerRow, trailing: true),
         ]
         let progress = Rect(x: m, y: statusRow.maxY + 8, width: inner, height: 6)
         elements.append(
@@ -268,5 +294,91 @@ public enum LiveActivityLayout {
             )
         }
         return min(max(needed, size.height), maxHeight)
+    }
+}
+
+/// The compact leading status box and compact trailing timer box, with their fonts: the field report's by default,
+/// or an app's activity schema presentation (`Protocol/ACTIVITY-SCHEMA.md`: `width`, `style`).
+public struct LiveActivityBoxes: Codable, Sendable, Equatable {
+    /// Status box width in the compact leading region, points.
+    public var statusWidth: Double
+    /// Timer box width in the compact trailing region, points.
+    public var timerWidth: Double
+    /// The status text's font.
+    public var statusFont: FontSpec
+    /// The timer's font (monospaced digits).
+    public var timerFont: FontSpec
+    /// The expanded presentation's status and timer fonts; `nil`: 17 pt semibold (``LiveActivityLayout``).
+    public var expandedStatusFont: FontSpec? = nil
+    /// The expanded presentation's timer font; `nil`: 17 pt semibold, monospaced digits.
+    public var expandedTimerFont: FontSpec? = nil
+    /// The lock screen's status font; `nil`: 17 pt semibold.
+    public var lockScreenStatusFont: FontSpec? = nil
+    /// The lock screen's timer font; `nil`: 17 pt semibold, monospaced digits.
+    public var lockScreenTimerFont: FontSpec? = nil
+
+    /// Creates boxes (points).
+    public init(statusWidth: Double, timerWidth: Double, statusFont: FontSpec, timerFont: FontSpec) {
+        self.statusWidth = statusWidth
+        self.timerWidth = timerWidth
+        self.statusFont = statusFont
+        self.timerFont = timerFont
+    }
+
+    /// Field report 001: a 56 pt status box and a 44 pt timer box.
+    public static let fieldReport = LiveActivityBoxes(
+        statusWidth: LiveActivityLayout.statusBox.width,
+        timerWidth: LiveActivityLayout.timerBoxWidth,
+        statusFont: LiveActivityLayout.compactStatusFont,
+        timerFont: LiveActivityLayout.compactTimerFont
+    )
+
+    /// The font of a SwiftUI text style at the default (Large) Dynamic Type size, or `nil` for an unknown name.
+    /// - Parameters:
+    ///   - style: A `Font.TextStyle` name (`caption`, `headline`, …).
+    ///   - monospacedDigits: Tabular digits (timers).
+    /// - Returns: The font: largeTitle 34, title 28, title2 22, title3 20, headline 17 semibold, body 17, callout 16,
+    ///   subheadline 15, footnote 13, caption 12, caption2 11 pt.
+    /// - Note: Source: https://developer.apple.com/design/human-interface-guidelines/typography#Specifications
+    ///   (iOS Dynamic Type sizes, Large).
+    public static func font(textStyle style: String, monospacedDigits: Bool = false) -> FontSpec? {
+        let sizes: [String: (Double, FontWeight)] = [
+            "largeTitle": (34, .regular), "title": (28, .regular), "title2": (22, .regular), "title3": (20, .regular),
+            "headline": (17, .semibold), "body": (17, .regular), "callout": (16, .regular),
+            "subheadline": (15, .regular), "footnote": (13, .regular), "caption": (12, .regular),
+            "caption2": (11, .regular),
+        ]
+        guard let (size, weight) = sizes[style] else { return nil }
+        return FontSpec(size: size, weight: weight, monospacedDigits: monospacedDigits)
+    }
+}
+
+extension LiveActivityLayout {
+    /// One line per text or box wider than its space: `overflow compactTrailing.timer "2:20:13": 55.2 pt in 44 pt`.
+    /// - Parameter truncations: The layout's truncations.
+    /// - Returns: The lines (empty when everything fits).
+    public static func overflowLines(_ truncations: [Truncation]) -> [String] {
+        truncations.map { t in
+            "overflow \(t.element) \"\(t.text)\": \(t.measured) pt in \(t.available) pt (\(t.axis))"
+        }
+    }
+
+    /// The SVG with the overflow lines drawn in red under the drawing (before `</svg>`), so that a reader of the
+    /// picture sees what does not fit.
+    /// - Parameters:
+    ///   - svg: An SVG document from ``LayoutRenderer/svg(_:input:)``.
+    ///   - truncations: The layout's truncations.
+    /// - Returns: The SVG, unchanged when nothing overflows.
+    public static func svgWithOverflow(_ svg: String, _ truncations: [Truncation]) -> String {
+        let lines = overflowLines(truncations)
+        guard !lines.isEmpty, let end = svg.range(of: "</svg>", options: .backwards) else { return svg }
+        var text = ""
+        for (index, line) in lines.enumerated() {
+            let escaped = line.replacingOccurrences(of: "&", with: "&amp;").replacingOccurrences(of: "<", with: "&lt;")
+                .replacingOccurrences(of: "\"", with: "&quot;")
+            text +=
+                "<text class=\"overflow\" x=\"8\" y=\"\(14 + index * 14)\" font-size=\"11\" fill=\"#d00\">\(escaped)</text>\n"
+        }
+        return svg.replacingCharacters(in: end, with: text + "</svg>")
     }
 }

@@ -15,9 +15,16 @@ public final class Connection: LoopClosable {
     private var readBuffer: UnsafeMutableRawPointer
     private static let readBufferSize = 65536
     private var shutdownRequested = false
+    private var closeDeadline: LoopTimer?
 
     /// Bytes handed to libuv and not yet written to the socket.
     public private(set) var bytesInFlight = 0
+    /// Every byte ever queued on this connection (a running offset: a frame written now ends at this value).
+    public private(set) var bytesQueuedTotal = 0
+    /// Every byte the kernel accepted so far; `bytesQueuedTotal - bytesSentTotal` is what is still outstanding.
+    public private(set) var bytesSentTotal = 0
+    /// Whether libuv is reading this stream (between ``startReading()`` and ``stopReading()``).
+    public private(set) var isReading = false
     /// `true` once closing began; writes are then ignored.
     public private(set) var isClosed = false
 
@@ -30,6 +37,7 @@ public final class Connection: LoopClosable {
 
     init(loop: EventLoop) {
         self.loop = loop
+        loop.openStreamCount += 1
         pipe = .allocate(capacity: 1)
         uv_pipe_init(loop.loop, pipe, 0)
         readBuffer = .allocate(byteCount: Connection.readBufferSize, alignment: 16)
@@ -54,9 +62,32 @@ public final class Connection: LoopClosable {
         return (uid, pid)
     }
 
-    /// Starts delivering received bytes to ``onRead``.
+    /// `nil` when the process at the other end runs as `uid` or as root, else an error naming the peer's user: a
+    /// client calls it after connect and before it sends anything, so nothing reaches another user's socket
+    /// (an impostor bound first). A peer whose credentials cannot be read is refused too.
+    /// - Parameters:
+    ///   - path: The socket path, for the message.
+    ///   - uid: The user the peer must be. Default: the caller's real uid.
+    /// - Returns: `EPERM` with what to do, or `nil`.
+    public func checkPeer(path: String, uid: UInt32 = getuid()) -> LoopError? {
+        guard let peer = peerCredentials else {
+            return LoopError(
+                name: "EPERM",
+                message: "cannot read the credentials (SO_PEERCRED) of the process serving \(path); nothing was sent"
+            )
+        }
+        if peer.uid == uid || peer.uid == 0 { return nil }
+        return LoopError(
+            name: "EPERM",
+            message:
+                "\(path) is served by a process of user \(userName(uid: peer.uid)) (pid \(peer.pid)), not by you (\(userName(uid: uid))); nothing was sent to it. Start your own daemon (livebusd) or pass the --socket of yours"
+        )
+    }
+
+    /// Starts delivering received bytes to ``onRead``; does nothing when already reading or closed.
     /// - Throws: ``LoopError`` if the stream cannot be read.
     public func startReading() throws(LoopError) {
+        guard !isReading, !isClosed else { return }
         try uvCheck(
             uv_read_start(
                 asStream(pipe),
@@ -79,11 +110,13 @@ public final class Connection: LoopClosable {
             ),
             "uv_read_start"
         )
+        isReading = true
     }
 
     /// Stops reading (back-pressure); resume with ``startReading()``.
     public func stopReading() {
-        guard !isClosed else { return }
+        guard !isClosed, isReading else { return }
+        isReading = false
         uv_read_stop(asStream(pipe))
     }
 
@@ -91,12 +124,15 @@ public final class Connection: LoopClosable {
     public func write(_ bytes: [UInt8]) {
         guard !isClosed, !shutdownRequested, !bytes.isEmpty else { return }
         pending.append(contentsOf: bytes)
+        bytesQueuedTotal += bytes.count
         markDirty()
     }
 
     /// Queues bytes produced by `body` directly into the pending buffer (no intermediate array).
     public func write(_ body: (inout [UInt8]) throws -> Void) rethrows {
         guard !isClosed, !shutdownRequested else { return }
+        let before = pending.count
+        defer { bytesQueuedTotal += pending.count - before }
         try body(&pending)
         if !pending.isEmpty { markDirty() }
     }
@@ -120,6 +156,7 @@ public final class Connection: LoopClosable {
             }
             if rc > 0 {
                 offset = Int(rc)
+                bytesSentTotal += offset
             } else if rc < 0 && rc != UV_EAGAIN.rawValue {
                 closeNow(error: LoopError(rc, "write"))
                 return
@@ -159,7 +196,9 @@ public final class Connection: LoopClosable {
     private func writeCompleted(req: UnsafeMutablePointer<uv_write_t>, status: Int32) {
         req.pointee.data.deallocate()
         req.deallocate()
-        if !inFlightSizes.isEmpty { bytesInFlight -= inFlightSizes.removeFirst() }
+        let size = inFlightSizes.isEmpty ? 0 : inFlightSizes.removeFirst()
+        bytesInFlight -= size
+        if status >= 0 { bytesSentTotal += size }
         if status < 0 {
             if status != UV_ECANCELED.rawValue { closeNow(error: LoopError(status, "write")) }
             return
@@ -175,10 +214,13 @@ public final class Connection: LoopClosable {
         }
     }
 
-    /// Flushes what is queued, then closes (used after a fatal ERROR frame, or BYE).
-    public func closeAfterFlush() {
+    /// Flushes what is queued, then closes (used after a fatal ERROR frame, or BYE). A peer that does not read
+    /// what is left is closed anyway after `timeoutMilliseconds` (monotonic), so it cannot hold its descriptor.
+    public func closeAfterFlush(timeoutMilliseconds: UInt64 = 2000) {
         guard !isClosed, !shutdownRequested else { return }
         shutdownRequested = true
+        closeDeadline = loop.schedule(after: timeoutMilliseconds) { [weak self] in self?.close() }
+        closeDeadline?.unref()
         isDirty = false
         if !pending.isEmpty {
             shutdownRequested = false
@@ -195,6 +237,8 @@ public final class Connection: LoopClosable {
         guard !isClosed else { return }
         isClosed = true
         pending = []
+        closeDeadline?.cancel()
+        closeDeadline = nil
         let cb = onClose
         onClose = nil
         onRead = nil
@@ -211,6 +255,7 @@ public final class Connection: LoopClosable {
         uv_close(asHandle(pipe)) { h in
             let c = Unmanaged<Connection>.fromOpaque(h!.pointee.data)
             let conn = c.takeUnretainedValue()
+            conn.loop.openStreamCount -= 1
             conn.readBuffer.deallocate()
             h!.deallocate()
             c.release()
@@ -266,6 +311,16 @@ public final class PipeListener: LoopClosable {
     public let path: String
     /// Called on the loop thread with each accepted connection (not yet reading).
     public var onConnection: ((Connection) -> Void)?
+    /// Called on the loop thread when accepting failed (`EMFILE`, `ENFILE`, …), after the pending connection was
+    /// answered with ``refusal`` and closed through the reserve descriptor; the `Int` is how many were refused so.
+    public var onAcceptError: ((LoopError, Int) -> Void)?
+    /// Bytes written to a connection refused for lack of descriptors (e.g. an ERROR frame), best effort.
+    public var refusal: [UInt8] = []
+    /// A descriptor held in reserve (`/dev/null`): closed to accept and refuse a connection when the process is out
+    /// of descriptors, then reopened. libuv keeps one of its own, but when it cannot use it, its accept loop calls
+    /// back with `EMFILE` over and over without returning; taking the pending connection here ends that loop.
+    /// Source: libuv `src/unix/stream.c` (`uv__server_io`, `uv__emfile_trick`).
+    private var reserveDescriptor: Int32 = -1
 
     /// Longest socket path accepted, in bytes.
     public static var maximumPathLength: Int { Int(CLibUV_max_socket_path()) }
@@ -306,6 +361,7 @@ public final class PipeListener: LoopClosable {
         uv_pipe_init(loop.loop, pipe, 0)
         retained = Unmanaged.passRetained(self)
         pipe.pointee.data = retained!.toOpaque()
+        reserveDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
         let old = umask(0o177)  // the socket file is created 0600: only the daemon's user may connect
         let rc = uv_pipe_bind(pipe, path)
         umask(old)
@@ -315,7 +371,10 @@ public final class PipeListener: LoopClosable {
         }
         let lrc = uv_listen(asStream(pipe), backlog) { server, status in
             let l = Unmanaged<PipeListener>.fromOpaque(server!.pointee.data).takeUnretainedValue()
-            guard status >= 0 else { return }
+            guard status >= 0 else {
+                l.acceptFailed(status)
+                return
+            }
             let c = Connection(loop: l.loop)
             if uv_accept(server, asStream(c.pipe)) == 0 {
                 l.onConnection?(c)
@@ -329,10 +388,33 @@ public final class PipeListener: LoopClosable {
         }
     }
 
+    private func acceptFailed(_ status: Int32) {
+        var refused = 0
+        if status == UV_EMFILE.rawValue || status == UV_ENFILE.rawValue {
+            var fd: uv_os_fd_t = -1
+            if uv_fileno(asHandle(pipe), &fd) == 0 {
+                if reserveDescriptor >= 0 { Glibc.close(reserveDescriptor) }
+                reserveDescriptor = -1
+                while true {
+                    let c = Glibc.accept(fd, nil, nil)
+                    guard c >= 0 else { break }
+                    _ = fcntl(c, F_SETFL, fcntl(c, F_GETFL) | O_NONBLOCK)
+                    refused += 1
+                    if !refusal.isEmpty { _ = refusal.withUnsafeBytes { Glibc.write(c, $0.baseAddress, $0.count) } }
+                    Glibc.close(c)
+                }
+                reserveDescriptor = open("/dev/null", O_RDONLY | O_CLOEXEC)
+            }
+        }
+        onAcceptError?(LoopError(status, "accept"), refused)
+    }
+
     /// Stops listening and removes the socket file (libuv unlinks a bound path on close).
     public func close() {
         guard !closed else { return }
         closed = true
+        if reserveDescriptor >= 0 { Glibc.close(reserveDescriptor) }
+        reserveDescriptor = -1
         onConnection = nil
         uv_close(asHandle(pipe)) { h in
             let l = Unmanaged<PipeListener>.fromOpaque(h!.pointee.data)

@@ -14,6 +14,12 @@ public final class EventLoop {
     private let shared: LoopShared
     var dirty: [Connection] = []
     private var closed = false
+    private var turnEndHandlers: [() -> Void] = []
+    private let idle: UnsafeMutablePointer<uv_idle_t>
+    private var soon: [() -> Void] = []
+    private var idleActive = false
+    /// Connections (``Connection``) whose handle is open on this loop: accepted, connected or still closing.
+    public internal(set) var openStreamCount = 0
 
     /// A Sendable handle other threads use to run work on this loop or stop it.
     public let handle: LoopHandle
@@ -26,6 +32,7 @@ public final class EventLoop {
         try uvCheck(uv_loop_init(loop), "uv_loop_init")
         async = .allocate(capacity: 1)
         prepare = .allocate(capacity: 1)
+        idle = .allocate(capacity: 1)
         shared = LoopShared()
         handle = LoopHandle(shared: shared)
         loop.pointee.data = Unmanaged.passUnretained(self).toOpaque()
@@ -42,11 +49,38 @@ public final class EventLoop {
         try uvCheck(
             uv_prepare_start(prepare) { p in
                 guard let p else { return }
-                EventLoop.of(p.pointee.loop).flushDirty()
+                let l = EventLoop.of(p.pointee.loop)
+                l.endTurn()
             },
             "uv_prepare_start"
         )
         uv_unref(asHandle(prepare))
+        try uvCheck(uv_idle_init(loop, idle), "uv_idle_init")
+    }
+
+    /// Runs `body` on the loop thread at the start of the next loop iteration, in the order queued (`uv_idle`: the
+    /// loop polls for I/O without blocking while work is queued, so other connections are served in between and
+    /// what `body` writes is flushed in that same iteration). For work split into slices so that one connection
+    /// cannot hold the loop: see the daemon's per-turn frame budget. Source: libuv `docs/src/idle.rst`.
+    public func runSoon(_ body: @escaping () -> Void) {
+        guard !closed else { return }
+        soon.append(body)
+        guard !idleActive else { return }
+        idleActive = true
+        uv_idle_start(idle) { h in
+            guard let h else { return }
+            EventLoop.of(h.pointee.loop).runSoonWork()
+        }
+    }
+
+    private func runSoonWork() {
+        let work = soon
+        soon.removeAll(keepingCapacity: true)
+        for w in work { w() }
+        if soon.isEmpty {
+            idleActive = false
+            uv_idle_stop(idle)
+        }
     }
 
     static func of(_ l: UnsafeMutablePointer<uv_loop_t>?) -> EventLoop {
@@ -82,6 +116,8 @@ public final class EventLoop {
         shared.clearAsync()
         uv_close(asHandle(async)) { h in UnsafeMutableRawPointer(h!).deallocate() }
         uv_close(asHandle(prepare)) { h in UnsafeMutableRawPointer(h!).deallocate() }
+        soon.removeAll()
+        uv_close(asHandle(idle)) { h in UnsafeMutableRawPointer(h!).deallocate() }
         // Close anything still open, then let the close callbacks run.
         uv_walk(
             loop,
@@ -111,6 +147,22 @@ public final class EventLoop {
     func markDirty(_ c: Connection) {
         dirty.append(c)
     }
+
+    /// Runs `body` at the end of every loop turn (in `uv_prepare`, once per iteration just before the loop blocks
+    /// for I/O), before the turn's output is flushed: the daemon's group commit, whose ACKs and fan-out go out in
+    /// the same flush.
+    /// - Parameter body: Runs on the loop thread; it may write to connections.
+    public func onTurnEnd(_ body: @escaping () -> Void) { turnEndHandlers.append(body) }
+
+    private func endTurn() {
+        for h in turnEndHandlers { h() }
+        flushDirty()
+    }
+
+    /// Flushes now what every connection gathered so far in this turn (`uv_try_write`, then a queued write for the
+    /// rest): the daemon calls it while fanning out a large batch, so the first subscribers' frames leave before
+    /// the last ones are encoded.
+    public func flushPendingWrites() { flushDirty() }
 
     /// Flushes the output of every connection written to during this loop turn. Runs in `uv_prepare`, i.e.
     /// once per iteration just before the loop blocks for I/O.
@@ -228,6 +280,12 @@ public final class LoopTimer: LoopClosable {
             h!.deallocate()
             t.release()
         }
+    }
+
+    /// Lets the loop end while this timer is pending (`uv_unref`): for deadlines that must not keep a process alive.
+    public func unref() {
+        guard !isClosed else { return }
+        uv_unref(asHandle(handle))
     }
 
     /// Whether the timer was cancelled or has fired (one-shot).

@@ -87,7 +87,7 @@ public struct RefreshScheduler: Sendable {
     private var refreshOpens: [ServerInstant] = []
     private var window: AppWindow?
     private var lastDelivered: [String: UInt64] = [:]
-    private var log: [Decision] = []
+    private var log: DecisionRing
     private var coalescedTotal = 0
     private var deliveredTotal = 0
 
@@ -111,6 +111,7 @@ public struct RefreshScheduler: Sendable {
         self.random = SplitMix64(seed: seed)
         self.clock = now
         self.appState = appState
+        self.log = DecisionRing(capacity: config.explainLogCapacity)
     }
 
     // MARK: - Inputs
@@ -250,6 +251,24 @@ public struct RefreshScheduler: Sendable {
         out += process(upTo: t)
         checkInvariants()
         return out
+    }
+
+    /// The refresh gate's fast path: an update for a foreground app with nothing queued, held or windowed goes
+    /// straight through (``DecisionReason/foregroundStream``, recorded in the explain log like ``offer(_:at:)``)
+    /// without building an array of deliveries.
+    ///
+    /// - Parameters:
+    ///   - u: The update.
+    ///   - now: The current instant, server clock.
+    /// - Returns: The delivery, or `nil` when the fast path does not apply: call ``offer(_:at:)`` then (it also
+    ///   records an update already received).
+    /// - Complexity: O(1), no allocation once the update's topic has been delivered before and the log is full.
+    public mutating func passThrough(_ u: PendingUpdate, at now: ServerInstant) -> Delivery? {
+        guard appState == .foreground, queue.isEmpty, window == nil, heldSilent == nil else { return nil }
+        if let last = lastDelivered[u.topic], u.sequence <= last { return nil }
+        // Nothing can fall due while the app is in the foreground with an empty queue and no window.
+        clock = max(clock, now)
+        return deliver(u, via: .appConnection, reason: .foregroundStream, at: clock, detail: "live stream")
     }
 
     /// Offers an update for this session: delivered now, or queued, throttled, held or coalesced.
@@ -464,7 +483,7 @@ public struct RefreshScheduler: Sendable {
     ///
     /// - Parameter n: How many decisions to return.
     /// - Returns: The decisions, oldest first.
-    public func explain(last n: Int) -> [Decision] { Array(log.suffix(max(0, n))) }
+    public func explain(last n: Int) -> [Decision] { log.last(n) }
 
     /// A snapshot for `livebus status --json`: app state, open and next window, budget left, queue, counts and
     /// the last five decisions. It reports the state as of the last mutating call, with budgets counted at `now`.
@@ -808,8 +827,6 @@ public struct RefreshScheduler: Sendable {
                 detail: detail
             )
         )
-        let capacity = max(1, config.explainLogCapacity)
-        if log.count > capacity { log.removeFirst(log.count - capacity) }
     }
 
     // MARK: - Budgets and windows
@@ -890,5 +907,37 @@ public struct RefreshScheduler: Sendable {
         assert(queue.isEmpty || (appState != .foreground && window == nil), "queued updates while the app runs")
         assert(Set(queue.map(\.update.coalescingKey)).count == queue.count, "two entries under one coalescing key")
         assert(queue.allSatisfy { $0.followers.isEmpty || $0.update.isTerminal }, "followers behind a non-terminal")
+    }
+}
+
+/// The explain log: the newest `capacity` decisions in a ring (appending overwrites the oldest in place; nothing
+/// shifts).
+struct DecisionRing: Sendable {
+    private var storage: [Decision] = []
+    private var head = 0  // the oldest entry once the ring is full
+    let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = max(1, capacity)
+        storage.reserveCapacity(self.capacity)
+    }
+
+    /// Appends `d`, dropping the oldest when full.
+    /// - Complexity: O(1).
+    mutating func append(_ d: Decision) {
+        if storage.count < capacity {
+            storage.append(d)
+        } else {
+            storage[head] = d
+            head = (head + 1) % capacity
+        }
+    }
+
+    var count: Int { storage.count }
+
+    /// The newest `n` decisions, oldest first.
+    func last(_ n: Int) -> [Decision] {
+        let k = min(max(0, n), storage.count)
+        return (storage.count - k..<storage.count).map { storage[(head + $0) % storage.count] }
     }
 }

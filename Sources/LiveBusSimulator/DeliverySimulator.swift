@@ -159,8 +159,24 @@ public struct DeliverySimulator: Sendable {
                     + "\(Self.stateFormatVersion); restart the scenario instead"
             )
         }
+        guard decoded.timeScale.isFinite, decoded.timeScale > 0 else {
+            throw SimulatorError(
+                code: .corruptState,
+                message: "saved simulator state has time scale \(decoded.timeScale); restart the scenario instead"
+            )
+        }
+        // Not Dictionary(uniqueKeysWithValues:): it traps on a repeated key, and the state is data.
+        var index: [String: Int] = [:]
+        for (i, o) in decoded.orders.enumerated() {
+            guard index.updateValue(i, forKey: o.spec.id) == nil else {
+                throw SimulatorError(
+                    code: .corruptState,
+                    message: "saved simulator state has order \(o.spec.id) twice; restart the scenario instead"
+                )
+            }
+        }
         state = decoded
-        index = Dictionary(uniqueKeysWithValues: decoded.orders.enumerated().map { ($1.spec.id, $0) })
+        self.index = index
     }
 
     /// The whole simulator state (orders, pending actions, random generator) as JSON with sorted keys.
@@ -190,7 +206,9 @@ public struct DeliverySimulator: Sendable {
     /// - Returns: The server instant.
     public func serverInstant(atScenarioMs scenarioMs: Int64) -> ServerInstant {
         ServerInstant(
-            millisecondsSinceEpoch: state.startMs + Int64((Double(scenarioMs) / state.timeScale).rounded(.down))
+            millisecondsSinceEpoch: state.startMs.saturatingAdding(
+                Int64(saturating: (Double(scenarioMs) / state.timeScale).rounded(.down))
+            )
         )
     }
 
@@ -199,7 +217,9 @@ public struct DeliverySimulator: Sendable {
     /// - Parameter now: A server instant.
     /// - Returns: Milliseconds from the scenario's start.
     public func scenarioMs(at now: ServerInstant) -> Int64 {
-        max(0, Int64((Double(now.millisecondsSinceEpoch - state.startMs) * state.timeScale).rounded(.down)))
+        // Saturating (a restored state's start is data): differences in Double, exact below 2^53 ms.
+        let elapsed = Double(now.millisecondsSinceEpoch) - Double(state.startMs)
+        return max(0, Int64(saturating: (elapsed * state.timeScale).rounded(.down)))
     }
 
     // MARK: - Running

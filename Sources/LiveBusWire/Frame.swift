@@ -1,4 +1,4 @@
-/// Frame types of wire protocol v1. Raw values are the type byte in the header (`Protocol/PROTOCOL.md` §3).
+/// Frame types of wire protocol v2 (the same as v1). Raw values are the type byte in the header (`Protocol/PROTOCOL.md` §3).
 public enum FrameType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     /// Client → daemon: first frame of a connection; versions, client name, device, posture, app state, resume.
     case hello = 0x01
@@ -71,17 +71,20 @@ public struct FrameFlags: OptionSet, Sendable, Hashable {
     /// (after a clock step, a better estimate, or drift); content is unchanged.
     public static let reconvert = FrameFlags(rawValue: 1 << 3)
 
-    /// Every bit v1 defines; others must be zero.
+    /// Every bit v2 defines; others must be zero.
     public static let known: FrameFlags = [.replay, .snapshot, .terminal, .reconvert]
 }
 
-/// One frame: a fixed header, a topic and a body.
+/// One frame: a fixed header, a topic, a body and, for EVENT, the per-session trailer.
 ///
-/// Layout (big-endian): `length u32 | version u8 | type u8 | flags u16 | sequence u64 | topicLength u16 |
-/// reserved u16 | crc32 u32 | topic | body`. `length` counts every byte after itself.
+/// Layout (big-endian, `Protocol/PROTOCOL.md` §2): `length u32 | version u8 | type u8 | flags u16 |
+/// sequence u64 | topicLength u16 | trailerLength u16 | crc32 u32 | topic | body | trailer`. `length` counts every
+/// byte after itself; the CRC-32 covers bytes 4–19 and everything after the CRC field.
 public struct Frame: Sendable, Hashable {
-    /// The only version this codec speaks.
-    public static let version: UInt8 = 1
+    /// The version this codec writes.
+    public static let version: UInt8 = 2
+    /// Every protocol version this codec speaks (HELLO `versions`, WELCOME `version`).
+    public static let supportedVersions: [Int] = [2]
     /// Bytes before the topic, including the length field.
     public static let headerSize = 24
     /// Default and hard maximum of a whole frame (length field included), in bytes: 64 KiB.
@@ -97,32 +100,45 @@ public struct Frame: Sendable, Hashable {
     public var sequence: UInt64
     /// The topic (EVENT, PUBLISH, ACK, RESEND, UPTODATE) or empty.
     public var topic: String
-    /// The body: UTF-8 JSON object, or empty.
+    /// The body: UTF-8 JSON object, or empty. An EVENT's body is the same for every subscriber.
     public var body: [UInt8]
+    /// EVENT only: the receiving session's converted instants (`nil` for every other type).
+    public var trailer: EventTrailer?
 
     /// Creates a frame.
-    public init(type: FrameType, flags: FrameFlags = [], sequence: UInt64 = 0, topic: String = "", body: [UInt8] = []) {
+    public init(
+        type: FrameType,
+        flags: FrameFlags = [],
+        sequence: UInt64 = 0,
+        topic: String = "",
+        body: [UInt8] = [],
+        trailer: EventTrailer? = nil
+    ) {
         self.type = type
         self.flags = flags
         self.sequence = sequence
         self.topic = topic
         self.body = body
+        self.trailer = trailer
     }
 
     /// The encoded size of this frame, in bytes.
-    public var encodedSize: Int { Frame.headerSize + topic.utf8.count + body.count }
+    public var encodedSize: Int {
+        Frame.headerSize + topic.utf8.count + body.count + (trailer == nil ? 0 : EventTrailer.size)
+    }
 
     /// Appends the encoded frame to `buffer`.
     ///
     /// - Throws: ``WireError`` `frameTooLarge` when the frame exceeds ``maximumSize``, `invalidTopic` when the topic
-    ///   is longer than ``maximumTopicLength``.
+    ///   is longer than ``maximumTopicLength``, `malformedFrame` when an EVENT has no trailer or another type has one.
     public func encode(into buffer: inout [UInt8]) throws(WireError) {
         try Frame.encode(
             type: type,
             flags: flags,
             sequence: sequence,
-            topic: Array(topic.utf8),
-            bodyParts: [body],
+            topic: topic,
+            body: body,
+            trailer: trailer,
             into: &buffer
         )
     }
@@ -136,11 +152,54 @@ public struct Frame: Sendable, Hashable {
         return b
     }
 
-    /// Appends a frame whose body is the concatenation of `bodyParts`, without joining them first.
+    /// Appends a frame without building a ``Frame`` first (no copy of the topic or the body).
     ///
-    /// Fan-out uses this to write one shared, already-encoded body prefix plus a small per-session suffix.
-    /// - Throws: ``WireError`` `frameTooLarge` or `invalidTopic`.
-    /// - Complexity: O(size of the frame): one pass for the CRC, one copy.
+    /// - Parameters:
+    ///   - type: The frame type.
+    ///   - flags: Header flags.
+    ///   - sequence: The sequence or request id.
+    ///   - topic: The topic, or empty.
+    ///   - body: The encoded body.
+    ///   - trailer: EVENT only: the per-session trailer.
+    ///   - version: The version byte; ``version`` except for the ERROR that refuses a v1 peer's HELLO, which is
+    ///     written in v1 framing so that the peer can read why (§4.1).
+    ///   - buffer: Where the frame is appended.
+    /// - Throws: ``WireError`` `frameTooLarge`, `invalidTopic` or `malformedFrame` (an EVENT without a trailer,
+    ///   another type with one).
+    public static func encode(
+        type: FrameType,
+        flags: FrameFlags = [],
+        sequence: UInt64 = 0,
+        topic: String = "",
+        body: [UInt8] = [],
+        trailer: EventTrailer? = nil,
+        version: UInt8 = Frame.version,
+        into buffer: inout [UInt8]
+    ) throws(WireError) {
+        var topic = topic
+        let result: Result<Void, WireError> = topic.withUTF8 { t in
+            body.withUnsafeBytes { b in
+                do throws(WireError) {
+                    try encode(
+                        type: type,
+                        flags: flags,
+                        sequence: sequence,
+                        topic: UnsafeRawBufferPointer(t),
+                        body: b,
+                        trailer: trailer,
+                        version: version,
+                        into: &buffer
+                    )
+                    return .success(())
+                } catch { return .failure(error) }
+            }
+        }
+        try result.get()
+    }
+
+    /// Appends a frame whose body is the concatenation of `bodyParts`, without joining them first.
+    /// - Throws: ``WireError`` `frameTooLarge`, `invalidTopic` or `malformedFrame` (an EVENT: use
+    ///   ``appendEvent(_:flags:trailer:into:)``).
     public static func encode(
         type: FrameType,
         flags: FrameFlags,
@@ -149,30 +208,100 @@ public struct Frame: Sendable, Hashable {
         bodyParts: [[UInt8]],
         into buffer: inout [UInt8]
     ) throws(WireError) {
+        let body = bodyParts.count == 1 ? bodyParts[0] : bodyParts.flatMap { $0 }
+        let result: Result<Void, WireError> = topic.withUnsafeBytes { t in
+            body.withUnsafeBytes { b in
+                do throws(WireError) {
+                    try encode(
+                        type: type,
+                        flags: flags,
+                        sequence: sequence,
+                        topic: t,
+                        body: b,
+                        trailer: nil,
+                        version: version,
+                        into: &buffer
+                    )
+                    return .success(())
+                } catch { return .failure(error) }
+            }
+        }
+        try result.get()
+    }
+
+    static func encode(
+        type: FrameType,
+        flags: FrameFlags,
+        sequence: UInt64,
+        topic: UnsafeRawBufferPointer,
+        body: UnsafeRawBufferPointer,
+        trailer: EventTrailer?,
+        version: UInt8,
+        into buffer: inout [UInt8]
+    ) throws(WireError) {
         guard topic.count <= maximumTopicLength else {
             throw WireError(.invalidTopic, "topic is \(topic.count) bytes; the limit is \(maximumTopicLength)")
         }
-        var bodyCount = 0
-        for p in bodyParts { bodyCount += p.count }
-        let total = headerSize + topic.count + bodyCount
+        guard (type == .event) == (trailer != nil) || version == 1 else {
+            throw WireError(
+                .malformedFrame,
+                type == .event ? "an EVENT needs its per-session trailer" : "only an EVENT carries a trailer"
+            )
+        }
+        let trailerLength = trailer == nil ? 0 : EventTrailer.size
+        let total = headerSize + topic.count + body.count + trailerLength
         guard total <= maximumSize else {
             throw WireError(.frameTooLarge, "frame would be \(total) bytes; the limit is \(maximumSize)")
         }
-        let start = buffer.count
-        appendBE(UInt32(total - 4), to: &buffer)
-        buffer.append(version)
-        buffer.append(type.rawValue)
-        appendBE(flags.rawValue, to: &buffer)
-        appendBE(sequence, to: &buffer)
-        appendBE(UInt16(topic.count), to: &buffer)
-        appendBE(UInt16(0), to: &buffer)
-        var crc = CRC32()
-        buffer.withUnsafeBytes { crc.update(UnsafeRawBufferPointer(rebasing: $0[(start + 4)..<(start + 20)])) }
-        topic.withUnsafeBytes { crc.update($0) }
-        for p in bodyParts { p.withUnsafeBytes { crc.update($0) } }
-        appendBE(crc.value, to: &buffer)
-        buffer.append(contentsOf: topic)
-        for p in bodyParts { buffer.append(contentsOf: p) }
+        withUnsafeTemporaryAllocation(byteCount: headerSize + EventTrailer.size, alignment: 8) { scratch in
+            let header = UnsafeMutableRawBufferPointer(rebasing: scratch[0..<headerSize])
+            let tail = UnsafeMutableRawBufferPointer(rebasing: scratch[headerSize...])
+            writeHeader(
+                header,
+                length: total - 4,
+                version: version,
+                type: type,
+                flags: flags,
+                sequence: sequence,
+                topicLength: topic.count,
+                trailerLength: trailerLength
+            )
+            var crc = CRC32()
+            crc.update(UnsafeRawBufferPointer(rebasing: header[4..<20]))
+            crc.update(topic)
+            crc.update(body)
+            if let trailer {
+                trailer.write(to: tail)
+                crc.update(UnsafeRawBufferPointer(tail))
+            }
+            header.storeBytes(of: crc.value.bigEndian, toByteOffset: 20, as: UInt32.self)
+            buffer.append(contentsOf: UnsafeRawBufferPointer(header))
+            buffer.append(contentsOf: topic)
+            buffer.append(contentsOf: body)
+            if trailer != nil { buffer.append(contentsOf: UnsafeRawBufferPointer(tail)) }
+        }
+    }
+
+    /// Writes bytes 0–19 of a header (everything but the CRC, which is zeroed).
+    @inline(__always)
+    static func writeHeader(
+        _ h: UnsafeMutableRawBufferPointer,
+        length: Int,
+        version: UInt8,
+        type: FrameType,
+        flags: FrameFlags,
+        sequence: UInt64,
+        topicLength: Int,
+        trailerLength: Int
+    ) {
+        h.storeBytes(of: UInt32(truncatingIfNeeded: length).bigEndian, toByteOffset: 0, as: UInt32.self)
+        h[4] = version
+        h[5] = type.rawValue
+        h.storeBytes(of: flags.rawValue.bigEndian, toByteOffset: 6, as: UInt16.self)
+        h.storeBytes(of: sequence.bigEndian, toByteOffset: 8, as: UInt64.self)
+        h.storeBytes(of: UInt16(truncatingIfNeeded: topicLength).bigEndian, toByteOffset: 16, as: UInt16.self)
+        h.storeBytes(of: UInt16(truncatingIfNeeded: trailerLength).bigEndian, toByteOffset: 18, as: UInt16.self)
+        h.storeBytes(of: UInt32(0), toByteOffset: 20, as: UInt32.self)
     }
 }
 
@@ -228,15 +357,21 @@ public struct FrameDecoder: Sendable {
         }
     }
 
+    /// The version byte of the last header read (`nil` before the first): the daemon answers a v1 peer's
+    /// refused HELLO in v1 framing (PROTOCOL.md §4.1).
+    public private(set) var lastVersionSeen: UInt8?
+
     /// The next complete frame, or `nil` when more bytes are needed.
     ///
     /// - Throws: ``WireError`` with code `frameTooLarge` (length field over the limit, checked before the body
-    ///   arrives), `malformedFrame` (length below the header size, reserved bits set, topic length past the frame,
-    ///   topic not UTF-8), `unsupportedVersion`, `unknownFrameType` or `checksumMismatch`.
+    ///   arrives), `malformedFrame` (length below the header size, unknown flag bits, topic and trailer lengths past
+    ///   the frame, a trailer length not allowed for the type, unknown trailer presence bits, topic not UTF-8),
+    ///   `unsupportedVersion`, `unknownFrameType` or `checksumMismatch`.
     public mutating func next() throws(WireError) -> Frame? {
         let available = buffer.count - readIndex
         guard available >= 4 else { return nil }
-        let result: Result<Frame?, WireError> = buffer.withUnsafeBytes { raw in
+        var seen: UInt8?
+        let result: Result<(Frame, Int)?, WireError> = buffer.withUnsafeBytes { raw in
             let b = UnsafeRawBufferPointer(rebasing: raw[readIndex...])
             let length = Int(readBE(UInt32.self, b, 0))
             if length + 4 > maximumFrameSize {
@@ -258,14 +393,18 @@ public struct FrameDecoder: Sendable {
             // Validate what we can as soon as the header is in, so garbage fails fast.
             guard available >= Frame.headerSize else { return .success(nil) }
             let version = b[4]
+            seen = version
             guard version == Frame.version else {
                 return .failure(
-                    WireError(.unsupportedVersion, "frame version \(version); this daemon speaks version 1")
+                    WireError(
+                        .unsupportedVersion,
+                        "frame version \(version); this side speaks version \(Frame.supportedVersions.map(String.init).joined(separator: ", "))"
+                    )
                 )
             }
             guard let type = FrameType(rawValue: b[5]) else {
                 return .failure(
-                    WireError(.unknownFrameType, "frame type 0x\(String(b[5], radix: 16)) is not defined in v1")
+                    WireError(.unknownFrameType, "frame type 0x\(String(b[5], radix: 16)) is not defined in v2")
                 )
             }
             let flags = FrameFlags(rawValue: readBE(UInt16.self, b, 6))
@@ -274,12 +413,28 @@ public struct FrameDecoder: Sendable {
             }
             let sequence = readBE(UInt64.self, b, 8)
             let topicLength = Int(readBE(UInt16.self, b, 16))
-            let reserved = readBE(UInt16.self, b, 18)
-            guard reserved == 0 else {
-                return .failure(WireError(.malformedFrame, "reserved header field is not zero"))
+            let trailerLength = Int(readBE(UInt16.self, b, 18))
+            if type == .event {
+                guard trailerLength >= EventTrailer.size else {
+                    return .failure(
+                        WireError(
+                            .malformedFrame,
+                            "EVENT trailer length \(trailerLength); v2 needs at least \(EventTrailer.size)"
+                        )
+                    )
+                }
+            } else if trailerLength != 0 {
+                return .failure(
+                    WireError(.malformedFrame, "\(type) has trailer length \(trailerLength); only EVENT has one")
+                )
             }
-            guard Frame.headerSize + topicLength <= length + 4 else {
-                return .failure(WireError(.malformedFrame, "topic length \(topicLength) runs past the frame"))
+            guard Frame.headerSize + topicLength + trailerLength <= length + 4 else {
+                return .failure(
+                    WireError(
+                        .malformedFrame,
+                        "topic length \(topicLength) and trailer length \(trailerLength) run past the frame"
+                    )
+                )
             }
             guard available >= length + 4 else { return .success(nil) }
             let expected = readBE(UInt32.self, b, 20)
@@ -293,14 +448,26 @@ public struct FrameDecoder: Sendable {
             guard let topic = String(validating: topicBytes, as: UTF8.self) else {
                 return .failure(WireError(.malformedFrame, "topic is not valid UTF-8"))
             }
-            let body = [UInt8](UnsafeRawBufferPointer(rebasing: b[(24 + topicLength)..<(length + 4)]))
-            return .success(Frame(type: type, flags: flags, sequence: sequence, topic: topic, body: body))
+            let bodyEnd = length + 4 - trailerLength
+            let body = [UInt8](UnsafeRawBufferPointer(rebasing: b[(24 + topicLength)..<bodyEnd]))
+            var trailer: EventTrailer?
+            if type == .event {
+                do throws(WireError) {
+                    trailer = try EventTrailer(
+                        reading: UnsafeRawBufferPointer(rebasing: b[bodyEnd..<(bodyEnd + EventTrailer.size)])
+                    )
+                } catch { return .failure(error) }
+            }
+            let f = Frame(type: type, flags: flags, sequence: sequence, topic: topic, body: body, trailer: trailer)
+            return .success((f, length + 4))
         }
+        lastVersionSeen = seen ?? lastVersionSeen
         switch result {
         case .failure(let e): throw e
         case .success(let f):
-            if let f { readIndex += f.encodedSize }
-            return f
+            guard let (frame, size) = f else { return nil }
+            readIndex += size
+            return frame
         }
     }
 }

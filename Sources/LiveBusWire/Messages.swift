@@ -12,15 +12,19 @@ public enum WireJSON {
         }
     }
 
-    /// Decodes a body, naming the offending field in the error.
-    /// - Throws: ``WireError`` `invalidBody` with the field path, e.g. `field 'posture.foldState': expected a string`.
+    /// Decodes a body, naming the offending field in the error, and checks its instants (``WireValidated``).
+    /// - Throws: ``WireError`` `invalidBody` with the field path, e.g. `field 'posture.foldState': expected a string`;
+    ///   `invalidValue` when an instant or duration is outside ``WireRange`` (PROTOCOL.md §3).
     public static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws(WireError) -> T {
-        do { return try JSONDecoder().decode(T.self, from: Data(bytes)) } catch let error as DecodingError {
+        let value: T
+        do { value = try JSONDecoder().decode(T.self, from: Data(bytes)) } catch let error as DecodingError {
             throw WireError(.invalidBody, describe(error, for: T.self))
         } catch {
             let what = String(describing: T.self).replacingOccurrences(of: "Body", with: "")
             throw WireError(.invalidBody, "\(what) body is not valid JSON")
         }
+        if let checked = value as? any WireValidated { try checked.validate() }
+        return value
     }
 
     static func path(_ p: [any CodingKey]) -> String {
@@ -158,7 +162,7 @@ public struct ResumeBody: Sendable, Hashable, Codable {
 
 /// HELLO body (client → daemon).
 public struct HelloBody: Sendable, Hashable, Codable {
-    /// Protocol versions the client speaks, e.g. `[1]`.
+    /// Protocol versions the client speaks, e.g. `[2]`.
     public var versions: [Int]
     /// Client software and version, e.g. `livebus-swift/0.1`.
     public var client: String
@@ -183,7 +187,7 @@ public struct HelloBody: Sendable, Hashable, Codable {
 
     /// Creates a HELLO body.
     public init(
-        versions: [Int] = [1],
+        versions: [Int] = Frame.supportedVersions,
         client: String,
         role: ClientRole,
         name: String? = nil,
@@ -336,7 +340,8 @@ public struct ContentStateBody: Sendable, Hashable, Codable {
     }
 }
 
-/// The per-session part of an EVENT: its instants converted into the receiving client's clock.
+/// The per-session part of an EVENT: its instants converted into the receiving client's clock (on the wire, the
+/// frame's ``EventTrailer``).
 public struct ClientInstantsBody: Sendable, Hashable, Codable {
     /// The event timestamp, ms since the Unix epoch, client clock.
     public var timestamp: Int64
@@ -387,7 +392,8 @@ public struct EventBody: Sendable, Hashable, Codable {
     public var priority: Int
     /// The order's store and customer locations, for the map.
     public var places: PlacesBody?
-    /// Instants converted to the receiving client's clock (EVENT only).
+    /// Instants converted to the receiving client's clock: on the wire (v2) the EVENT's ``EventTrailer``, never a
+    /// body member; a client sets it from ``Frame/trailer`` after decoding the body.
     public var client: ClientInstantsBody?
 
     /// Creates an event body.
@@ -411,67 +417,6 @@ public struct EventBody: Sendable, Hashable, Codable {
         self.priority = priority
         self.places = places
         self.client = client
-    }
-
-    /// The shared part of an EVENT body: this body without `client`, encoded once and without its final `}`,
-    /// so that ``sessionSuffix(_:)`` can be appended per session.
-    /// - Throws: ``WireError`` `invalidBody`.
-    public func sharedPrefix() throws(WireError) -> [UInt8] {
-        var copy = self
-        copy.client = nil
-        var bytes = try WireJSON.encode(copy)
-        bytes.removeLast()  // the closing brace
-        return bytes
-    }
-
-    /// The per-session suffix that closes a ``sharedPrefix()``: `,"client":{…}}`.
-    /// - Complexity: O(1); digits are written straight into the bytes (this runs once per delivery).
-    public static func sessionSuffix(_ c: ClientInstantsBody) -> [UInt8] {
-        var b: [UInt8] = []
-        b.reserveCapacity(160)
-        func text(_ s: StaticString) {
-            s.withUTF8Buffer { b.append(contentsOf: $0) }
-        }
-        func number(_ v: Int64?) {
-            guard let v else {
-                text("null")
-                return
-            }
-            if v < 0 { b.append(UInt8(ascii: "-")) }
-            var m = v.magnitude
-            var digits:
-                (
-                    UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                    UInt8, UInt8, UInt8, UInt8, UInt8, UInt8
-                ) =
-                    (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-            var n = 0
-            withUnsafeMutableBytes(of: &digits) { d in
-                repeat {
-                    d[n] = UInt8(ascii: "0") + UInt8(m % 10)
-                    m /= 10
-                    n += 1
-                } while m > 0
-                while n > 0 {
-                    n -= 1
-                    b.append(d[n])
-                }
-            }
-        }
-        text(",\"client\":{\"dismissalDate\":")
-        number(c.dismissalDate)
-        text(",\"etaTarget\":")
-        number(c.etaTarget)
-        text(",\"lastConfirmed\":")
-        number(c.lastConfirmed)
-        text(",\"staleDate\":")
-        number(c.staleDate)
-        text(",\"timestamp\":")
-        number(c.timestamp)
-        text(",\"uncertaintyMs\":")
-        number(Int64(c.uncertaintyMs))
-        text("}}")
-        return b
     }
 }
 

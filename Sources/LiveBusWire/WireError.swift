@@ -48,12 +48,31 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let duplicateHello = Code(16, "duplicateHello")
         /// The daemon failed internally; the message says what to report.
         public static let internalError = Code(17, "internalError")
+        /// An instant or duration is outside the allowed range (PROTOCOL.md §3: ±100 years around the Unix epoch,
+        /// in milliseconds); the message names the field.
+        public static let invalidValue = Code(18, "invalidValue")
+        /// The session sent frames faster than its limit for longer than the grace period (frames per second, PROTOCOL.md §5.6).
+        public static let messageRateTooHigh = Code(20, "messageRateTooHigh")
+        /// A SUBSCRIBE would take the session past its maximum number of topic patterns.
+        public static let tooManySubscriptions = Code(21, "tooManySubscriptions")
+        /// Replies (PONG, ACK, RESULT…) to the session stayed queued past their limit for longer than the grace period: it sends without reading.
+        public static let replyQueueFull = Code(22, "replyQueueFull")
+        /// No complete HELLO arrived within the handshake timeout after connecting.
+        public static let handshakeTimeout = Code(23, "handshakeTimeout")
+        /// Nothing at all arrived from the session within the idle timeout (a keepalive PING was sent after half of it).
+        public static let idleTimeout = Code(24, "idleTimeout")
+        /// The daemon serves its maximum number of connections; this one is refused, the others keep working.
+        public static let tooManyConnections = Code(25, "tooManyConnections")
 
         /// Every code, in numeric order.
         public static let all: [Code] = [
             .malformedFrame, .frameTooLarge, .unknownFrameType, .unsupportedVersion, .handshakeRequired,
             .checksumMismatch, .invalidBody, .invalidTopic, .slowConsumer, .shuttingDown, .notPermitted,
             .invalidPosture, .unknownDevice, .resumeRejected, .rejected, .duplicateHello, .internalError,
+            .invalidValue,
+            // 20–29: resource limits (PROTOCOL.md §5.6).
+            .messageRateTooHigh, .tooManySubscriptions, .replyQueueFull, .handshakeTimeout, .idleTimeout,
+            .tooManyConnections,
         ]
 
         /// The code for a wire number, or `nil` when unknown.

@@ -15,46 +15,28 @@ private let rejected: [(String, String, String)] = [
         "aps.timestamp"
     ),
     (#"{"aps":{"timestamp":"1767225600","event":"update"}}"#, "wrongType", "aps.timestamp"),
-    (#"{"aps":{"timestamp":1767225600000,"event":"update"}}"#, "ambiguousDate", "aps.timestamp"),
-    (#"{"aps":{"timestamp":788918400,"event":"update"}}"#, "ambiguousDate", "aps.timestamp"),
     (#"{"aps":{"timestamp":1767225600,"event":"pause"}}"#, "invalidValue", "aps.event"),
     (#"{"aps":{"timestamp":1767225600,"event":"update"}}"#, "missingField", "aps.content-state"),
-    (#"{"aps":{"timestamp":1767225600,"event":"update","content-state":[]}}"#, "wrongType", "aps.content-state"),
+    (#"{"aps":{"timestamp":1767225600,"event":"update","content-state":[]}}"#, "typeMismatch", "aps.content-state"),
     (
-        #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{"etaEnd":788919600}}}"#, "missingField",
+        #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{"etaEnd":788919600}}}"#, "keyNotFound",
         "aps.content-state.status"
     ),
     (
         #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{"status":"lost","etaEnd":788919600}}}"#,
-        "invalidValue", "aps.content-state.status"
+        "dataCorrupted", "aps.content-state.status"
     ),
     (
-        #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{"status":"cooking"}}}"#, "missingField",
+        #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{"status":"cooking"}}}"#, "keyNotFound",
         "aps.content-state.etaEnd"
     ),
     (
-        #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{"status":"cooking","etaEnd":1767226800}}}"#,
-        "ambiguousDate", "aps.content-state.etaEnd"
-    ),
-    (
-        #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{"status":"cooking","etaEnd":1767226800000}}}"#,
-        "ambiguousDate", "aps.content-state.etaEnd"
-    ),
-    (
-        #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{"status":"cooking","etaEnd":-5}}}"#,
-        "ambiguousDate", "aps.content-state.etaEnd"
-    ),
-    (
         #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{"status":"cooking","etaEnd":"2026-01-01T00:20:00Z"}}}"#,
-        "wrongType", "aps.content-state.etaEnd"
+        "typeMismatch", "aps.content-state.etaEnd"
     ),
     (
         #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{"status":"cooking","etaEnd":788919600,"progress":1.5}}}"#,
         "invalidValue", "aps.content-state.progress"
-    ),
-    (
-        #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{"status":"cooking","etaEnd":788919600,"lastConfirmed":1767225600}}}"#,
-        "ambiguousDate", "aps.content-state.lastConfirmed"
     ),
     (
         #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{"status":"cooking","etaEnd":788919600,"riderPosition":{"latitude":91,"longitude":0}}}}"#,
@@ -63,10 +45,6 @@ private let rejected: [(String, String, String)] = [
     (
         #"{"aps":{"timestamp":1767225600,"event":"update","stale-date":"soon","content-state":{"status":"cooking","etaEnd":788919600}}}"#,
         "wrongType", "aps.stale-date"
-    ),
-    (
-        #"{"aps":{"timestamp":1767225600,"event":"end","dismissal-date":1767225600000,"content-state":{"status":"cooking","etaEnd":788919600}}}"#,
-        "ambiguousDate", "aps.dismissal-date"
     ),
     (
         #"{"aps":{"timestamp":1767225600,"event":"update","relevance-score":"high","content-state":{"status":"cooking","etaEnd":788919600}}}"#,
@@ -159,17 +137,46 @@ struct APNsPayloadTests {
         }
     }
 
-    /// A content-state date given as Unix seconds is refused with the conversion spelled out.
-    /// Source: reference/live-activities.md §1.9 (https://github.com/home-assistant/iOS/pull/4677).
-    @Test func unixSecondsInContentStateExplainsTheFix() {
-        let payload =
-            #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{"status":"cooking","etaEnd":1767226800}}}"#
-        #expect(throws: PushPayloadError.self) { try APNsPayload.parse(bytes(payload)) }
-        do {
-            _ = try APNsPayload.parse(bytes(payload))
-        } catch {
-            #expect(error.message.contains("788919600"))
-        }
+    /// A date in another unit is applied exactly as the phone reads it (never refused), with a lint naming the value
+    /// most likely meant: (payload, the lints as "code field suggested", the instant read in ms since 1970 at `path`).
+    /// Source: reference/live-activities.md §1.9 (https://github.com/home-assistant/iOS/pull/4677), issue 16.
+    @Test(
+        arguments: [
+            (
+                #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{"status":"cooking","etaEnd":1767226800}}}"#,
+                ["unixSecondsInReferenceDate aps.content-state.etaEnd 788919600"], "etaEnd",
+                (1_767_226_800 + 978_307_200) * 1000
+            ),
+            (
+                #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{"status":"cooking","etaEnd":1767226800000}}}"#,
+                ["millisecondsEpoch aps.content-state.etaEnd 788919600"], "etaEnd",
+                (1_767_226_800_000 + 978_307_200) * 1000
+            ),
+            (
+                #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{"status":"cooking","etaEnd":-5}}}"#,
+                ["implausibleEpoch aps.content-state.etaEnd -"], "etaEnd", (978_307_200 - 5) * 1000
+            ),
+            (
+                #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{"status":"cooking","etaEnd":788919600,"lastConfirmed":1767225600}}}"#,
+                ["unixSecondsInReferenceDate aps.content-state.lastConfirmed 788918400"], "lastConfirmed",
+                (1_767_225_600 + 978_307_200) * 1000
+            ),
+            (
+                #"{"aps":{"timestamp":788918400,"event":"update","content-state":{"status":"cooking","etaEnd":788919600}}}"#,
+                ["implausibleEpoch aps.timestamp 1767225600"], "etaEnd", 1_767_226_800_000
+            ),
+            (
+                #"{"aps":{"timestamp":0,"event":"update","content-state":{"status":"cooking","etaEnd":788919600}}}"#,
+                ["implausibleEpoch aps.timestamp -"], "etaEnd", 1_767_226_800_000
+            ),
+        ] as [(String, [String], String, Int64)]
+    )
+    func dateInAnotherUnitIsAppliedWithALint(payload: String, lints: [String], path: String, milliseconds: Int64)
+        throws
+    {
+        let parsed = try APNsPayload.parse(bytes(payload))
+        #expect(parsed.lints.map { "\($0.code.rawValue) \($0.field) \($0.suggested ?? "-")" } == lints)
+        #expect(parsed.fields.value(at: path) == .date(milliseconds))
     }
 
     /// The 4096-byte limit: 4097 bytes is refused before parsing, naming the whole payload.

@@ -100,6 +100,8 @@ struct ActivityViewTests {
         #expect(ended.minimal == nil)
         #expect(ended.expanded.isEmpty)
         #expect(ended.lockScreen == ["배달 완료", "배달이 완료되었어요", "마지막 확인 09:11"])
+        // The end's timestamp is T0+700: it leaves the lock screen 4 h later (PROTOCOL.md §9.7).
+        #expect(ended.removalAt == client(700 + 14_400))
         board.userDismissed(orderID: "A1001", at: client(800))
         let dismissed = ActivityView(activity: board.activity("A1001")!, at: client(801))
         #expect(dismissed.lockScreen.isEmpty)

@@ -164,9 +164,13 @@ struct PushScenarioTests {
     @Test func malformedPushVerdictNamesTheField() {
         var board = board(startedWith: Payloads.start)
         let payload =
-            #"{"aps":{"timestamp":1767225605,"event":"update","content-state":{"status":"delivering","etaEnd":1767226200}}}"#
+            #"{"aps":{"timestamp":1767225605,"event":"update","content-state":{"status":"delivering","etaEnd":"soon"}}}"#
         let verdict = board.push(bytes(payload), orderID: "A1001", toClient: Skew().toClient, at: client(5))
-        #expect(verdict.reason?.code == "malformedPayload")
+        #expect(verdict.reason?.code == "typeMismatch")
         #expect(verdict.reason?.message.hasPrefix("aps.content-state.etaEnd: ") == true)
+        #expect(board.activity("A1001")?.content.status == .cooking)
+        let broken = #"{"aps":{"timestamp":1767225605,"event":"update","content-state":{"status":"delivering",}}"#
+        let syntax = board.push(bytes(broken), orderID: "A1001", toClient: Skew().toClient, at: client(5))
+        #expect(syntax.reason?.code == "malformedPayload")
     }
 }

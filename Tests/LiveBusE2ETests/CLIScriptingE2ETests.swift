@@ -22,7 +22,7 @@ struct E2ECLIScriptingTests {
         B=\(bin); S=\(dir)/b.sock
         $B/livebusd --socket $S --memory --scenario demo-120s --time-scale \(timeScale) 2>\(dir)/d.log &
         DP=$!
-        for i in $(seq 200); do [ -S $S ] && break; sleep 0.05; done
+        for i in $(seq 200); do $B/livebus status --socket $S >/dev/null 2>&1 && break; sleep 0.05; done
         stop() { kill $DP 2>/dev/null; wait $DP 2>/dev/null; }
         """
     }
@@ -65,7 +65,8 @@ struct E2ECLIScriptingTests {
                 timeout 20 tail --pid=$LP -f /dev/null; wait $LP; echo "lost=$?"
                 $B/livebusd --socket $S --memory --scenario demo-120s --time-scale 10 2>>\(dir)/d.log &
                 DP=$!
-                for i in $(seq 200); do [ -S $S ] && break; sleep 0.05; done
+                # The killed daemon's socket file is still there: wait until the new daemon answers, not for the file.
+                for i in $(seq 200); do $B/livebus status --socket $S >/dev/null 2>&1 && break; sleep 0.05; done
                 $B/livebus attach --socket $S --name byer > /dev/null 2>\(dir)/bye.err &
                 AP=$!
                 sleep 1.5

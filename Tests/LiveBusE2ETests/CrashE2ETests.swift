@@ -1,4 +1,5 @@
 import Foundation
+import LiveBusCore
 import LiveBusClient
 import LiveBusClock
 @testable import LiveBusDaemon
@@ -17,8 +18,11 @@ final class DaemonChild {
 
     let process = Process()
 
-    init(_ args: [String], log: String, environment: [String: String] = [:]) throws {
-        if environment.isEmpty {
+    init(_ args: [String], log: String, environment: [String: String] = [:], shell: Bool = false) throws {
+        if shell {
+            process.executableURL = URL(fileURLWithPath: "/bin/sh")  // `args` are the shell's: -c 'script' …
+            process.arguments = args
+        } else if environment.isEmpty {
             process.executableURL = URL(fileURLWithPath: Self.binary)
             process.arguments = args
         } else {

@@ -135,9 +135,18 @@ struct E2EFaultTests {
             applied["hit"]?.last?.seq == applied["clean"]?.last?.seq,
             "\(c): both end at the backend's final sequence"
         )
-        let worst = cleanDelays.max() ?? .max
+        // The phone without toxics is untouched by the other's: once live, every update it applied came live (no
+        // replay, no snapshot over coalesced ones). Its delays are printed as figures, not asserted (wall-clock time on a
+        // loaded machine says nothing about the bus).
+        let untouched = applied["clean"] ?? []
         #expect(cleanDelays.count >= 5)
-        #expect(worst < 50, "\(c): the phone without toxics waited up to \(worst) ms")
+        let live = untouched[(untouched.firstIndex { $0.delivery == nil } ?? untouched.count)...]
+        #expect(
+            live.allSatisfy { $0.delivery == nil || $0.delivery == "reconvert" },
+            "\(c): the phone without toxics got \(live.compactMap { $0.delivery }) deliveries"
+        )
+        let worst = cleanDelays.max() ?? -1
+        print("\(c): the phone without toxics waited up to \(worst) ms (\(cleanDelays.count) updates)")
         hit.close()
         clean.close()
         loop.run()

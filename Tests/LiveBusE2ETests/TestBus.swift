@@ -1,6 +1,7 @@
 import Foundation
 import LiveBusClient
 import LiveBusClock
+import LiveBusCore
 import LiveBusDaemon
 import LiveBusLoop
 import LiveBusWire
@@ -78,11 +79,14 @@ final class RawPeer {
     let connection: Connection
     var decoder = FrameDecoder()
     var frames: [Frame] = []
+    /// Every byte received, for frames a v2 decoder does not read (the v1 refusal).
+    var received: [UInt8] = []
     var closed = false
 
     init(_ c: Connection) {
         connection = c
         c.onRead = { [unowned self] bytes in
+            self.received.append(contentsOf: bytes)
             self.decoder.append(bytes)
             while let f = try? self.decoder.next() { self.frames.append(f) }
         }
@@ -103,7 +107,12 @@ final class RawPeer {
     }
 }
 
-func hello(role: ClientRole = .session, name: String? = nil, versions: [Int] = [1], device: String? = "iphone-16-pro")
+func hello(
+    role: ClientRole = .session,
+    name: String? = nil,
+    versions: [Int] = Frame.supportedVersions,
+    device: String? = "iphone-16-pro"
+)
     -> Frame
 {
     let body = HelloBody(
@@ -151,4 +160,24 @@ final class Phones {
 
     /// Whether every phone's last applied update shows `delivered`.
     var allDelivered: Bool { names.allSatisfy { applied[$0]?.last?.status == "delivered" } }
+}
+
+extension EventStore {
+    /// Commits `items` (and the simulator state) as one batch and returns what was stored, for tests of stores that
+    /// complete within the call (memory, SQLite).
+    /// - Throws: The store's ``StoreError``.
+    @discardableResult
+    func commit(_ items: [StoreItem], simulatorState: Data?) throws -> [StoredEvent] {
+        guard let r = commitInTurn(StoreBatch(events: items, simulatorState: simulatorState)) else {
+            throw StoreError("the store did not complete within the call")
+        }
+        return try r.get()
+    }
+
+    /// Appends one event (one batch).
+    /// - Throws: The store's ``StoreError``.
+    @discardableResult
+    func append(topic: String, body: EventBody) throws -> StoredEvent {
+        try commit([(topic, body)], simulatorState: nil)[0]
+    }
 }

@@ -25,6 +25,58 @@ struct EventLoopTests {
         #expect(loop.close())
     }
 
+    /// The end of a loop turn runs its handlers before the turn's flush (the daemon's group commit writes its ACKs
+    /// there), and ``EventLoop/flushPendingWrites()`` writes what is gathered at once, before the turn ends (flush as
+    /// you go).
+    @Test func turnEndHandlersRunBeforeTheFlushAndFlushPendingWritesWritesNow() throws {
+        let loop = try EventLoop()
+        let path = Self.tempSocketPath("turn")
+        let listener = try PipeListener(loop: loop, path: path)
+        var serverSide: Connection?
+        var staged: [UInt8] = []
+        var outstandingBeforeFlush = -1
+        var outstandingAfterFlush = -1
+        listener.onConnection = { c in
+            serverSide = c
+            c.onRead = { _ in
+                c.write(Array("early;".utf8))
+                outstandingBeforeFlush = c.outstandingBytes
+                loop.flushPendingWrites()
+                outstandingAfterFlush = c.outstandingBytes
+                staged = Array("at turn end;".utf8)
+            }
+            try? c.startReading()
+        }
+        loop.onTurnEnd {
+            guard !staged.isEmpty, let c = serverSide else { return }
+            c.write(staged)
+            staged = []
+        }
+        var received: [UInt8] = []
+        let expected = Array("early;at turn end;".utf8)
+        Connection.connect(loop: loop, path: path) { result in
+            guard case .success(let c) = result else {
+                Issue.record("connect failed: \(result)")
+                return
+            }
+            c.onRead = { bytes in
+                received += bytes
+                if received.count >= expected.count {
+                    c.close()
+                    serverSide?.close()
+                    listener.close()
+                }
+            }
+            try? c.startReading()
+            c.write(Array("go".utf8))
+        }
+        loop.run()
+        #expect(outstandingBeforeFlush == 6, "gathered, not yet written")
+        #expect(outstandingAfterFlush == 0, "written by flushPendingWrites before the turn ended")
+        #expect(received == expected)
+        #expect(loop.close())
+    }
+
     /// Echo over a Unix socket, with output gathered per loop turn: 100 writes arrive as the same bytes.
     @Test func echoOverUnixSocket() throws {
         let loop = try EventLoop()
@@ -123,6 +175,40 @@ struct EventLoopTests {
         #expect(SocketProbe.probe(path: path) == .stale)
         unlink(path)
         #expect(loop.close())
+    }
+
+    /// A socket owned by another uid is `foreign` (never removable), whatever connect would say; a symbolic link is
+    /// not followed. The owner check needs no second user: the probe is asked for another uid.
+    @Test func probeNamesAnotherUsersSocket() throws {
+        let loop = try EventLoop()
+        let path = Self.tempSocketPath("foreign")
+        let listener = try PipeListener(loop: loop, path: path)
+        #expect(SocketProbe.probe(path: path, user: getuid() &+ 1) == .foreign(owner: getuid()))
+        #expect(SocketProbe.owner(of: path) == getuid())
+        let link = path + ".link"
+        #expect(symlink(path, link) == 0)
+        #expect(SocketProbe.probe(path: link) == .notSocket)
+        unlink(link)
+        listener.close()
+        loop.runOnce()
+        #expect(loop.close())
+    }
+
+    /// The default socket: `$LIVEBUS_SOCKET`, else a private `$XDG_RUNTIME_DIR`, else `/tmp/livebus-<uid>/`.
+    @Test func defaultSocketPathNeedsAPrivateDirectory() throws {
+        let fallback = "/tmp/livebus-\(getuid())/livebus.sock"
+        #expect(SocketPath.defaultPath(environment: [:]) == fallback)
+        #expect(SocketPath.defaultPath(environment: ["LIVEBUS_SOCKET": "/x/bus.sock"]) == "/x/bus.sock")
+        #expect(SocketPath.defaultPath(environment: ["XDG_RUNTIME_DIR": "/tmp"]) == fallback, "/tmp is 1777")
+        var template = Array("/tmp/lbx-XXXXXX".utf8CString)
+        let dir = String(cString: mkdtemp(&template)!)
+        defer { rmdir(dir) }
+        #expect(SocketPath.defaultPath(environment: ["XDG_RUNTIME_DIR": dir]) == dir + "/livebus.sock")
+        chmod(dir, 0o750)
+        #expect(SocketPath.defaultPath(environment: ["XDG_RUNTIME_DIR": dir]) == fallback)
+        #expect(SocketPath.checkPrivateDirectory(dir)?.message.contains("has mode 750") == true)
+        #expect(SocketPath.checkPrivateDirectory(dir, uid: getuid() &+ 1)?.message.contains("is owned by user") == true)
+        #expect(SocketPath.preparePrivateDirectory(for: dir + "/bus.sock", create: true) == nil, "not the default")
     }
 
     /// Work queued from another thread runs on the loop thread; coalesced wake-ups lose no work.

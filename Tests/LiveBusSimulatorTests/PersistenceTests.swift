@@ -35,6 +35,37 @@ struct PersistenceTests {
         )
     }
 
+    /// A damaged saved state (time scale 0, an order twice) is refused with `corruptState`, never a trap (a repeated
+    /// order id trapped in `Dictionary(uniqueKeysWithValues:)`; a zero time scale divided by zero). Source: issue 14.
+    @Test func damagedStateIsRefusedNotTrapped() throws {
+        var sim = DeliverySimulator(scenario: Scenario.random(orders: 3, seed: 3), start: t0, timeScale: 4, seed: 11)
+        _ = sim.advance(to: at(60_000))
+        let saved = try JSONSerialization.jsonObject(with: try sim.savedState()) as! [String: Any]
+        var zeroScale = saved
+        zeroScale["timeScale"] = 0
+        var twice = saved
+        let orders = saved["orders"] as! [Any]
+        twice["orders"] = orders + [orders[0]]
+        for bad in [zeroScale, twice] {
+            let data = try JSONSerialization.data(withJSONObject: bad)
+            do throws(SimulatorError) {
+                _ = try DeliverySimulator(restoring: data)
+                Issue.record("a damaged state was restored")
+            } catch {
+                #expect(error.code == .corruptState, "\(error)")
+            }
+        }
+    }
+
+    /// Far instants map to clamped instants, never a trap.
+    @Test func clockMappingSaturates() {
+        let slow = DeliverySimulator(scenario: Scenario.random(orders: 1, seed: 3), start: t0, timeScale: 0.25, seed: 1)
+        #expect(slow.serverInstant(atScenarioMs: .max).millisecondsSinceEpoch == .max)
+        let sim = DeliverySimulator(scenario: Scenario.random(orders: 1, seed: 3), start: t0, timeScale: 4, seed: 11)
+        #expect(sim.scenarioMs(at: ServerInstant(millisecondsSinceEpoch: .max)) == .max)
+        #expect(sim.scenarioMs(at: ServerInstant(millisecondsSinceEpoch: .min)) == 0)
+    }
+
     /// Saving is deterministic: equal simulators give equal bytes.
     @Test func savedStateIsDeterministic() throws {
         var a = DeliverySimulator(scenario: try Scenario.builtIn(named: "demo-120s"), start: t0, timeScale: 10, seed: 1)

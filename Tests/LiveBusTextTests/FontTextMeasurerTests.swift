@@ -68,6 +68,43 @@ struct FontLayoutIntegrationTests {
         print("timer 12:34:56 measured \(timer.measured) of \(timer.available)")
         #expect(timer.available == 44)
         #expect(timer.measured == 63.66)
-        #expect(r.truncations.allSatisfy { $0.element.contains("timer") })
+        // Besides the timer, the iPhone 16's 52.33 pt compact leading region is narrower than the 56 pt status box.
+        #expect(r.truncations.map(\.element) == ["compactLeading.statusBox", "compactTrailing.timer"])
+    }
+
+    /// Overflow in the Dynamic Island on a 393-pt-wide phone (iPhone 16): `2:20:13` does not fit the 44 pt trailing
+    /// box, `12:34` does; the 56 pt status box overflows the 52.33 pt compact leading region, and fits the Pro Max's
+    /// 62.33 pt one. Measured with FreeType + HarfBuzz.
+    /// Source: field report 001 (44 pt timer, 56 pt status box), HIG compact 52.33/62.33 pt, issue 16.
+    @Test func overflowOfTheTimerAndTheStatusBox() throws {
+        let m = try #require(FontTextMeasurerTests.measurer)
+        let catalog = try DeviceCatalog.bundled()
+        var request = OfflineLayoutRequest(deviceID: "iphone-16")
+        request.liveActivity?.timerText = "2:20:13"
+        let (input, long) = try OfflineLayout.run(request, catalog: catalog, measurer: m)
+        #expect(input.posture.screenSize.width == 393)
+        let timer = try #require(long.truncations.first { $0.element == "compactTrailing.timer" })
+        #expect(timer.text == "2:20:13")
+        #expect(timer.available == 44)
+        #expect(timer.measured > 44)
+        let box = try #require(long.truncations.first { $0.element == "compactLeading.statusBox" })
+        #expect(box.measured == 56 && box.available == 52.33)
+        let svg = LiveActivityLayout.svgWithOverflow(LayoutRenderer.svg(long, input: input), long.truncations)
+        #expect(svg.contains("overflow compactTrailing.timer &quot;2:20:13&quot;: \(timer.measured) pt in 44.0 pt"))
+        request.liveActivity?.timerText = "12:34"
+        let (_, short) = try OfflineLayout.run(request, catalog: catalog, measurer: m)
+        #expect(!short.truncations.contains { $0.element.contains("timer") })
+        var proMax = OfflineLayoutRequest(deviceID: "iphone-16-pro-max")
+        proMax.liveActivity?.timerText = "12:34"
+        let (_, wide) = try OfflineLayout.run(proMax, catalog: catalog, measurer: m)
+        #expect(wide.truncations.isEmpty)
+        // A schema's wider timer box (60 pt) fits 2:20:13.
+        request.liveActivity?.timerText = "2:20:13"
+        var boxes = LiveActivityBoxes.fieldReport
+        boxes.timerWidth = 60
+        request.liveActivity?.boxes = boxes
+        let (_, roomy) = try OfflineLayout.run(request, catalog: catalog, measurer: m)
+        #expect(!roomy.truncations.contains { $0.element == "compactTrailing.timer" })
+        #expect(roomy.truncations.contains { $0.element == "compactTrailing.timerBox" })
     }
 }

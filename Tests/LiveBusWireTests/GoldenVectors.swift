@@ -29,25 +29,7 @@ enum GoldenVectors {
         priority: 10
     )
 
-    static func json(_ v: some Encodable) -> [UInt8] {
-        // swift-format-ignore: NeverUseForceTry
-        try! WireJSON.encode(v)
-    }
-
-    static var all: [Vector] {
-        var eventFrame = Frame(type: .event, sequence: 2, topic: "orders/A1001")
-        eventFrame.body =
-            (try! event.sharedPrefix())
-            + EventBody.sessionSuffix(
-                ClientInstantsBody(
-                    timestamp: 1_767_225_690_000,
-                    etaTarget: 1_767_226_890_000,
-                    staleDate: 1_767_225_990_000,
-                    dismissalDate: nil,
-                    lastConfirmed: 1_767_225_690_000,
-                    uncertaintyMs: 3
-                )
-            )
+    static var endEvent: EventBody {
         var endEvent = event
         endEvent.event = "end"
         endEvent.contentState.status = "delivered"
@@ -55,19 +37,35 @@ enum GoldenVectors {
         endEvent.contentState.progress = 1
         endEvent.contentState.riderPosition = PositionBody(latitude: 37.5, longitude: 127.03)
         endEvent.dismissalDate = 1_767_229_200_000
+        return endEvent
+    }
+
+    static func json(_ v: some Encodable) -> [UInt8] {
+        // swift-format-ignore: NeverUseForceTry
+        try! WireJSON.encode(v)
+    }
+
+    static var all: [Vector] {
+        var eventFrame = Frame(type: .event, sequence: 2, topic: "orders/A1001")
+        eventFrame.body = try! EventJSON.encode(event)
+        eventFrame.trailer = EventTrailer(
+            timestamp: 1_767_225_690_000,
+            etaTarget: 1_767_226_890_000,
+            lastConfirmed: 1_767_225_690_000,
+            staleDate: 1_767_225_990_000,
+            dismissalDate: nil,
+            uncertaintyMs: 3
+        )
         var endFrame = Frame(type: .event, flags: [.terminal], sequence: 7, topic: "orders/A1001")
-        endFrame.body =
-            (try! endEvent.sharedPrefix())
-            + EventBody.sessionSuffix(
-                ClientInstantsBody(
-                    timestamp: 1_767_225_510_000,
-                    etaTarget: 1_767_226_710_000,
-                    staleDate: 1_767_225_810_000,
-                    dismissalDate: 1_767_229_110_000,
-                    lastConfirmed: 1_767_225_510_000,
-                    uncertaintyMs: 1
-                )
-            )
+        endFrame.body = try! EventJSON.encode(endEvent)
+        endFrame.trailer = EventTrailer(
+            timestamp: 1_767_225_510_000,
+            etaTarget: 1_767_226_710_000,
+            lastConfirmed: 1_767_225_510_000,
+            staleDate: 1_767_225_810_000,
+            dismissalDate: 1_767_229_110_000,
+            uncertaintyMs: 1
+        )
         let hello = HelloBody(
             client: "livebus-swift/0.1",
             role: .session,
@@ -109,7 +107,7 @@ enum GoldenVectors {
                     type: .welcome,
                     body: json(
                         WelcomeBody(
-                            version: 1,
+                            version: 2,
                             session: "s1",
                             name: "pro",
                             resumeToken: "00112233445566778899aabbccddeeff",
@@ -144,7 +142,8 @@ enum GoldenVectors {
                     flags: [.reconvert],
                     sequence: 2,
                     topic: "orders/A1001",
-                    body: eventFrame.body
+                    body: eventFrame.body,
+                    trailer: eventFrame.trailer
                 ),
                 note: "the same EVENT seq 2 re-sent with instants re-converted for the client's clock (flag bit 3)"
             ),
@@ -226,19 +225,36 @@ enum GoldenVectors {
         ]
     }
 
+    /// `frame` with its CRC-32 recomputed (so that a later check, not the CRC, rejects it).
+    static func recrc(_ frame: [UInt8]) -> [UInt8] {
+        var f = frame
+        let crc = CRC32.checksum(f[4..<20] + f[24...])
+        f[20] = UInt8(crc >> 24)
+        f[21] = UInt8((crc >> 16) & 0xFF)
+        f[22] = UInt8((crc >> 8) & 0xFF)
+        f[23] = UInt8(crc & 0xFF)
+        return f
+    }
+
     /// Byte strings that must be rejected, with the error code a decoder reports.
     static var malformed: [(name: String, bytes: [UInt8], code: WireError.Code)] {
         let ping = try! Frame(type: .ping, body: json(PingBody(t1: 1))).encoded()
         var badVersion = ping
-        badVersion[4] = 2
+        badVersion[4] = 1
         var badType = ping
         badType[5] = 0x7F
         var badCRC = ping
         badCRC[ping.count - 2] ^= 0x01
         var badFlags = ping
         badFlags[7] = 0x80
-        var badReserved = ping
-        badReserved[19] = 1
+        var pingWithTrailer = ping
+        pingWithTrailer[19] = 48
+        let event = try! all.first { $0.name == "event" }!.frame.encoded()
+        var shortTrailer = event
+        shortTrailer[18] = 0
+        shortTrailer[19] = 47
+        var trailerBits = event
+        trailerBits[trailerBits.count - 4] = 0x04  // present bit 2
         var topicPast = ping
         topicPast[16] = 0xFF
         topicPast[17] = 0xFF
@@ -249,7 +265,9 @@ enum GoldenVectors {
             ("unknown-type", badType, .unknownFrameType),
             ("bad-crc", badCRC, .checksumMismatch),
             ("unknown-flags", badFlags, .malformedFrame),
-            ("reserved-set", badReserved, .malformedFrame),
+            ("trailer-on-ping", pingWithTrailer, .malformedFrame),
+            ("event-trailer-short", shortTrailer, .malformedFrame),
+            ("event-trailer-bits", recrc(trailerBits), .malformedFrame),
             ("topic-past-end", topicPast, .malformedFrame),
             ("http-garbage", Array("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8), .frameTooLarge),
         ]

@@ -47,22 +47,6 @@ struct MessageTests {
         }
     }
 
-    /// The shared prefix plus a session suffix is one JSON object equal to the body with `client` set.
-    @Test func sharedPrefixPlusSuffixDecodes() throws {
-        var e = GoldenVectors.event
-        let c = ClientInstantsBody(
-            timestamp: 1,
-            etaTarget: 2,
-            staleDate: nil,
-            dismissalDate: 4,
-            lastConfirmed: 5,
-            uncertaintyMs: 6
-        )
-        let bytes = try e.sharedPrefix() + EventBody.sessionSuffix(c)
-        e.client = c
-        #expect(try WireJSON.decode(EventBody.self, from: bytes) == e)
-    }
-
     /// Pattern matching: `*` one segment, `>` the rest (NATS semantics).
     @Test(arguments: [
         ("orders/>", "orders/A1", true), ("orders/>", "orders", false), ("orders/*", "orders/A1", true),
@@ -83,5 +67,19 @@ struct MessageTests {
     @Test(arguments: ["orders/>", "orders/*", ">", "a/*/c"])
     func validPatterns(pattern: String) throws {
         try Topic.validatePattern(pattern)
+    }
+}
+
+/// Session names (PROTOCOL.md §4.1): the words and ids commands address sessions by are refused.
+@Suite struct SessionNameTests {
+    @Test func reservedAndMalformedNamesAreRefused() {
+        for n in ["all", "current", "s1", "s0", "s0042", "", "a b", "x\u{1B}", String(repeating: "n", count: 65)] {
+            #expect(SessionName.problem(n) != nil, "\(n)")
+        }
+        for n in ["pro", "duo", "s", "s1x", "S1", "sx1", "current2", "Alle", String(repeating: "n", count: 64)] {
+            #expect(SessionName.problem(n) == nil, "\(n)")
+        }
+        #expect(SessionName.problem("s7")?.contains("session id") == true)
+        #expect(SessionName.problem("all")?.contains("reserved") == true)
     }
 }

@@ -9,11 +9,18 @@
  *            reports connects/s and the server's VmRSS before and after (--pid).
  *   resume   livebusd only: a session that missed --missed updates reconnects with its resume token;
  *            time from connect() to UPTODATE.
+ *   publish  livebusd only: one publisher connection, no subscriber, at most --window PUBLISHes not yet
+ *            acknowledged (written in batches of up to 64 frames per write); ACKs per second over the window.
+ *   sqlite   the reference the issue names: SQLite (WAL, synchronous=--sync) committing --batch-row
+ *            transactions of the same 265-byte body into a table like livebusd's, rows per second.
+ *   fanout --allocs FILE: also reads the alloccount.so counters (alloccount.h) mapped from FILE at the start
+ *            and the end of the measured window and reports allocations per delivered EVENT and per PUBLISH.
  *
  * Output: one line of key=value pairs per run (tools/bench collects them).
  */
 #define _GNU_SOURCE
 #include "common.h"
+#include "alloccount.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +35,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sqlite3.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -151,14 +160,15 @@ static const peer_t *find_peer(const char *name) {
 /* ---------------------------------------------------------------- options */
 
 static struct {
-    const char *mode, *peer, *addr, *prefix;
-    int subs, topics, pubs, count, pid, missed, runs, window;
+    const char *mode, *peer, *addr, *prefix, *allocs, *label, *sync, *db;
+    int subs, topics, pubs, count, pid, missed, runs, window, batch;
     double rate, seconds, warmup;
-} opt = {.prefix = "orders/bench", .subs = 1, .topics = 10, .pubs = 1, .count = 1000, .missed = 1000, .runs = 5,
-         .window = 0, .rate = 0, .seconds = 3, .warmup = 0.5};
+} opt = {.prefix = "orders/bench", .label = "", .sync = "normal", .subs = 1, .topics = 10, .pubs = 1,
+         .count = 1000, .missed = 1000, .runs = 5, .window = 0, .batch = 100, .rate = 0, .seconds = 3,
+         .warmup = 0.5};
 
 static void parse_args(int argc, char **argv) {
-    if (argc < 2) die("usage: bench fanout|sessions|resume --peer P --addr A [options]");
+    if (argc < 2) die("usage: bench fanout|sessions|resume|publish|sqlite --peer P --addr A [options]");
     opt.mode = argv[1];
     for (int i = 2; i < argc; i++) {
         const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -178,9 +188,14 @@ static void parse_args(int argc, char **argv) {
         else if (!strcmp(k, "--rate")) opt.rate = atof(v);
         else if (!strcmp(k, "--seconds")) opt.seconds = atof(v);
         else if (!strcmp(k, "--warmup")) opt.warmup = atof(v);
+        else if (!strcmp(k, "--allocs")) opt.allocs = v;
+        else if (!strcmp(k, "--label")) opt.label = v;
+        else if (!strcmp(k, "--sync")) opt.sync = v;
+        else if (!strcmp(k, "--db")) opt.db = v;
+        else if (!strcmp(k, "--batch")) opt.batch = atoi(v);
         else die("unknown option %s", k);
     }
-    if (!opt.addr) die("--addr is required");
+    if (!opt.addr && strcmp(opt.mode, "sqlite") != 0) die("--addr is required");
 }
 
 /* ---------------------------------------------------------------- payload */
@@ -367,8 +382,25 @@ static uint64_t pump(int ep, int timeout_ms) {
     return got;
 }
 
+/* The alloccount.so counters of the measured process (alloccount.h), mapped from --allocs FILE. */
+static struct lb_alloc_counters *alloc_map(void) {
+    if (!opt.allocs) return NULL;
+    int fd = open(opt.allocs, O_RDWR | O_CLOEXEC);
+    if (fd < 0) die("--allocs %s: %s", opt.allocs, strerror(errno));
+    void *p = mmap(NULL, sizeof(struct lb_alloc_counters), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    if (p == MAP_FAILED) die("--allocs %s: mmap: %s", opt.allocs, strerror(errno));
+    struct lb_alloc_counters *m = p;
+    if (!atomic_load(&m->attached))
+        die("--allocs %s: the server did not map it (started without LD_PRELOAD=alloccount.so "
+            "LIVEBUS_ALLOC_COUNTERS=%s?)", opt.allocs, opt.allocs);
+    return m;
+}
+
 static int run_fanout(void) {
     hist_us = calloc(HIST_US, sizeof *hist_us);
+    struct lb_alloc_counters *am = alloc_map();
+    uint64_t a0 = 0, a1 = 0, b0 = 0, b1 = 0;
     if (opt.window <= 0) opt.window = opt.subs <= 100 ? 256 : 64;
     topics = calloc((size_t)opt.topics, sizeof *topics);
     for (int k = 0; k < opt.topics; k++) peer->topic_name(topics[k], sizeof topics[k], opt.prefix, k);
@@ -406,11 +438,17 @@ static int run_fanout(void) {
             tw0 = recv_now;
             c0 = atomic_load(&delivered);
             pub0 = atomic_load(&published);
+            if (am) a0 = atomic_load(&am->allocations), b0 = atomic_load(&am->bytes), atomic_store(&am->sampling, 1);
         }
-        if (tw0 && recv_now >= meas_end) {
+        /* closed loop: the window also lasts until one full in-flight window was delivered in it (at most 10 s
+         * more), so that a daemon whose loop turns are longer than the window still gets a rate, not 0 */
+        if (tw0 && recv_now >= meas_end &&
+            (opt.rate > 0 || atomic_load(&delivered) - c0 >= (uint64_t)opt.window * (uint64_t)opt.subs ||
+             recv_now >= meas_end + 10000000000ull)) {
             tw1 = recv_now;
             c1 = atomic_load(&delivered);
             pub1 = atomic_load(&published);
+            if (am) a1 = atomic_load(&am->allocations), b1 = atomic_load(&am->bytes), atomic_store(&am->sampling, 0);
         }
     }
     atomic_store(&stop_pub, 1);
@@ -426,6 +464,8 @@ static int run_fanout(void) {
     double secs = (double)(tw1 - tw0) / 1e9;
     uint64_t del = atomic_load(&delivered), extra = 0;
     for (int i = 0; i < opt.subs; i++) extra += cs[i].extra;
+    /* with --allocs only the allocation line: the shim slows the server, so its rates are not results */
+    if (!am)
     printf("peer=%s mode=%s subs=%d topics=%d pubs=%d rate=%.0f window=%d bytes=%zu setup_s=%.3f "
            "published_per_s=%.0f delivered_per_s=%.0f published=%llu delivered=%llu expected=%llu "
            "loss=%.6f stalls=%llu resent=%llu lat_n=%llu p50_us=%.0f p99_us=%.0f p999_us=%.0f max_us=%llu\n",
@@ -435,6 +475,18 @@ static int run_fanout(void) {
            total ? 1.0 - (double)del / (double)total : 0.0, (unsigned long long)stalls, (unsigned long long)extra,
            (unsigned long long)lat_count, percentile_us(0.50), percentile_us(0.99), percentile_us(0.999),
            (unsigned long long)lat_max_us);
+    if (am) {
+        /* the window's allocations over its deliveries (c1 - c0) and PUBLISHes (pub1 - pub0); the latter are
+         * counted as handed to the socket, the former as read: at a closed loop's steady state they match */
+        double dn = (double)(c1 - c0), pn = (double)(pub1 - pub0);
+        printf("peer=%s mode=allocs subs=%d topics=%d seconds=%.2f loss=%.6f resent=%llu window_published=%llu window_delivered=%llu "
+               "window_allocs=%llu window_alloc_bytes=%llu allocs_per_delivery=%.4f allocs_per_publish=%.3f "
+               "alloc_bytes_per_delivery=%.1f\n",
+               peer->name, opt.subs, opt.topics, secs, total ? 1.0 - (double)del / (double)total : 0.0,
+               (unsigned long long)extra, (unsigned long long)(pub1 - pub0), (unsigned long long)(c1 - c0),
+               (unsigned long long)(a1 - a0), (unsigned long long)(b1 - b0), dn > 0 ? (double)(a1 - a0) / dn : -1,
+               pn > 0 ? (double)(a1 - a0) / pn : -1, dn > 0 ? (double)(b1 - b0) / dn : -1);
+    }
     fflush(stdout);
     for (int i = 0; i < opt.subs; i++) close(cs[i].fd);
     return 0;
@@ -527,8 +579,7 @@ static int run_resume(void) {
         snprintf(resume, sizeof resume, "\"resume\":{\"token\":\"%s\",\"topics\":{\"%s\":%llu}}", token, topic,
                  (unsigned long long)last);
         uint64_t t0 = now_ns();
-        c->fd = connect_addr(opt.addr);
-        if (c->fd < 0 || lb_hello_session(c, resume) < 0) die("resume: resume HELLO failed");
+        if (lb_connect_session(c, opt.addr, resume) < 0) die("resume: resume HELLO failed");
         uint64_t tw = now_ns();
         lb_read_until(c, (uint64_t)opt.missed, 1, 10000);
         uint64_t t1 = now_ns();
@@ -602,6 +653,70 @@ static int run_resume_mqtt(void) {
     return 0;
 }
 
+/* ---------------------------------------------------------------- publish, sqlite */
+
+static int run_publish(void) {
+    if (peer != &peer_livebus) die("publish: livebusd only (the peers acknowledge nothing durable)");
+    char topic[200];
+    snprintf(topic, sizeof topic, "%s/t0", opt.prefix);
+    return lb_publish_bench(opt.addr, topic, payload_tpl, payload_len, opt.window > 0 ? opt.window : 256,
+                            opt.warmup, opt.seconds, opt.label[0] ? opt.label : "default");
+}
+
+/* SQLite committing --batch-row transactions (WAL, synchronous=--sync) of the same body, into a table shaped like
+ * livebusd's event log (topic, sequence, body): the rate the issue compares the publisher with. */
+static int run_sqlite(void) {
+    if (!opt.db) die("sqlite: --db PATH is required (a file on the disk livebusd's data directory is on)");
+    char wal[1100], shm[1100];
+    snprintf(wal, sizeof wal, "%s-wal", opt.db);
+    snprintf(shm, sizeof shm, "%s-shm", opt.db);
+    unlink(opt.db), unlink(wal), unlink(shm);
+    sqlite3 *db;
+    if (sqlite3_open(opt.db, &db) != SQLITE_OK) die("sqlite: open %s: %s", opt.db, sqlite3_errmsg(db));
+    char pragma[128];
+    snprintf(pragma, sizeof pragma, "PRAGMA journal_mode=WAL; PRAGMA synchronous=%s;",
+             strcmp(opt.sync, "full") == 0 ? "FULL" : "NORMAL");
+    char *err = NULL;
+    if (sqlite3_exec(db, pragma, NULL, NULL, &err) != SQLITE_OK ||
+        sqlite3_exec(db,
+                     "CREATE TABLE events(topic TEXT NOT NULL, sequence INTEGER NOT NULL, body BLOB NOT NULL, "
+                     "PRIMARY KEY(topic, sequence)) WITHOUT ROWID",
+                     NULL, NULL, &err) != SQLITE_OK)
+        die("sqlite: %s", err);
+    sqlite3_stmt *ins;
+    if (sqlite3_prepare_v2(db, "INSERT INTO events(topic, sequence, body) VALUES(?1, ?2, ?3)", -1, &ins, NULL) !=
+        SQLITE_OK)
+        die("sqlite: prepare: %s", sqlite3_errmsg(db));
+    char topic[200];
+    snprintf(topic, sizeof topic, "%s/t0", opt.prefix);
+    uint64_t seq = 0, rows0 = 0, t0 = now_ns(), tw0 = 0, tw1 = 0;
+    uint64_t m0 = t0 + (uint64_t)(opt.warmup * 1e9), m1 = m0 + (uint64_t)(opt.seconds * 1e9);
+    while (!tw1) {
+        if (sqlite3_exec(db, "BEGIN", NULL, NULL, &err) != SQLITE_OK) die("sqlite: %s", err);
+        for (int i = 0; i < opt.batch; i++) {
+            seq++;
+            put_stamp(payload_tpl, seq);
+            sqlite3_bind_text(ins, 1, topic, -1, SQLITE_STATIC);
+            sqlite3_bind_int64(ins, 2, (sqlite3_int64)seq);
+            sqlite3_bind_blob(ins, 3, payload_tpl, (int)payload_len, SQLITE_STATIC);
+            if (sqlite3_step(ins) != SQLITE_DONE) die("sqlite: insert: %s", sqlite3_errmsg(db));
+            sqlite3_reset(ins);
+        }
+        if (sqlite3_exec(db, "COMMIT", NULL, NULL, &err) != SQLITE_OK) die("sqlite: %s", err);
+        uint64_t t = now_ns();
+        if (!tw0 && t >= m0) tw0 = t, rows0 = seq;
+        if (tw0 && t >= m1) tw1 = t;
+    }
+    double secs = (double)(tw1 - tw0) / 1e9;
+    printf("peer=sqlite mode=sqlite sync=%s batch=%d bytes=%zu seconds=%.2f rows_per_s=%.0f rows=%llu\n", opt.sync,
+           opt.batch, payload_len, secs, (double)(seq - rows0) / secs, (unsigned long long)(seq - rows0));
+    fflush(stdout);
+    sqlite3_finalize(ins);
+    sqlite3_close(db);
+    unlink(opt.db), unlink(wal), unlink(shm);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     parse_args(argc, argv);
     signal(SIGPIPE, SIG_IGN);
@@ -610,6 +725,8 @@ int main(int argc, char **argv) {
     if (!strcmp(opt.mode, "fanout")) return run_fanout();
     if (!strcmp(opt.mode, "sessions")) return run_sessions();
     if (!strcmp(opt.mode, "resume")) return peer == &peer_mqtt ? run_resume_mqtt() : run_resume();
+    if (!strcmp(opt.mode, "publish")) return run_publish();
+    if (!strcmp(opt.mode, "sqlite")) return run_sqlite();
     die("unknown mode %s", opt.mode);
     return 1;
 }

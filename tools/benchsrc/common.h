@@ -40,6 +40,7 @@ typedef struct conn {
     uint64_t extra;          /* livebusd: re-sent EVENTs (flag reconvert): not counted as deliveries */
     uint64_t last_seq;       /* livebusd: sequence of the last EVENT */
     char token[80];          /* livebusd: resume token from WELCOME */
+    int version;             /* livebusd: protocol version WELCOME named (0 before it: frames go out as v1) */
 } conn_t;
 
 /* Called by a parser for every delivered application message (the payload bytes). */
@@ -78,8 +79,12 @@ void die(const char *fmt, ...);
 extern size_t raw_record;
 
 /* livebusd framing, shared with the resume and session workloads */
-size_t lb_frame(unsigned char *out, int type, uint64_t seq, const char *topic, const unsigned char *body,
-                size_t blen);
-int lb_hello_session(conn_t *c, const char *resume_json);
+size_t lb_frame(unsigned char *out, int version, int type, uint64_t seq, const char *topic,
+                const unsigned char *body, size_t blen);
+/* connect + HELLO (role session, optional resume member) + WELCOME; 0 on success */
+int lb_connect_session(conn_t *c, const char *addr, const char *resume_json);
+/* publish workload: one publisher, at most `window` PUBLISHes unacknowledged; prints its key=value line */
+int lb_publish_bench(const char *addr, const char *topic, const unsigned char *payload, size_t len, int window,
+                     double warmup_s, double seconds, const char *label);
 
 #endif

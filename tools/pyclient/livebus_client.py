@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""livebus-py: an independent LiveBus client (wire protocol v1), Python 3 standard library only.
+"""livebus-py: an independent LiveBus client (wire protocol v2), Python 3 standard library only.
 
 Written from Protocol/PROTOCOL.md, Protocol/CLOCKSYNC.md and Protocol/vectors/frames.json alone; it shares no
 code with the Swift client. It is both a library (FrameDecoder, encode_frame, OrderBook, SessionClient) and a
@@ -18,6 +18,7 @@ import re
 import select
 import signal
 import socket
+import stat
 import struct
 import sys
 import threading
@@ -25,8 +26,10 @@ import time
 import zlib
 
 CLIENT_NAME = "livebus-py/0.1"
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
+SUPPORTED_VERSIONS = [2]
 HEADER_SIZE = 24
+TRAILER_SIZE = 48  # an EVENT's per-session trailer (PROTOCOL.md §5.1)
 MAX_FRAME_SIZE = 65536
 MAX_TOPIC_LENGTH = 255
 
@@ -77,6 +80,13 @@ ERROR_CODES = {
     "rejected": 15,
     "duplicateHello": 16,
     "internalError": 17,
+    "invalidValue": 18,
+    "messageRateTooHigh": 20,
+    "tooManySubscriptions": 21,
+    "replyQueueFull": 22,
+    "handshakeTimeout": 23,
+    "idleTimeout": 24,
+    "tooManyConnections": 25,
 }
 ERROR_NAMES = {code: name for name, code in ERROR_CODES.items()}
 
@@ -98,10 +108,40 @@ def json_body(obj):
     return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
-class Frame:
-    __slots__ = ("type", "flags", "sequence", "topic", "body")
+TRAILER_STALE = 0x1      # `present` bit: staleDate is set
+TRAILER_DISMISSAL = 0x2  # `present` bit: dismissalDate is set
 
-    def __init__(self, type, body=b"", topic="", sequence=0, flags=0):
+
+def encode_trailer(client):
+    """The 48-byte EVENT trailer (PROTOCOL.md §5.1) of a `client` dict: timestamp, etaTarget, lastConfirmed,
+    staleDate?, dismissalDate? (ms, client clock) and uncertaintyMs."""
+    stale, dismissal = client.get("staleDate"), client.get("dismissalDate")
+    present = (TRAILER_STALE if stale is not None else 0) | (TRAILER_DISMISSAL if dismissal is not None else 0)
+    return struct.pack(">qqqqqIHH", client["timestamp"], client["etaTarget"], client["lastConfirmed"],
+                       stale or 0, dismissal or 0, client["uncertaintyMs"], present, 0)
+
+
+def decode_trailer(data):
+    """The `client` dict of an EVENT trailer (its first 48 bytes; later bytes belong to later versions)."""
+    if len(data) < TRAILER_SIZE:
+        raise WireError("malformedFrame", "EVENT trailer of %d bytes; v2 needs %d" % (len(data), TRAILER_SIZE))
+    timestamp, eta, confirmed, stale, dismissal, uncertainty, present, reserved = struct.unpack_from(
+        ">qqqqqIHH", data, 0)
+    if present & ~(TRAILER_STALE | TRAILER_DISMISSAL) or reserved:
+        raise WireError("malformedFrame", "EVENT trailer: present bits 0x%x, reserved %d" % (present, reserved))
+    client = {"timestamp": timestamp, "etaTarget": eta, "lastConfirmed": confirmed, "uncertaintyMs": uncertainty}
+    if present & TRAILER_STALE:
+        client["staleDate"] = stale
+    if present & TRAILER_DISMISSAL:
+        client["dismissalDate"] = dismissal
+    return client
+
+
+class Frame:
+    """One frame. `trailer` is an EVENT's `client` dict (decoded from its trailer), None for other types."""
+    __slots__ = ("type", "flags", "sequence", "topic", "body", "trailer")
+
+    def __init__(self, type, body=b"", topic="", sequence=0, flags=0, trailer=None):
         if isinstance(type, str):
             type = FRAME_TYPES[type]
         self.type = type
@@ -109,6 +149,7 @@ class Frame:
         self.sequence = sequence
         self.topic = topic
         self.body = body if isinstance(body, (bytes, bytearray)) else json_body(body)
+        self.trailer = trailer
 
     @property
     def type_name(self):
@@ -126,20 +167,29 @@ class Frame:
             raise WireError("invalidBody", "%s body is not a JSON object" % self.type_name)
         return value
 
+    def event_body(self):
+        """An EVENT's body with its trailer's instants as the `client` member (how the order book reads it)."""
+        body = self.json()
+        if self.trailer is not None:
+            body["client"] = dict(self.trailer)
+        return body
+
     def encode(self):
-        return encode_frame(self.type, self.body, self.topic, self.sequence, self.flags)
+        return encode_frame(self.type, self.body, self.topic, self.sequence, self.flags, self.trailer)
 
     def __eq__(self, other):
-        return isinstance(other, Frame) and (self.type, self.flags, self.sequence, self.topic, bytes(self.body)) == (
-            other.type, other.flags, other.sequence, other.topic, bytes(other.body))
+        return isinstance(other, Frame) and (self.type, self.flags, self.sequence, self.topic, bytes(self.body),
+                                             self.trailer) == (
+            other.type, other.flags, other.sequence, other.topic, bytes(other.body), other.trailer)
 
     def __repr__(self):
         return "Frame(%s, flags=%d, seq=%d, topic=%r, body=%r)" % (
             self.type_name, self.flags, self.sequence, self.topic, bytes(self.body)[:80])
 
 
-def encode_frame(type, body=b"", topic="", sequence=0, flags=0):
-    """Encode one frame. `body` is bytes (sent as is) or a JSON-able object (canonical encoding)."""
+def encode_frame(type, body=b"", topic="", sequence=0, flags=0, trailer=None):
+    """Encode one frame. `body` is bytes (sent as is) or a JSON-able object (canonical encoding). An EVENT needs
+    `trailer`, its `client` dict (or the 48 trailer bytes); other types have none."""
     if isinstance(type, str):
         type = FRAME_TYPES[type]
     if not isinstance(body, (bytes, bytearray)):
@@ -149,12 +199,16 @@ def encode_frame(type, body=b"", topic="", sequence=0, flags=0):
         raise WireError("invalidTopic", "topic of %d bytes; the limit is %d" % (len(topic_bytes), MAX_TOPIC_LENGTH))
     if flags & ~KNOWN_FLAGS:
         raise WireError("malformedFrame", "unknown flag bits 0x%x" % flags)
-    length = 20 + len(topic_bytes) + len(body)
+    if (type == FRAME_TYPES["EVENT"]) != (trailer is not None):
+        raise WireError("malformedFrame", "an EVENT needs a trailer; other frames have none")
+    tail = b"" if trailer is None else (bytes(trailer) if isinstance(trailer, (bytes, bytearray))
+                                        else encode_trailer(trailer))
+    length = 20 + len(topic_bytes) + len(body) + len(tail)
     if length + 4 > MAX_FRAME_SIZE:
         raise WireError("frameTooLarge", "frame of %d bytes; the limit is %d" % (length + 4, MAX_FRAME_SIZE))
-    fixed = struct.pack(">BBHQHH", PROTOCOL_VERSION, type, flags, sequence, len(topic_bytes), 0)
-    crc = zlib.crc32(body, zlib.crc32(topic_bytes, zlib.crc32(fixed))) & 0xFFFFFFFF
-    return struct.pack(">I", length) + fixed + struct.pack(">I", crc) + topic_bytes + bytes(body)
+    fixed = struct.pack(">BBHQHH", PROTOCOL_VERSION, type, flags, sequence, len(topic_bytes), len(tail))
+    crc = zlib.crc32(tail, zlib.crc32(body, zlib.crc32(topic_bytes, zlib.crc32(fixed)))) & 0xFFFFFFFF
+    return struct.pack(">I", length) + fixed + struct.pack(">I", crc) + topic_bytes + bytes(body) + tail
 
 
 def _check_length(length, max_frame_size):
@@ -166,17 +220,22 @@ def _check_length(length, max_frame_size):
 
 def _decode_whole(data, known_flags=KNOWN_FLAGS):
     """Decode one complete frame (`data` is exactly length + 4 bytes, length already checked)."""
-    version, type_byte, flags, sequence, topic_length, reserved, crc = struct.unpack_from(">BBHQHHI", data, 4)
+    version, type_byte, flags, sequence, topic_length, trailer_length, crc = struct.unpack_from(">BBHQHHI", data, 4)
     if version != PROTOCOL_VERSION:
         raise WireError("unsupportedVersion", "frame version %d; this client speaks %d" % (version, PROTOCOL_VERSION))
     if type_byte not in FRAME_NAMES:
         raise WireError("unknownFrameType", "frame type 0x%02x" % type_byte)
     if flags & ~known_flags:
         raise WireError("malformedFrame", "unknown flag bits 0x%04x" % flags)
-    if reserved != 0:
-        raise WireError("malformedFrame", "reserved field is 0x%04x, must be 0" % reserved)
-    if topic_length > MAX_TOPIC_LENGTH or HEADER_SIZE + topic_length > len(data):
-        raise WireError("malformedFrame", "topic length %d runs past the frame" % topic_length)
+    is_event = type_byte == FRAME_TYPES["EVENT"]
+    if is_event and trailer_length < TRAILER_SIZE:
+        raise WireError("malformedFrame", "EVENT trailer length %d; v2 needs at least %d" % (trailer_length,
+                                                                                             TRAILER_SIZE))
+    if not is_event and trailer_length != 0:
+        raise WireError("malformedFrame", "trailer length %d on a %s" % (trailer_length, FRAME_NAMES[type_byte]))
+    if topic_length > MAX_TOPIC_LENGTH or HEADER_SIZE + topic_length + trailer_length > len(data):
+        raise WireError("malformedFrame", "topic length %d and trailer length %d run past the frame" % (
+            topic_length, trailer_length))
     actual = zlib.crc32(data[HEADER_SIZE:], zlib.crc32(data[4:20])) & 0xFFFFFFFF
     if actual != crc:
         raise WireError("checksumMismatch", "CRC-32 is 0x%08x, the frame says 0x%08x" % (actual, crc))
@@ -184,7 +243,9 @@ def _decode_whole(data, known_flags=KNOWN_FLAGS):
         topic = bytes(data[HEADER_SIZE:HEADER_SIZE + topic_length]).decode("utf-8")
     except UnicodeDecodeError:
         raise WireError("malformedFrame", "topic is not UTF-8")
-    return Frame(type_byte, bytes(data[HEADER_SIZE + topic_length:]), topic, sequence, flags)
+    body_end = len(data) - trailer_length
+    trailer = decode_trailer(data[body_end:]) if is_event else None
+    return Frame(type_byte, bytes(data[HEADER_SIZE + topic_length:body_end]), topic, sequence, flags, trailer)
 
 
 def decode_frame(data, max_frame_size=MAX_FRAME_SIZE):
@@ -668,7 +729,7 @@ class SessionClient:
         self._sock.sendall(data)
 
     def _hello(self):
-        body = {"versions": [PROTOCOL_VERSION], "client": CLIENT_NAME, "role": "session",
+        body = {"versions": SUPPORTED_VERSIONS, "client": CLIENT_NAME, "role": "session",
                 "device": self.device, "posture": dict(self.posture), "appState": self.app_state}
         if self.name:
             body["name"] = self.name
@@ -714,6 +775,11 @@ class SessionClient:
                     attempt += 1
                     self._backoff(attempt)
                     continue
+                problem = _peer_problem(sock, self.socket_path)
+                if problem is not None:
+                    sock.close()
+                    self._warn(problem)
+                    return EXIT_UNREACHABLE
                 unreachable_since = None
                 self._sock = sock
                 outcome = self._serve()
@@ -920,7 +986,7 @@ class SessionClient:
     def _on_frame(self, frame):
         name = frame.type_name
         try:
-            body = frame.json()
+            body = frame.event_body() if name == "EVENT" else frame.json()
         except WireError as error:
             self._warn("ignoring %s: %s" % (name, error))
             return None
@@ -1078,7 +1144,10 @@ def admin_command(socket_path, command, args=None, timeout=5.0):
     sock.settimeout(timeout)
     try:
         sock.connect(socket_path)
-        sock.sendall(encode_frame("HELLO", {"versions": [PROTOCOL_VERSION], "client": CLIENT_NAME, "role": "admin",
+        problem = _peer_problem(sock, socket_path)
+        if problem is not None:
+            raise PermissionError(problem)
+        sock.sendall(encode_frame("HELLO", {"versions": SUPPORTED_VERSIONS, "client": CLIENT_NAME, "role": "admin",
                                             "clientTime": int(time.time() * 1000)}))
         sock.sendall(encode_frame("COMMAND", {"command": command, "args": args or {}}, sequence=1))
         decoder = FrameDecoder()
@@ -1132,12 +1201,58 @@ class _Parser(argparse.ArgumentParser):
         sys.exit(EXIT_USAGE)
 
 
+def _private_directory_problem(path):
+    """None when `path` is a real directory (not a link) of this user with no group/other bits, else why not."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return "%s does not exist" % path
+    if stat.S_ISLNK(st.st_mode):
+        return "%s is a symbolic link, not a directory" % path
+    if not stat.S_ISDIR(st.st_mode):
+        return "%s is not a directory" % path
+    if st.st_uid != os.getuid():
+        return "%s is owned by uid %d, not by you (uid %d): another user may pose as your daemon" % (
+            path, st.st_uid, os.getuid())
+    if st.st_mode & 0o077:
+        return "%s has mode %o, so other users can reach its socket (chmod 700 %s)" % (
+            path, st.st_mode & 0o777, path)
+    return None
+
+
 def _default_socket():
+    """PROTOCOL.md §1: $LIVEBUS_SOCKET, else $XDG_RUNTIME_DIR/livebus.sock when that directory is ours and 0700,
+    else /tmp/livebus-<uid>/livebus.sock (the same rule as the Swift client's SocketPath.defaultPath)."""
     if os.environ.get("LIVEBUS_SOCKET"):
         return os.environ["LIVEBUS_SOCKET"]
-    if os.environ.get("XDG_RUNTIME_DIR"):
-        return os.path.join(os.environ["XDG_RUNTIME_DIR"], "livebus.sock")
-    return "/tmp/livebus-%d.sock" % os.getuid()
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and _private_directory_problem(runtime) is None:
+        return os.path.join(runtime, "livebus.sock")
+    return "/tmp/livebus-%d/livebus.sock" % os.getuid()
+
+
+def _peer_problem(sock, socket_path):
+    """None when the process serving `sock` runs as this user or root (SO_PEERCRED), else why it is refused."""
+    try:
+        _pid, uid, _gid = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED,
+                                                             struct.calcsize("3i")))
+    except OSError as error:
+        return "cannot read the peer credentials of %s: %s" % (socket_path, error.strerror)
+    if uid in (os.getuid(), 0):
+        return None
+    return ("%s is served by a process of uid %d, not by you (uid %d); nothing was sent to it. Start your own "
+            "daemon or pass the --socket of yours" % (socket_path, uid, os.getuid()))
+
+
+def _name_problem(name):
+    """Why `name` cannot name a session (PROTOCOL.md §4.1), or None."""
+    if not 1 <= len(name.encode()) <= 64 or re.search(r"\s", name):
+        return "--name must be 1-64 characters without spaces"
+    if name in ("all", "current"):
+        return "--name '%s' is reserved: commands use it to address sessions" % name
+    if re.fullmatch(r"s[0-9]+", name):
+        return "--name '%s' has the form of a session id (s<digits>); choose another name" % name
+    return None
 
 
 def _window(text):
@@ -1173,7 +1288,7 @@ def _script_arg(text):
 
 def build_parser():
     parser = _Parser(prog="livebus_client.py",
-                     description="livebus-py: an independent LiveBus client (wire protocol v1), standard library "
+                     description="livebus-py: an independent LiveBus client (wire protocol v2), standard library "
                                  "only.")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     attach = commands.add_parser(
@@ -1183,7 +1298,7 @@ def build_parser():
         epilog=USAGE_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     attach.add_argument("--socket", default=None, metavar="PATH",
                         help="the daemon's Unix socket (default $LIVEBUS_SOCKET, else $XDG_RUNTIME_DIR/livebus.sock, "
-                             "else /tmp/livebus-<uid>.sock)")
+                             "when it is yours with mode 0700, else /tmp/livebus-<uid>/livebus.sock)")
     attach.add_argument("--name", default=None, metavar="N", help="session name (1-64 characters, no spaces)")
     attach.add_argument("--device", default="iphone-16-pro", metavar="ID",
                         help="device id from the catalog (default iphone-16-pro)")
@@ -1240,9 +1355,14 @@ def main(argv=None):
     if len(socket_path.encode()) > 107:
         sys.stderr.write("livebus-py: socket path longer than 107 bytes: %s\n" % socket_path)
         return EXIT_USAGE
-    if args.name is not None and (not 1 <= len(args.name) <= 64 or re.search(r"\s", args.name)):
-        sys.stderr.write("livebus-py: --name must be 1-64 characters without spaces\n")
+    if args.name is not None and _name_problem(args.name) is not None:
+        sys.stderr.write("livebus-py: %s\n" % _name_problem(args.name))
         return EXIT_USAGE
+    if args.socket is None and socket_path.startswith("/tmp/livebus-%d/" % os.getuid()):
+        problem = _private_directory_problem(os.path.dirname(socket_path))
+        if problem is not None and os.path.lexists(os.path.dirname(socket_path)):
+            sys.stderr.write("livebus-py: %s\n" % problem)
+            return EXIT_UNREACHABLE
     client = SessionClient(socket_path, name=args.name, device=args.device, fold_state=args.posture,
                            orientation=args.orientation, app_state=args.app_state, window=args.window,
                            os_version=args.os, clock=SimClock(args.clock_skew, args.clock_drift),

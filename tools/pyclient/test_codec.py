@@ -33,26 +33,42 @@ class VectorTests(unittest.TestCase):
     def test_encode_every_vector(self):
         for vector in VECTORS["frames"]:
             with self.subTest(vector=vector["name"]):
+                trailer = bytes.fromhex(vector["trailer"]) if vector.get("trailer") else None
                 encoded = lb.encode_frame(vector["type"], vector["body"].encode("utf-8"), vector["topic"],
-                                          vector["sequence"], vector["flags"])
+                                          vector["sequence"], vector["flags"], trailer)
                 self.assertEqual(encoded.hex(), vector["hex"])
 
     def test_encode_from_json_objects(self):
         """Bodies built as objects and encoded canonically (sorted keys, no spaces) give the vector's bytes.
-        EVENT bodies are the sorted shared part with the per-session `client` member appended last."""
+        EVENT bodies have no `client` member: the per-session instants are the 48-byte trailer (§5.1)."""
         for vector in VECTORS["frames"]:
             with self.subTest(vector=vector["name"]):
                 body = json.loads(vector["body"]) if vector["body"] else None
                 if vector["type"] == "EVENT":
-                    client = body.pop("client")
-                    shared = lb.json_body(body)
-                    raw = shared[:-1] + b',"client":' + lb.json_body(client) + b"}"
-                    encoded = lb.encode_frame(vector["type"], raw, vector["topic"], vector["sequence"],
-                                              vector["flags"])
-                else:
-                    encoded = lb.encode_frame(vector["type"], body, vector["topic"], vector["sequence"],
-                                              vector["flags"])
+                    self.assertNotIn("client", body)
+                    self.assertEqual(lb.encode_trailer(vector["client"]).hex(), vector["trailer"])
+                encoded = lb.encode_frame(vector["type"], body, vector["topic"], vector["sequence"],
+                                          vector["flags"], vector.get("client"))
                 self.assertEqual(encoded.hex(), vector["hex"])
+
+    def test_event_trailer_fields(self):
+        """The trailer decodes to the vector's `client` instants; the straight CRC-32 covers it (§2)."""
+        for vector in VECTORS["frames"]:
+            if vector["type"] != "EVENT":
+                continue
+            with self.subTest(vector=vector["name"]):
+                data = bytes.fromhex(vector["hex"])
+                frame = lb.decode_frame(data)
+                self.assertEqual(frame.trailer, vector["client"])
+                self.assertEqual(data[18:20], lb.TRAILER_SIZE.to_bytes(2, "big"))
+                self.assertEqual(data[-lb.TRAILER_SIZE:].hex(), vector["trailer"])
+                self.assertEqual(frame.event_body()["client"], vector["client"])
+                for index in (30, len(data) - 60, len(data) - 20, len(data) - 1):  # topic, body, trailer
+                    bad = bytearray(data)
+                    bad[index] ^= 0x10
+                    with self.assertRaises(lb.WireError) as caught:
+                        lb.decode_frame(bytes(bad))
+                    self.assertEqual(caught.exception.name, "checksumMismatch")
 
     def test_decode_every_vector(self):
         for vector in VECTORS["frames"]:
@@ -64,6 +80,7 @@ class VectorTests(unittest.TestCase):
                 self.assertEqual(frame.sequence, vector["sequence"])
                 self.assertEqual(frame.topic, vector["topic"])
                 self.assertEqual(frame.body.decode("utf-8"), vector["body"])
+                self.assertEqual(frame.trailer, vector.get("client"))
                 expected = json.loads(vector["body"]) if vector["body"] else {}
                 self.assertEqual(frame.json(), expected)
 
@@ -136,7 +153,8 @@ class MalformedTests(unittest.TestCase):
         """PROTOCOL.md §2: bit 3 `reconvert` (added after the vectors were recorded); bits 4–15 must be 0."""
         vector = VECTORS["frames"][7]
         for bit, ok in ((lb.FLAG_RECONVERT, True), (0x10, False), (0x8000, False)):
-            data = lb.encode_frame("EVENT", vector["body"].encode(), vector["topic"], vector["sequence"], 0)
+            data = lb.encode_frame("EVENT", vector["body"].encode(), vector["topic"], vector["sequence"], 0,
+                                   vector["client"])
             data = bytearray(data)
             data[6:8] = bit.to_bytes(2, "big")
             crc = lb.zlib.crc32(bytes(data[24:]), lb.zlib.crc32(bytes(data[4:20]))) & 0xFFFFFFFF

@@ -43,14 +43,23 @@ class Peer:
         return frame
 
     def send(self, type_name, body=b"", topic="", sequence=0, flags=0):
-        self.conn.sendall(lb.encode_frame(type_name, body, topic, sequence, flags))
+        self.conn.sendall(encode(type_name, body, topic, sequence, flags))
 
     def welcome(self, token, resumed=False, session="s1", name="pro"):
-        self.send("WELCOME", {"version": 1, "session": session, "name": name, "resumeToken": token,
+        self.send("WELCOME", {"version": 2, "session": session, "name": name, "resumeToken": token,
                               "serverTime": int(time.time() * 1000), "resumed": resumed, "maxFrameSize": 65536})
 
     def event(self, seq, flags=0, **kwargs):
         self.send("EVENT", event(seq, **kwargs), TOPIC, seq, flags)
+
+
+def encode(type_name, body=b"", topic="", sequence=0, flags=0):
+    """A frame as livebusd writes it: an EVENT's `client` instants go into its trailer (PROTOCOL.md §5.1)."""
+    trailer = None
+    if type_name == "EVENT":
+        body = dict(body)
+        trailer = body.pop("client")
+    return lb.encode_frame(type_name, body, topic, sequence, flags, trailer)
 
 
 class FakeDaemon:
@@ -114,7 +123,7 @@ class FakeDaemonTests(unittest.TestCase):
             peer.event(3, flags=lb.FLAG_REPLAY, status="awaitingPickup")
             peer.send("UPTODATE", {"sequence": 3}, TOPIC)
             # a corrupted frame: the client drops the connection and resumes
-            bad = bytearray(lb.encode_frame("EVENT", event(4, status="pickedUp"), TOPIC, 4))
+            bad = bytearray(encode("EVENT", event(4, status="pickedUp"), TOPIC, 4))
             bad[-2] ^= 0x01
             peer.conn.sendall(bytes(bad))
             try:
@@ -138,7 +147,7 @@ class FakeDaemonTests(unittest.TestCase):
         self.assertEqual(result.get("code"), 0)
         hello = seen["hello"]
         self.assertEqual(hello["role"], "session")
-        self.assertEqual(hello["versions"], [1])
+        self.assertEqual(hello["versions"], [2])
         self.assertEqual(hello["device"], "iphone-duo")
         self.assertEqual(hello["name"], "pro")
         self.assertEqual(hello["posture"], {"foldState": "half-opened", "orientation": "portrait"})

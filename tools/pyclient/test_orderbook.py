@@ -1,7 +1,9 @@
 """Sequence rules (PROTOCOL.md §5.2), Apple's Live Activity content rules, stale timer, clock and CLI words."""
 
 import os
+import socket
 import sys
+import tempfile
 import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -265,7 +267,8 @@ class WordsAndClockTests(unittest.TestCase):
         self.assertEqual((args.clock_skew, args.clock_drift, args.duration), (-90_000, -200.0, 2000))
 
     def test_cli_usage_errors_exit_2(self):
-        for argv in (["attach", "--bogus"], ["attach", "--posture", "sideways"], ["attach", "--duration", "x"], []):
+        for argv in (["attach", "--bogus"], ["attach", "--posture", "sideways"], ["attach", "--duration", "x"], [],
+                     ["attach", "--name", "all"], ["attach", "--name", "current"], ["attach", "--name", "s12"]):
             with self.subTest(argv=argv):
                 with open(os.devnull, "w") as devnull:
                     saved = sys.stderr
@@ -282,3 +285,29 @@ class WordsAndClockTests(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class OtherUserTests(unittest.TestCase):
+    """Issue 14: the default socket is in a private directory, and a daemon of another user is refused."""
+
+    def test_default_socket_is_in_a_private_directory(self):
+        saved = dict(os.environ)
+        try:
+            os.environ.pop("LIVEBUS_SOCKET", None)
+            os.environ["XDG_RUNTIME_DIR"] = "/tmp"  # not private (1777): not used
+            self.assertEqual(lb._default_socket(), "/tmp/livebus-%d/livebus.sock" % os.getuid())
+            private = tempfile.mkdtemp()  # 0700, ours
+            os.environ["XDG_RUNTIME_DIR"] = private
+            self.assertEqual(lb._default_socket(), private + "/livebus.sock")
+            os.rmdir(private)
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+
+    def test_peer_of_this_user_is_accepted(self):
+        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            self.assertIsNone(lb._peer_problem(a, "pair"))
+        finally:
+            a.close()
+            b.close()

@@ -2,9 +2,9 @@ import Foundation
 import LiveBusWire
 import Testing
 
-/// Frame codec: golden vectors both ways, split points, malformed input.
+/// Frame codec: golden vectors both ways (the same file the Python client checks), split points, malformed input.
 /// Source: Protocol/PROTOCOL.md §2–§3; nats-server `server/parser_test.go` (feed every split).
-struct FrameCodecTests {
+struct GoldenVectorTests {
     static let repoRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().resolvingSymlinksInPath()
         .deletingLastPathComponent().deletingLastPathComponent()
     static let vectorsFile = repoRoot.appendingPathComponent("Protocol/vectors/frames.json")
@@ -30,6 +30,9 @@ struct FrameCodecTests {
         var sequence: UInt64
         var topic: String
         var body: String
+        /// EVENT: the 48 trailer bytes in hex (PROTOCOL.md §5.1) and their fields; else absent.
+        var trailer: String?
+        var client: ClientInstantsBody?
         var hex: String
     }
 
@@ -49,7 +52,7 @@ struct FrameCodecTests {
     static func current() throws -> VectorFile {
         VectorFile(
             comment:
-                "Golden frames of LiveBus wire protocol v1 (Protocol/PROTOCOL.md). Regenerate with RECORD_VECTORS=1 swift test --filter FrameCodecTests.",
+                "Golden frames of LiveBus wire protocol v2 (Protocol/PROTOCOL.md). Regenerate with RECORD_VECTORS=1 swift test --filter GoldenVectorTests.",
             frames: try GoldenVectors.all.map { v in
                 FileVector(
                     name: v.name,
@@ -60,6 +63,8 @@ struct FrameCodecTests {
                     sequence: v.frame.sequence,
                     topic: v.frame.topic,
                     body: String(decoding: v.frame.body, as: UTF8.self),
+                    trailer: v.frame.trailer.map { hex($0.bytes) },
+                    client: v.frame.trailer.map(ClientInstantsBody.init),
                     hex: hex(try v.frame.encoded())
                 )
             },
@@ -103,6 +108,8 @@ struct FrameCodecTests {
             #expect(f.sequence == v.sequence)
             #expect(f.topic == v.topic)
             #expect(String(decoding: f.body, as: UTF8.self) == v.body)
+            #expect(f.trailer.map { Self.hex($0.bytes) } == v.trailer)
+            #expect(f.trailer.map(ClientInstantsBody.init) == v.client)
             #expect(try d.next() == nil)
             #expect(d.bufferedByteCount == 0)
         }
@@ -168,6 +175,7 @@ struct FrameCodecTests {
     /// CRC-32 matches the published check value (IEEE, "123456789" → 0xCBF43926).
     @Test func crcCheckValue() {
         #expect(CRC32.checksum(Array("123456789".utf8)) == 0xCBF4_3926)
+        #expect(CRC32.checksum([UInt8]()) == 0)
     }
 
     /// Wire error codes equal `Protocol/errors.json`, the single source of truth.

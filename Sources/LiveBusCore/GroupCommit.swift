@@ -1,0 +1,82 @@
+import Foundation
+
+/// The group commit of one loop turn: every append, resume record and metadata value staged during the turn,
+/// taken whole at the end of the turn as one ``StoreBatch`` (one transaction, one fsync under `--sync full`).
+///
+/// Each staged event carries a `Waiter` (the daemon's: the publishing session and its frame id), handed back in
+/// the same order with the batch, so the ACKs and the fan-out follow the commit ("batch committed").
+/// Pure: no clock, no store. Source: ISSUE-15 item 2; ../shared/DESIGN.md "The core and its adapters".
+public struct GroupCommit<Waiter> {
+    private var items: [StoreItem] = []
+    private var waiters: [Waiter] = []
+    private var resume: [ResumeRecord] = []
+    private var resumeIndex: [String: Int] = [:]
+    private var removed: [String] = []
+    private var meta: [(key: String, value: String)] = []
+
+    /// Creates an empty turn.
+    public init() {}
+
+    /// Whether nothing is staged.
+    public var isEmpty: Bool { items.isEmpty && resume.isEmpty && removed.isEmpty && meta.isEmpty }
+    /// Events staged so far.
+    public var eventCount: Int { items.count }
+
+    /// Stages an event.
+    /// - Parameters:
+    ///   - item: The topic and body.
+    ///   - waiter: Who waits for it to be committed.
+    public mutating func append(_ item: StoreItem, waiter: Waiter) {
+        items.append(item)
+        waiters.append(waiter)
+    }
+
+    /// Stages a resume record; a later record of the same token in the same turn replaces it.
+    /// - Parameter record: The record.
+    public mutating func saveResume(_ record: ResumeRecord) {
+        removed.removeAll { $0 == record.token }
+        if let i = resumeIndex[record.token] {
+            resume[i] = record
+        } else {
+            resumeIndex[record.token] = resume.count
+            resume.append(record)
+        }
+    }
+
+    /// Stages the deletion of a resume record; it cancels a record of the same token staged earlier in the turn.
+    /// - Parameter token: The resume token.
+    public mutating func removeResume(token: String) {
+        if let i = resumeIndex.removeValue(forKey: token) {
+            resume.remove(at: i)
+            for (t, j) in resumeIndex where j > i { resumeIndex[t] = j - 1 }
+        }
+        if !removed.contains(token) { removed.append(token) }
+    }
+
+    /// Stages a metadata value.
+    /// - Parameters:
+    ///   - key: The key.
+    ///   - value: The value.
+    public mutating func setMeta(_ key: String, _ value: String) { meta.append((key, value)) }
+
+    /// Takes everything staged as one batch and empties the turn.
+    /// - Parameter nowMilliseconds: Server-clock milliseconds, stored with the resume records.
+    /// - Returns: The batch and the waiters of its events, in the same order.
+    public mutating func take(nowMilliseconds: Int64) -> (batch: StoreBatch, waiters: [Waiter]) {
+        let batch = StoreBatch(
+            events: items,
+            resumeRecords: resume,
+            removedResumeTokens: removed,
+            meta: meta,
+            nowMilliseconds: nowMilliseconds
+        )
+        let w = waiters
+        items.removeAll(keepingCapacity: true)
+        waiters.removeAll(keepingCapacity: true)
+        resume.removeAll(keepingCapacity: true)
+        resumeIndex.removeAll(keepingCapacity: true)
+        removed.removeAll(keepingCapacity: true)
+        meta.removeAll(keepingCapacity: true)
+        return (batch, w)
+    }
+}

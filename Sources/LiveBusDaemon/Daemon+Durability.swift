@@ -1,0 +1,285 @@
+import Foundation
+import LiveBusCore
+import LiveBusSimulator
+import LiveBusWire
+
+/// The simulator's events on a store that refuses writes (a full disk): held in order, retried with backoff on the
+/// loop, reported as `degraded` in the log, `status` and `doctor` until the store takes them.
+/// Source: issue 14 "Data loss on a full disk"; Protocol/PROTOCOL.md §5.6.
+extension Daemon {
+    /// Stores the simulator's events through ``HeldEvents`` and fans out what was stored.
+    /// - Parameters:
+    ///   - items: The events, oldest first.
+    ///   - undo: For a command: the simulator before it; on a refusal it is put back and the error returned.
+    /// - Returns: The refusal of a command's events, else `nil`.
+    func storeSimulatorEvents(_ items: [HeldEvents.Item], undo: DeliverySimulator?) -> StoreError? {
+        if held.isDegraded && undo == nil {
+            // Queued behind the held events without trying the store; the retry saves the state then current.
+            _ = held.publish(items, simulatorState: nil, store: store, nowMs: nowMs())
+            return nil
+        }
+        let state: Data?
+        do {
+            state = store.isDurable ? try simulator?.savedState() : nil
+        } catch {
+            // Never store events without the state that produced them: a restart would emit them again.
+            return refused(items, StoreError("cannot encode the simulator state: \(error)"), undo: undo)
+        }
+        let now = clock.now().millisecondsSinceEpoch
+        if let undo {
+            let wasDegraded = held.isDegraded
+            switch held.storeNow(items, simulatorState: state, store: store, nowMs: now) {
+            case .success(let stored):
+                announce(stored)
+                return nil
+            case .failure(let e):
+                simulator = undo
+                if !wasDegraded { degradationBegan(e) }
+                armHeldRetry()
+                return e
+            }
+        }
+        switch held.publish(items, simulatorState: state, store: store, nowMs: now) {
+        case .stored(let stored, _):
+            announce(stored)
+        case .held(let e, let began):
+            if began { degradationBegan(e) }
+            armHeldRetry()
+        }
+        return nil
+    }
+
+    /// A failure before the store was reached: a command is refused (simulator put back), other events are held.
+    private func refused(_ items: [HeldEvents.Item], _ e: StoreError, undo: DeliverySimulator?) -> StoreError? {
+        logger.log(.error, "cannot store events", [("count", "\(items.count)"), ("error", e.message)])
+        if let undo {
+            simulator = undo
+            return e
+        }
+        if held.hold(items, refusal: e, nowMs: nowMs()) { degradationBegan(e) }
+        armHeldRetry()
+        return nil
+    }
+
+    private func nowMs() -> Int64 { clock.now().millisecondsSinceEpoch }
+
+    /// Logs and fans out stored events, oldest first.
+    private func announce(_ stored: [StoredEvent]) {
+        for e in stored {
+            logger.info(
+                "event",
+                [
+                    ("topic", e.topic), ("seq", "\(e.sequence)"), ("event", e.body.event),
+                    ("status", e.body.contentState.status),
+                ]
+            )
+            fanOut(e)
+        }
+    }
+
+    private func degradationBegan(_ e: StoreError) {
+        logger.log(
+            .warning,
+            "degraded: the store refuses writes; simulator events are held in memory and retried",
+            [
+                ("reason", StoreCondition(e).words), ("error", e.message),
+                ("data_dir", options.dataDirectory ?? "-"), ("held", "\(held.count)"),
+            ]
+        )
+    }
+
+    private func degradationEnded(_ r: HeldEvents.Recovery) {
+        logger.log(
+            .warning,
+            "degraded period over: the store takes writes again; held events stored in order",
+            [
+                ("held", "\(r.heldEvents)"), ("held_ms", "\(r.heldMilliseconds)"),
+                ("failed_attempts", "\(r.failedAttempts)"),
+            ]
+        )
+    }
+
+    /// Stages a client PUBLISH in this loop turn's batch, behind the held simulator events (they came first: they
+    /// are retried now). Its ACK and fan-out follow the batch's commit (``commitTurn()``).
+    /// - Parameters:
+    ///   - topic: The topic (validated).
+    ///   - body: The event.
+    ///   - s: The publishing session.
+    ///   - id: The PUBLISH frame's id, echoed in the ACK.
+    func stageClientEvent(topic: String, body: EventBody, from s: Session, id: UInt64) {
+        if held.isDegraded && turn.eventCount == 0 { retryHeldEvents() }
+        turn.append((topic, body), waiter: PublishWaiter(session: s, id: id))
+        s.pendingAcks += 1
+    }
+
+    /// Commits everything this loop turn appended as one batch (group commit: one transaction, one fsync under
+    /// `--sync full`); on the commit, ACKs the PUBLISHes and fans the events out. Runs at the end of every loop
+    /// turn, and before a session with pending ACKs says BYE or gets an ERROR.
+    func commitTurn() {
+        guard !turn.isEmpty else { return }
+        let (batch, waiters) = turn.take(nowMilliseconds: nowMs())
+        store.commit(batch) { [weak self] result in self?.batchCommitted(result, waiters: waiters) }
+    }
+
+    /// Events fanned out between two flushes of every connection's output while a large batch is fanned out
+    /// (flush as you go: the first subscribers' frames leave before the last event is encoded).
+    static let fanOutFlushInterval = 32
+
+    /// The input "batch committed": ACK and fan out what was stored, or refuse every PUBLISH of the batch.
+    private func batchCommitted(_ result: Result<[StoredEvent], StoreError>, waiters: [PublishWaiter]) {
+        for w in waiters { w.session.pendingAcks -= 1 }
+        switch result {
+        case .success(let stored):
+            if !stored.isEmpty, let r = held.noteStored(nowMs: nowMs()) {
+                degradationEnded(r)
+                heldRetryTimer?.cancel()
+                heldRetryTimer = nil
+            }
+            for (i, e) in stored.enumerated() {
+                let w = waiters[i]
+                if w.session.phase == .established {
+                    send(
+                        w.session,
+                        .ack,
+                        sequence: w.id,
+                        topic: e.topic,
+                        encoded: EventJSON.ackBody(sequence: e.sequence)
+                    )
+                }
+                fanOut(e)
+                if (i + 1) % Self.fanOutFlushInterval == 0 { loop.flushPendingWrites() }
+            }
+        case .failure(let e):
+            guard !waiters.isEmpty else {
+                logger.log(.error, "cannot store resume records", [("error", e.message)])
+                return
+            }
+            if held.noteRefused(e, nowMs: nowMs()) { degradationBegan(e) }
+            armHeldRetry()
+            let c = StoreCondition(e)
+            let refusal = WireError(
+                .internalError,
+                "cannot store the event: \(c.words) (\(e.message)); nothing was stored: "
+                    + (c == .storeError ? "see the daemon's log" : "publish again once there is space")
+            )
+            for w in waiters where w.session.phase != .closed { fail(w.session, refusal) }
+        }
+    }
+
+    private func armHeldRetry() {
+        guard heldRetryTimer == nil, held.isDegraded, !isShuttingDown else { return }
+        heldRetryTimer = loop.schedule(after: UInt64(held.retryDelayMilliseconds)) { [unowned self] in
+            self.heldRetryTimer = nil
+            self.retryHeldEvents()
+        }
+    }
+
+    /// Tries to store the held events now (the retry timer, and a client PUBLISH, which must not overtake them).
+    func retryHeldEvents() {
+        guard held.isDegraded, !isShuttingDown else { return }
+        let state: Data?
+        do {
+            state = store.isDurable ? try simulator?.savedState() : nil
+        } catch {
+            armHeldRetry()
+            return
+        }
+        // Nothing to write (no simulator, nothing held): the next client PUBLISH tells.
+        guard held.canProbe(simulatorState: state) else { return }
+        switch held.retry(simulatorState: state, store: store, nowMs: nowMs()) {
+        case .stored(let stored, let recovery):
+            degradationEnded(
+                recovery ?? HeldEvents.Recovery(heldEvents: stored.count, heldMilliseconds: 0, failedAttempts: 0)
+            )
+            announce(stored)
+            heldRetryTimer?.cancel()
+            heldRetryTimer = nil
+            rearmSimulator()
+        case .held:
+            armHeldRetry()
+        }
+    }
+
+    /// Stops retrying at shutdown; says what the held events become.
+    func stopRetryingHeldEvents() {
+        heldRetryTimer?.cancel()
+        heldRetryTimer = nil
+        guard held.isDegraded else { return }
+        logger.log(
+            .warning,
+            "shutting down while degraded: held events were not stored; the next start replays them from the simulator's last stored state",
+            [("held", "\(held.count)")]
+        )
+    }
+
+    /// The `degraded` field of `status`: `null`, or why the store refuses writes and what is held.
+    func degradedStatus() -> JSONValue {
+        guard let d = held.degradation else { return .null }
+        let now = nowMs()
+        return .object([
+            "condition": .string(d.condition.rawValue),
+            "reason": .string(d.condition.words),
+            "error": .string(d.error.message),
+            "heldEvents": .number(Double(held.count)),
+            "sinceMs": .number(Double(d.sinceMs)),
+            "forMs": .number(Double(max(0, now - d.sinceMs))),
+            "failedAttempts": .number(Double(d.failedAttempts)),
+            "retryEveryMs": .number(Double(held.retryDelayMilliseconds)),
+            "simulatorPaused": .bool(held.isFull),
+            "dataDir": options.dataDirectory.map { .string($0) } ?? .null,
+            "fix": .string(Daemon.degradedFix(d.condition, dataDir: options.dataDirectory)),
+        ])
+    }
+
+    /// What to do about a refusing store.
+    static func degradedFix(_ c: StoreCondition, dataDir: String?) -> String {
+        let place = dataDir.map { "the filesystem of \($0)" } ?? "the data directory's filesystem"
+        switch c {
+        case .full, .ioError:
+            return
+                "free space on \(place) (`df -h \(dataDir ?? ".")`); the daemon retries on its own and stores the held events in order"
+        case .storeError:
+            return "see the daemon's log for the store's error; the daemon retries on its own"
+        }
+    }
+
+    /// The refusal of a command while degraded (nothing is changed), or `nil` when the store takes writes.
+    func degradedRefusal() -> (message: String, recovery: String)? {
+        guard let d = held.degradation else { return nil }
+        return (
+            "the daemon is degraded: \(d.condition.words) (\(d.error.message)); \(held.count) simulator events are held",
+            Daemon.degradedFix(d.condition, dataDir: options.dataDirectory) + ", then retry (`livebus status`)"
+        )
+    }
+}
+
+extension Daemon {
+    /// Refuses a command that changes the simulator while the store refuses writes (RESULT `storeUnavailable`):
+    /// its events could not be stored, and an answer must not promise what a kill -9 would lose.
+    /// - Returns: `true` when the command was refused.
+    func refuseWhileDegraded(_ s: Session, id: UInt64) -> Bool {
+        guard let (message, recovery) = degradedRefusal() else { return false }
+        replyError(s, id: id, code: "storeUnavailable", message, recovery: recovery)
+        return true
+    }
+
+    /// Answers a command whose events the store refused just now (the simulator was put back: nothing changed).
+    func replyStoreRefusal(_ s: Session, id: UInt64, _ e: StoreError) {
+        let c = StoreCondition(e)
+        replyError(
+            s,
+            id: id,
+            code: "storeUnavailable",
+            "nothing changed: \(c.words) (\(e.message))",
+            recovery: Daemon.degradedFix(c, dataDir: options.dataDirectory) + ", then retry"
+        )
+    }
+}
+
+/// A PUBLISH waiting for its batch's commit: who gets the ACK, with which frame id.
+struct PublishWaiter {
+    /// The publishing session.
+    let session: Session
+    /// The PUBLISH frame's id.
+    let id: UInt64
+}

@@ -1,0 +1,534 @@
+import Foundation
+import LiveBusCore
+import LiveBusLoop
+import LiveBusWire
+
+/// Why the daemon stopped reading a session (`uv_read_stop`); it reads again when no reason is left.
+enum ReadPause: Hashable {
+    /// The session used its frames for this loop turn; the rest wait for the next turn.
+    case backlog
+    /// The session's token bucket is empty (frames per second).
+    case rate
+    /// Too many bytes of replies are queued to it.
+    case replies
+}
+
+/// One catch-up of one topic (replay from the log or a snapshot, then UPTODATE), or `topic == nil`: the UPTODATE
+/// that ends a whole SUBSCRIBE (PROTOCOL.md §5.3).
+struct CatchUpJob {
+    var topic: String?
+    var after: UInt64
+    var started = false
+    var events: [StoredEvent] = []
+    var index = 0
+}
+
+/// A session's state for the limits (loop-bound).
+final class SessionLimitState {
+    var bucket = TokenBucket(ratePerSecond: 1, burst: 1, nowMs: 0)
+    var acceptedMs: Int64 = 0
+    var lastReceivedMs: Int64 = 0
+    var keepaliveSentMs: Int64?
+    var pauses: Set<ReadPause> = []
+    var repliesPausedSinceMs: Int64?
+    var pumpScheduled = false
+    var rateTimer: LoopTimer?
+    var ledger = OutboxLedger()
+    var catchUp: [CatchUpJob] = []
+    var catchUpHead = 0
+    /// The running number of `catchUp[0]` (jobs are numbered as queued).
+    var catchUpBase = 0
+    /// Topic → running number of its queued catch-up that has not started: a new one for the topic joins it.
+    var pendingTopicJob: [String: Int] = [:]
+    /// Topic → catch-ups queued for it; live events of such a topic wait for the catch-up, which sends them.
+    var catchingUp: [String: Int] = [:]
+    var catchUpScheduled = false
+
+    var hasCatchUp: Bool { catchUpHead < catchUp.count }
+    /// Catch-ups queued and not finished.
+    var pendingCatchUps: Int { catchUp.count - catchUpHead }
+}
+
+/// The daemon's state for the limits (loop-bound).
+final class DaemonLimitState {
+    var sweepTimer: LoopTimer?
+    var connectionCap = Int.max
+    var descriptorLimit = 0
+    var refusedSinceLog = 0
+    var refusedTotal = 0
+    var lastRefusalLogMs: Int64?
+}
+
+/// Floods and resource limits: per-session frame rate, subscriptions and queued replies; a bounded amount of work
+/// per session per loop turn; handshake and idle timeouts; the connection cap; catch-up paced by the phone's drain.
+/// Source: issue 14 "Floods and resource limits"; PROTOCOL.md §5.6.
+extension Daemon {
+    var limits: SessionLimits { options.limits }
+
+    /// The soft `RLIMIT_NOFILE` of this process (descriptors it may hold open).
+    public static func descriptorLimit() -> Int {
+        var r = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &r) == 0 else { return 1024 }
+        return Int(min(UInt64(r.rlim_cur), UInt64(Int32.max)))  // RLIM_INFINITY is all ones: Int32.max
+    }
+
+    /// CPU time of the loop's thread, nanoseconds (`CLOCK_THREAD_CPUTIME_ID`): the per-turn budget counts the work
+    /// done, not the time the machine gave to other processes.
+    static func threadCPUNanoseconds() -> UInt64 {
+        var t = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t)
+        return UInt64(t.tv_sec) &* 1_000_000_000 &+ UInt64(t.tv_nsec)
+    }
+
+    /// Works out the connection cap and starts the liveness sweep (handshake and idle timeouts, grace periods).
+    /// - Throws: ``DaemonError`` when `--max-connections` is above what the descriptors allow.
+    func startLimits() throws(DaemonError) {
+        let fds = Daemon.descriptorLimit()
+        limitState.descriptorLimit = fds
+        limitState.connectionCap = try limits.effectiveConnectionCap(descriptorLimit: fds)
+        let shortest = min(
+            limits.handshakeTimeoutMilliseconds,
+            limits.idleTimeoutMilliseconds / 2,
+            limits.graceMilliseconds
+        )
+        let every = UInt64(min(1000, max(10, shortest / 4)))
+        limitState.sweepTimer = loop.schedule(after: every, repeat: every) { [unowned self] in self.sweep() }
+        limitState.sweepTimer?.unref()
+    }
+
+    func stopLimits() {
+        limitState.sweepTimer?.cancel()
+        limitState.sweepTimer = nil
+    }
+
+    /// Gives the listener the frame a connection refused for lack of descriptors gets, and logs such refusals.
+    func configure(_ l: PipeListener) {
+        l.refusal = refusalFrame("the daemon is out of file descriptors")
+        l.onAcceptError = { [unowned self] error, refused in
+            self.limitState.refusedTotal += refused
+            self.logger.log(
+                .error,
+                "cannot accept a connection",
+                [
+                    ("error", "\(error)"), ("refused", "\(refused)"), ("sessions", "\(self.sessions.count)"),
+                    ("descriptor_limit", "\(self.limitState.descriptorLimit)"),
+                ]
+            )
+        }
+    }
+
+    private func refusalFrame(_ why: String) -> [UInt8] {
+        let body = ErrorBody(
+            WireError(.tooManyConnections, "\(why); try again later (the daemon's connections stay served)"),
+            fatal: true
+        )
+        return (try? Frame(type: .error, body: WireJSON.encode(body)).encoded()) ?? []
+    }
+
+    /// Refuses `c` with ERROR `tooManyConnections` when the daemon serves its cap of connections.
+    /// - Returns: whether the connection may become a session.
+    func admit(_ c: Connection) -> Bool {
+        guard sessions.count >= limitState.connectionCap else { return true }
+        c.write(
+            refusalFrame(
+                "the daemon serves its maximum of \(limitState.connectionCap) connections (--max-connections)"
+            )
+        )
+        c.closeAfterFlush(timeoutMilliseconds: 500)
+        limitState.refusedTotal += 1
+        limitState.refusedSinceLog += 1
+        let now = monotonicMs
+        if limitState.lastRefusalLogMs.map({ now - $0 >= 1000 }) ?? true {
+            logger.warning(
+                "connection refused: connection cap reached",
+                [
+                    ("code", WireError.Code.tooManyConnections.name), ("cap", "\(limitState.connectionCap)"),
+                    ("sessions", "\(sessions.count)"), ("refused", "\(limitState.refusedSinceLog)"),
+                    ("refused_total", "\(limitState.refusedTotal)"),
+                    ("descriptor_limit", "\(limitState.descriptorLimit)"),
+                ]
+            )
+            limitState.lastRefusalLogMs = now
+            limitState.refusedSinceLog = 0
+        }
+        return false
+    }
+
+    /// Starts a new session's limits at accept.
+    func beginLimits(_ s: Session) {
+        let now = monotonicMs
+        s.limits.bucket = TokenBucket(ratePerSecond: limits.framesPerSecond, burst: limits.frameBurst, nowMs: now)
+        s.limits.acceptedMs = now
+        s.limits.lastReceivedMs = now
+    }
+
+    func endLimits(_ s: Session) {
+        s.limits.rateTimer?.cancel()
+        s.limits.rateTimer = nil
+        s.limits.catchUp = []
+        s.limits.catchUpHead = 0
+        s.limits.catchingUp = [:]
+        s.limits.pendingTopicJob = [:]
+    }
+
+    /// Notes that bytes arrived (idle timeout).
+    func noteReceived(_ s: Session) { s.limits.lastReceivedMs = monotonicMs }
+
+    // MARK: - Reading, paced
+
+    private func pause(_ s: Session, _ reason: ReadPause) {
+        s.limits.pauses.insert(reason)
+        s.connection.stopReading()
+    }
+
+    private func unpause(_ s: Session, _ reason: ReadPause) {
+        guard s.limits.pauses.remove(reason) != nil, s.limits.pauses.isEmpty, s.phase != .closed else { return }
+        do {
+            try s.connection.startReading()
+        } catch {
+            closeSession(s, reason: "read failed: \(error)", flush: false)
+        }
+    }
+
+    /// Handles the frames waiting in the session's decoder: at most ``SessionLimits/framesPerTurn`` (and
+    /// ``SessionLimits/turnBudgetMicroseconds``) now, each taking
+    /// a token of the session's bucket; the rest in a later turn, in order. Reading stops while frames wait, while
+    /// the bucket is empty, and while too many replies are queued.
+    func pump(_ s: Session) {
+        var budget = max(1, limits.framesPerTurn)
+        let now = monotonicMs
+        let started = Daemon.threadCPUNanoseconds()
+        let turnNs = UInt64(max(0, limits.turnBudgetMicroseconds)) &* 1000
+        while s.phase != .closed {
+            if answersOverLimit(s) {
+                if s.limits.repliesPausedSinceMs == nil {
+                    s.limits.repliesPausedSinceMs = now
+                    logger.log(
+                        .notice,
+                        "session slowed: replies queued",
+                        [
+                            ("session.id", s.id), ("session.name", s.name),
+                            ("reply_bytes", "\(replyBytesOutstanding(s))"),
+                            ("limit", "\(limits.maximumReplyBytes)"),
+                        ]
+                    )
+                }
+                pause(s, .replies)
+                return
+            }
+            guard s.decoder.bufferedByteCount > 0 else {
+                unpause(s, .backlog)
+                return
+            }
+            if budget == 0 || (budget < limits.framesPerTurn && Daemon.threadCPUNanoseconds() &- started > turnNs) {
+                pause(s, .backlog)
+                schedulePump(s)
+                return
+            }
+            if s.limits.bucket.available(nowMs: now) < 1 {
+                throttle(s, now: now)
+                return
+            }
+            let frame: Frame?
+            do {
+                frame = try s.decoder.next()
+            } catch {
+                fail(s, error)
+                return
+            }
+            guard let frame else {
+                unpause(s, .backlog)
+                return
+            }
+            _ = s.limits.bucket.take(nowMs: now)
+            budget -= 1
+            let before = s.connection.bytesQueuedTotal
+            do {
+                try handle(frame, from: s)
+            } catch {
+                fail(s, error)
+                return
+            }
+            s.limits.ledger.record(.reply, from: before, to: s.connection.bytesQueuedTotal)
+        }
+    }
+
+    private func schedulePump(_ s: Session) {
+        guard !s.limits.pumpScheduled else { return }
+        s.limits.pumpScheduled = true
+        loop.runSoon { [weak self, weak s] in
+            guard let self, let s else { return }
+            s.limits.pumpScheduled = false
+            guard s.phase != .closed else { return }
+            self.pump(s)
+        }
+    }
+
+    /// The bucket is empty: stop reading until it holds a turn's frames again, or cut a session that stayed
+    /// throttled past the grace period.
+    private func throttle(_ s: Session, now: Int64) {
+        let wasThrottled = s.limits.bucket.throttledSinceMs != nil
+        _ = s.limits.bucket.take(nowMs: now)  // records the start of throttling
+        if !wasThrottled {
+            logger.log(
+                .notice,
+                "session slowed: frame rate",
+                [
+                    ("session.id", s.id), ("session.name", s.name),
+                    ("frames_per_second", "\(limits.framesPerSecond)"),
+                ]
+            )
+        }
+        if s.limits.bucket.isOverGrace(nowMs: now, graceMs: limits.graceMilliseconds) {
+            cut(
+                s,
+                WireError(
+                    .messageRateTooHigh,
+                    "more than \(limits.framesPerSecond) frames per second for over \(limits.graceMilliseconds) ms (--max-frames-per-second); send less often"
+                ),
+                limit: "frame rate"
+            )
+            return
+        }
+        pause(s, .rate)
+        s.limits.rateTimer?.cancel()
+        let wait = s.limits.bucket.millisecondsUntil(tokens: limits.framesPerTurn, nowMs: now)
+        s.limits.rateTimer = loop.schedule(after: UInt64(max(1, wait))) { [weak self, weak s] in
+            guard let self, let s, s.phase != .closed else { return }
+            s.limits.rateTimer = nil
+            s.limits.pauses.remove(.rate)
+            self.pump(s)
+            if s.limits.pauses.isEmpty, s.phase != .closed { try? s.connection.startReading() }
+        }
+    }
+
+    /// Catch-ups one session may have queued (each SUBSCRIBE adds one, each topic one, repeats join): past it the
+    /// daemon stops reading the session, as for queued replies.
+    static let maximumPendingCatchUps = 100_000
+
+    /// Whether the session's queued answers (reply bytes, or catch-ups) are past their limit.
+    func answersOverLimit(_ s: Session) -> Bool {
+        replyBytesOutstanding(s) > limits.maximumReplyBytes || s.limits.pendingCatchUps > Daemon.maximumPendingCatchUps
+    }
+
+    func replyBytesOutstanding(_ s: Session) -> Int {
+        s.limits.ledger.outstanding(.reply, sent: s.connection.bytesSentTotal)
+    }
+
+    func catchUpBytesOutstanding(_ s: Session) -> Int {
+        s.limits.ledger.outstanding(.catchUp, sent: s.connection.bytesSentTotal)
+    }
+
+    /// Bytes of live events queued to `s`: what the coalescing and slow-consumer limits count.
+    func liveBytesOutstanding(_ s: Session) -> Int {
+        max(0, s.connection.outstandingBytes - replyBytesOutstanding(s) - catchUpBytesOutstanding(s))
+    }
+
+    /// Sends a fatal ERROR with the limit's code, logs it and closes the session; no other session is touched.
+    func cut(_ s: Session, _ e: WireError, limit: String) {
+        logger.warning(
+            "session cut by a limit",
+            [
+                ("session.id", s.id), ("session.name", s.name), ("limit", limit), ("code", e.code.name),
+                ("message", e.message),
+            ]
+        )
+        send(s, .error, body: ErrorBody(e, fatal: true))
+        closeSession(s, reason: "limit \(limit): \(e.code.name)", flush: true)
+    }
+
+    /// Whether a drained queue lets the limits go on: reading paused for queued replies, or a catch-up waiting.
+    func needsDrainWork(_ s: Session) -> Bool { s.limits.hasCatchUp || s.limits.pauses.contains(.replies) }
+
+    /// After the session's queue drained: resume reading when replies drained, then go on with its catch-up.
+    func afterDrain(_ s: Session) {
+        if s.limits.pauses.contains(.replies), replyBytesOutstanding(s) <= limits.maximumReplyBytes / 2,
+            s.limits.pendingCatchUps <= Daemon.maximumPendingCatchUps / 2
+        {
+            s.limits.repliesPausedSinceMs = nil
+            s.limits.pauses.remove(.replies)
+            pump(s)
+            if s.limits.pauses.isEmpty, s.phase != .closed { try? s.connection.startReading() }
+        }
+        if s.limits.hasCatchUp { scheduleCatchUp(s) }
+    }
+
+    // MARK: - Liveness
+
+    /// Cuts connections past the handshake or idle timeout and sessions slowed past the grace period; sends
+    /// keepalive PINGs to quiet sessions.
+    func sweep() {
+        let now = monotonicMs
+        for s in Array(sessions.values) where s.phase != .closed {
+            if let since = s.limits.repliesPausedSinceMs, now - since > limits.graceMilliseconds {
+                cut(
+                    s,
+                    WireError(
+                        .replyQueueFull,
+                        "\(replyBytesOutstanding(s)) bytes of replies queued for over \(limits.graceMilliseconds) ms (limit \(limits.maximumReplyBytes), --max-reply-bytes); read what the daemon sends"
+                    ),
+                    limit: "queued replies"
+                )
+                continue
+            }
+            if s.limits.pauses.contains(.rate),
+                s.limits.bucket.isOverGrace(nowMs: now, graceMs: limits.graceMilliseconds)
+            {
+                pump(s)  // cuts it, or reads on
+                continue
+            }
+            if !s.limits.pauses.isEmpty { continue }  // the daemon is not reading it: not the session's silence
+            let verdict = LivenessVerdict.of(
+                established: s.phase == .established,
+                acceptedMs: s.limits.acceptedMs,
+                lastReceivedMs: s.limits.lastReceivedMs,
+                keepaliveSentMs: s.limits.keepaliveSentMs,
+                nowMs: now,
+                limits: limits
+            )
+            switch verdict {
+            case .ok:
+                break
+            case .sendKeepalive:
+                s.limits.keepaliveSentMs = now
+                send(s, .ping, body: PingBody(t1: clock.now().millisecondsSinceEpoch))
+            case .handshakeTimedOut:
+                cut(
+                    s,
+                    WireError(
+                        .handshakeTimeout,
+                        "no complete HELLO within \(limits.handshakeTimeoutMilliseconds) ms of connecting (--handshake-timeout)"
+                    ),
+                    limit: "handshake timeout"
+                )
+            case .idleTimedOut:
+                cut(
+                    s,
+                    WireError(
+                        .idleTimeout,
+                        "nothing received for \(now - s.limits.lastReceivedMs) ms (--idle-timeout \(limits.idleTimeoutMilliseconds) ms); answer PINGs to stay connected, then resume with your token"
+                    ),
+                    limit: "idle timeout"
+                )
+            }
+        }
+    }
+
+    // MARK: - Catch-up, paced by the phone's drain
+
+    /// Queues the catch-up of `topic` after sequence `after` (or, with `topic == nil`, the UPTODATE ending a
+    /// SUBSCRIBE); it is written a window at a time (``SessionLimits/catchUpWindowBytes``) as the phone drains.
+    func enqueueCatchUp(_ s: Session, topic: String?, after: UInt64) {
+        if let topic, let n = s.limits.pendingTopicJob[topic] {
+            // A second catch-up of a topic whose first has not started (a repeated SUBSCRIBE or RESEND): one job,
+            // from the lower sequence, so repeats cannot grow the queue.
+            let i = n - s.limits.catchUpBase
+            if i >= s.limits.catchUpHead, i < s.limits.catchUp.count, !s.limits.catchUp[i].started {
+                s.limits.catchUp[i].after = min(s.limits.catchUp[i].after, after)
+                scheduleCatchUp(s)
+                return
+            }
+        }
+        if let topic {
+            s.limits.pendingTopicJob[topic] = s.limits.catchUpBase + s.limits.catchUp.count
+            s.limits.catchingUp[topic, default: 0] += 1
+        }
+        s.limits.catchUp.append(CatchUpJob(topic: topic, after: after))
+        scheduleCatchUp(s)
+    }
+
+    private func scheduleCatchUp(_ s: Session) {
+        guard !s.limits.catchUpScheduled else { return }
+        s.limits.catchUpScheduled = true
+        loop.runSoon { [weak self, weak s] in
+            guard let self, let s else { return }
+            s.limits.catchUpScheduled = false
+            self.pumpCatchUp(s)
+        }
+    }
+
+    /// Whether live events of `topic` wait for a catch-up of it (which will send them, in order).
+    func isCatchingUp(_ s: Session, topic: String) -> Bool { s.limits.catchingUp[topic] != nil }
+
+    private func finishJob(_ s: Session) {
+        // A write above may have closed the session (a toxic, a slow consumer): its queue is gone with it.
+        guard s.limits.hasCatchUp else { return }
+        if let topic = s.limits.catchUp[s.limits.catchUpHead].topic {
+            let n = (s.limits.catchingUp[topic] ?? 1) - 1
+            s.limits.catchingUp[topic] = n > 0 ? n : nil
+        }
+        s.limits.catchUpHead += 1
+        if s.limits.catchUpHead == s.limits.catchUp.count {
+            s.limits.catchUpBase += s.limits.catchUp.count
+            s.limits.catchUp.removeAll(keepingCapacity: false)
+            s.limits.catchUpHead = 0
+        } else if s.limits.catchUpHead > 1024 && s.limits.catchUpHead * 2 > s.limits.catchUp.count {
+            s.limits.catchUpBase += s.limits.catchUpHead
+            s.limits.catchUp.removeFirst(s.limits.catchUpHead)
+            s.limits.catchUpHead = 0
+        }
+    }
+
+    /// Writes catch-up until the session's queue holds a window's worth; the rest waits for its drain.
+    func pumpCatchUp(_ s: Session) {
+        guard s.phase == .established else { return }
+        let window = max(1, limits.catchUpWindowBytes)
+        let before = s.connection.bytesQueuedTotal
+        defer { s.limits.ledger.record(.catchUp, from: before, to: s.connection.bytesQueuedTotal) }
+        while s.limits.hasCatchUp, s.phase == .established {
+            if s.connection.outstandingBytes >= window { return }  // afterDrain goes on
+            let i = s.limits.catchUpHead
+            guard let topic = s.limits.catchUp[i].topic else {
+                send(s, .upToDate, body: UpToDateBody(sequence: 0))
+                finishJob(s)
+                continue
+            }
+            guard let latest = store.latest(topic: topic) else {
+                finishJob(s)
+                continue
+            }
+            var job = s.limits.catchUp[i]
+            if !job.started {
+                job.started = true
+                if s.limits.pendingTopicJob[topic] == s.limits.catchUpBase + i { s.limits.pendingTopicJob[topic] = nil }
+                if latest.sequence > job.after {
+                    if let events = store.events(topic: topic, from: job.after + 1) {
+                        job.events = events
+                    } else {
+                        writeCatchUp(latest, to: s, flags: .snapshot)  // the log no longer covers the gap
+                    }
+                }
+            }
+            while job.index < job.events.count, s.connection.outstandingBytes < window, s.phase == .established {
+                writeCatchUp(job.events[job.index], to: s, flags: .replay)
+                job.index += 1
+            }
+            guard s.phase == .established, i < s.limits.catchUp.count else { return }  // closed while writing
+            if job.index < job.events.count {
+                s.limits.catchUp[i] = job
+                return  // the window is full: afterDrain goes on
+            }
+            // Everything fetched is written; events published meanwhile are sent by this catch-up too, in order.
+            let last = s.lastSent[topic] ?? 0
+            if !job.events.isEmpty, latest.sequence > last {
+                if let more = store.events(topic: topic, from: last + 1), !more.isEmpty {
+                    job.events = more
+                    job.index = 0
+                    s.limits.catchUp[i] = job
+                    continue
+                }
+                writeCatchUp(latest, to: s, flags: .snapshot)
+            }
+            send(s, .upToDate, topic: topic, body: UpToDateBody(sequence: latest.sequence))
+            finishJob(s)
+        }
+    }
+
+    private func writeCatchUp(_ e: StoredEvent, to s: Session, flags: FrameFlags) {
+        guard s.phase == .established, e.sequence > (s.lastSent[e.topic] ?? 0) else { return }
+        s.outbox.discardHeld(topic: e.topic, upTo: e.sequence)
+        var f = flags
+        if e.isTerminal { f.insert(.terminal) }
+        write(e, to: s, flags: f)
+    }
+}

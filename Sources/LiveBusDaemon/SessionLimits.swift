@@ -1,0 +1,226 @@
+import LiveBusWire
+
+/// The per-session resource limits and the connection cap, with their documented defaults
+/// (`Protocol/PROTOCOL.md` §5.6, `livebusd --help`). Past a limit a session is first slowed (the daemon stops
+/// reading it), then, if it stays there for ``graceMilliseconds``, cut with the limit's code.
+///
+/// Sources: the field's usual limits — NATS `max_subscriptions`, `max_connections`, `ping_interval` and slow
+/// consumers; MQTT 5 reason codes "Message rate too high" (0x96) and "Keep Alive timeout" (0x8D); Redis
+/// `client-output-buffer-limit` (a cap on queued replies).
+public struct SessionLimits: Sendable, Equatable {
+    /// Frames a session may send per second, sustained (token bucket). Default 20 000: above the 11.4 k PUBLISH/s
+    /// a durable daemon sustains (BENCHMARKS.md), far below a flood (2.4 M PINGs in 15 s is 160 k/s).
+    public var framesPerSecond: Int = 20_000
+    /// Frames a session may send at once after being quiet (the bucket's size). Default: one second's worth.
+    public var frameBurst: Int = 20_000
+    /// Topic patterns one session may hold (SUBSCRIBE). Default 1 000.
+    public var maximumSubscriptions: Int = 1_000
+    /// Bytes of replies (PONG, ACK, RESULT, UPTODATE, ERROR) queued to a session above which the daemon stops
+    /// reading it until they drain to half. Default 65 536.
+    public var maximumReplyBytes: Int = 64 * 1024
+    /// How long a session may stay slowed by the frame rate or by its queued replies before it is cut,
+    /// milliseconds (monotonic). Default 5 000.
+    public var graceMilliseconds: Int64 = 5_000
+    /// Frames handled per session per loop turn; the rest wait for the next turn, in order. Default 64.
+    public var framesPerTurn: Int = 64
+    /// CPU time one session's frames may take per loop turn (the loop thread's), microseconds: past it the rest waits for the
+    /// next turn even if ``framesPerTurn`` is not used up (a PUBLISH to a durable store costs far more than a PING).
+    /// Default 1 000.
+    public var turnBudgetMicroseconds: Int64 = 1_000
+    /// A connection that has not completed HELLO after this long is cut (`handshakeTimeout`), milliseconds.
+    /// Default 10 000.
+    public var handshakeTimeoutMilliseconds: Int64 = 10_000
+    /// A session from which nothing at all arrived for this long is cut (`idleTimeout`), milliseconds. The daemon
+    /// sends a keepalive PING after half of it; any frame, a PONG included, counts. Default 180 000 (three times the
+    /// 60 s probe interval of a backgrounded phone).
+    public var idleTimeoutMilliseconds: Int64 = 180_000
+    /// Open connections accepted at most; `nil`: the descriptor limit (`RLIMIT_NOFILE`) minus a reserve
+    /// (``connectionCap(descriptorLimit:)``).
+    public var maximumConnections: Int?
+    /// Bytes of catch-up (replay and snapshot) kept queued to a session: the next events are written when the
+    /// phone drained below this mark. They count apart from the live coalescing and slow-consumer limits.
+    /// Default 262 144.
+    public var catchUpWindowBytes: Int = 256 * 1024
+
+    /// Creates limits with the documented defaults.
+    public init() {}
+
+    /// Descriptors kept for everything but connections: SQLite's database, WAL and shared memory, the data
+    /// directory's lock, the loop's own (epoll, eventfd, signals), logs. At most half the limit.
+    public static func descriptorReserve(descriptorLimit: Int) -> Int { min(64, max(0, descriptorLimit / 2)) }
+
+    /// The default connection cap: the descriptor limit minus ``descriptorReserve(descriptorLimit:)``, at least 1.
+    public static func connectionCap(descriptorLimit: Int) -> Int {
+        max(1, descriptorLimit - descriptorReserve(descriptorLimit: descriptorLimit))
+    }
+
+    /// The connection cap in force: ``maximumConnections`` when set, else ``connectionCap(descriptorLimit:)``.
+    /// - Throws: a message naming the flag when ``maximumConnections`` is above what the descriptors allow (the
+    ///   connections past it would be dropped by the kernel's `EMFILE` without a word).
+    public func effectiveConnectionCap(descriptorLimit: Int) throws(DaemonError) -> Int {
+        let allowed = SessionLimits.connectionCap(descriptorLimit: descriptorLimit)
+        guard let m = maximumConnections else { return allowed }
+        guard m >= 1 else { throw DaemonError("--max-connections \(m) must be at least 1") }
+        guard m <= allowed else {
+            throw DaemonError(
+                "--max-connections \(m) is above what the descriptor limit allows (RLIMIT_NOFILE \(descriptorLimit) minus \(SessionLimits.descriptorReserve(descriptorLimit: descriptorLimit)) reserved = \(allowed)); raise `ulimit -n` or lower --max-connections"
+            )
+        }
+        return m
+    }
+}
+
+/// A token bucket on a caller's monotonic clock (milliseconds): ``SessionLimits/framesPerSecond`` tokens a second
+/// up to ``SessionLimits/frameBurst``, one per frame. Pure: the time is passed in. It also tracks since when the
+/// session has been throttled without ever letting the bucket refill to half, the sign of a flood rather than a
+/// burst. Tokens are kept in thousandths, so refills are exact integers.
+public struct TokenBucket: Sendable, Equatable {
+    /// Tokens (frames) per second.
+    public let ratePerSecond: Int
+    /// Largest number of tokens held.
+    public let burst: Int
+    private var milliTokens: Int64
+    private var lastRefillMs: Int64
+    /// The monotonic instant (ms) since which the bucket has been empty at least once and not refilled to half,
+    /// or `nil`.
+    public private(set) var throttledSinceMs: Int64?
+
+    /// A full bucket at `nowMs`.
+    public init(ratePerSecond: Int, burst: Int, nowMs: Int64) {
+        self.ratePerSecond = max(1, ratePerSecond)
+        self.burst = max(1, burst)
+        milliTokens = Int64(self.burst) * 1000
+        lastRefillMs = nowMs
+    }
+
+    private mutating func refill(_ nowMs: Int64) {
+        guard nowMs > lastRefillMs else { return }  // a clock that did not advance (or went back) adds nothing
+        let capacity = Int64(burst) * 1000
+        // Saturate: a long quiet period fills the bucket, it never overflows the arithmetic.
+        let elapsed = min(nowMs - lastRefillMs, capacity / Int64(ratePerSecond) + 1)
+        milliTokens = min(capacity, milliTokens + elapsed * Int64(ratePerSecond))
+        lastRefillMs = nowMs
+    }
+
+    /// Whole tokens available at `nowMs`.
+    public mutating func available(nowMs: Int64) -> Int {
+        refill(nowMs)
+        return Int(milliTokens / 1000)
+    }
+
+    /// Takes one token if there is one; records the start of throttling when there is none.
+    /// - Returns: whether the frame may be handled now.
+    public mutating func take(nowMs: Int64) -> Bool {
+        refill(nowMs)
+        guard milliTokens >= 1000 else {
+            if throttledSinceMs == nil { throttledSinceMs = nowMs }
+            return false
+        }
+        milliTokens -= 1000
+        if milliTokens * 2 >= Int64(burst) * 1000 { throttledSinceMs = nil }
+        return true
+    }
+
+    /// Milliseconds until `tokens` tokens are available (0 when they are), at most the time to fill the bucket.
+    public mutating func millisecondsUntil(tokens: Int, nowMs: Int64) -> Int64 {
+        refill(nowMs)
+        let wanted = Int64(min(max(1, tokens), burst)) * 1000
+        guard milliTokens < wanted else { return 0 }
+        let missing = wanted - milliTokens
+        return (missing + Int64(ratePerSecond) - 1) / Int64(ratePerSecond)
+    }
+
+    /// Whether the session has been throttled for longer than `graceMs` at `nowMs`.
+    public func isOverGrace(nowMs: Int64, graceMs: Int64) -> Bool {
+        guard let since = throttledSinceMs else { return false }
+        return nowMs - since > graceMs
+    }
+}
+
+/// What each byte queued to a connection was for, by its running offset (``LiveBusLoop/Connection``'s
+/// `bytesQueuedTotal` and `bytesSentTotal`), so that replies and catch-up are counted apart from live events.
+/// Pure.
+public struct OutboxLedger: Sendable, Equatable {
+    /// What a run of queued bytes carries.
+    public enum Kind: Sendable, Equatable {
+        /// Answers to the session's own frames (PONG, ACK, RESULT, UPTODATE, ERROR).
+        case reply
+        /// Replayed and snapshot events of a catch-up.
+        case catchUp
+    }
+
+    private struct Run: Sendable, Equatable {
+        var start: Int
+        var end: Int
+        var kind: Kind
+    }
+
+    private var runs: [Run] = []
+    private var head = 0
+
+    /// An empty ledger.
+    public init() {}
+
+    /// Records that bytes `start..<end` (running offsets) were queued for `kind`.
+    public mutating func record(_ kind: Kind, from start: Int, to end: Int) {
+        guard end > start else { return }
+        if head < runs.count, runs[runs.count - 1].kind == kind, runs[runs.count - 1].end == start {
+            runs[runs.count - 1].end = end
+        } else {
+            runs.append(Run(start: start, end: end, kind: kind))
+        }
+    }
+
+    /// Bytes of `kind` queued and not yet sent, when `sent` bytes (running offset) have been sent.
+    public mutating func outstanding(_ kind: Kind, sent: Int) -> Int {
+        while head < runs.count, runs[head].end <= sent { head += 1 }
+        if head > 64 && head * 2 > runs.count {
+            runs.removeFirst(head)
+            head = 0
+        }
+        var total = 0
+        for r in runs[head...] where r.kind == kind { total += r.end - max(r.start, sent) }
+        return total
+    }
+}
+
+/// What the liveness sweep does with one connection. Pure: the instants are monotonic milliseconds.
+public enum LivenessVerdict: Sendable, Equatable {
+    /// Nothing to do.
+    case ok
+    /// Send a keepalive PING (half the idle timeout passed in silence).
+    case sendKeepalive
+    /// No HELLO within the handshake timeout.
+    case handshakeTimedOut
+    /// Nothing received within the idle timeout.
+    case idleTimedOut
+
+    /// The verdict for one connection.
+    /// - Parameters:
+    ///   - established: Whether HELLO completed.
+    ///   - acceptedMs: When the connection was accepted.
+    ///   - lastReceivedMs: When bytes last arrived from it.
+    ///   - keepaliveSentMs: When the last keepalive PING was sent, or `nil`.
+    ///   - nowMs: Now.
+    ///   - limits: The timeouts.
+    /// - Returns: what to do with the connection now.
+    public static func of(
+        established: Bool,
+        acceptedMs: Int64,
+        lastReceivedMs: Int64,
+        keepaliveSentMs: Int64?,
+        nowMs: Int64,
+        limits: SessionLimits
+    ) -> LivenessVerdict {
+        guard established else {
+            return nowMs - acceptedMs > limits.handshakeTimeoutMilliseconds ? .handshakeTimedOut : .ok
+        }
+        let silent = nowMs - lastReceivedMs
+        if silent > limits.idleTimeoutMilliseconds { return .idleTimedOut }
+        // `<=`: an answer in the same millisecond as the PING (the loop caches its clock per turn) counts as one.
+        if silent > limits.idleTimeoutMilliseconds / 2, (keepaliveSentMs ?? .min) <= lastReceivedMs {
+            return .sendKeepalive
+        }
+        return .ok
+    }
+}

@@ -1,0 +1,52 @@
+import LiveBusClock
+import LiveBusScheduler
+import Testing
+
+/// The refresh gate's fast path and its ring log (ISSUE-15 item 4): a foreground phone with nothing pending passes
+/// straight through with the same decisions as the full path; anything pending takes the full path.
+struct RefreshGateFastPathTests {
+    /// The fast path decides exactly what ``RefreshScheduler/offer(_:at:)`` decides for a foreground app, explain
+    /// log included.
+    @Test func foregroundFastPathMatchesTheFullPath() {
+        var fast = makeScheduler(state: .foreground)
+        var full = makeScheduler(state: .foreground)
+        var fastSent: [Sent] = []
+        var fullSent: [Sent] = []
+        for seq in UInt64(1)...30 {
+            let u = update(seq, topic: seq.isMultiple(of: 3) ? "orders/B" : "orders/A", priority: seq % 2 == 0 ? 5 : 10)
+            if let d = fast.passThrough(u, at: at(Int64(seq))) {
+                fastSent.append(Sent(d))
+            } else {
+                Issue.record("seq \(seq)")
+            }
+            fullSent += full.offer(u, at: at(Int64(seq))).sent
+        }
+        #expect(fastSent == fullSent)
+        #expect(fast.explain(last: 64) == full.explain(last: 64))
+        #expect(fast.status(at: at(30)) == full.status(at: at(30)))
+    }
+
+    /// An update already received, a backgrounded app or a queued entry: the fast path steps aside.
+    @Test func anythingPendingTakesTheFullPath() {
+        var s = makeScheduler(state: .foreground)
+        #expect(s.passThrough(update(2), at: at(2)) != nil)
+        #expect(s.passThrough(update(2), at: at(3)) == nil, "already received: the full path records the discard")
+        #expect(s.passThrough(update(1), at: at(3)) == nil, "older: the full path decides")
+        var b = makeScheduler(state: .background)
+        #expect(b.passThrough(update(1), at: at(1)) == nil)
+        _ = b.offer(update(1, priority: 5), at: at(1))
+        _ = b.setAppState(.foreground, at: at(2))
+        #expect(b.passThrough(update(2), at: at(3)) != nil, "foreground again with the queue flushed")
+    }
+
+    /// The explain log is a ring: after 200 decisions it holds the newest 64, oldest first.
+    @Test func theExplainLogKeepsTheNewestDecisionsInOrder() {
+        var s = makeScheduler(state: .foreground)
+        for seq in UInt64(1)...200 { _ = s.passThrough(update(seq), at: at(Int64(seq))) }
+        let log = s.explain(last: 100)
+        #expect(log.count == 64)
+        #expect(log.compactMap(\.sequence) == Array(137...200))
+        #expect(s.explain(last: 3).compactMap(\.sequence) == [198, 199, 200])
+        #expect(s.explain(last: 0).isEmpty)
+    }
+}
