@@ -9,8 +9,9 @@ import LiveBusWire
 /// Session options shared by `attach` and the demo.
 enum SessionFlags {
     static let options: Set<String> = [
-        "socket", "name", "device", "posture", "orientation", "window", "app-state", "os", "clock-skew", "clock-drift",
-        "duration", "exit-when", "svg-dir", "activities", "activity-schema",
+        "socket", "name", "device", "posture", "orientation", "window", "split-width", "app-state", "os", "clock-skew",
+        "clock-drift",
+        "duration", "exit-when", "svg-dir", "activities", "device-file", "activity-schema",
     ]
     static let flags: Set<String> = ["json", "no-reconnect", "low-power", "frequent-updates"]
 
@@ -20,10 +21,12 @@ enum SessionFlags {
     ]
 
     static func clientOptions(_ a: Arguments) throws(CLIError) -> ClientOptions {
+        // A user's own device: registered before anything reads the catalog (the phone lays itself out with it).
+        let (_, fileDevice) = try LivebusCommand.catalog(deviceFile: a.value("device-file"))
         let fold = try a.choice("posture", ["flat", "half-opened", "folded"], aliases: postureAliases, default: "flat")
         let orientation = try a.choice("orientation", ["portrait", "landscape"], default: "portrait")
         var posture = PostureBody(foldState: fold, orientation: orientation)
-        if let w = a.value("window") {
+        if let w = a.value("window"), w.lowercased() != "full" {
             let parts = w.lowercased().split(separator: "x")
             guard parts.count == 2, let ww = Double(parts[0]), let hh = Double(parts[1]), ww > 0, hh > 0 else {
                 throw .usage("--window '\(w)' is not WIDTHxHEIGHT in points, e.g. 951x669")
@@ -41,10 +44,26 @@ enum SessionFlags {
         if let name = a.value("name"), let problem = SessionName.problem(name) {
             throw .usage("--name \(problem)", recovery: "e.g. --name pro")
         }
-        let device = a.value("device") ?? "iphone-16-pro"
+        let device = a.value("device") ?? fileDevice ?? "iphone-16-pro"
         if let catalog = try? DeviceCatalog.bundled() {
             do { _ = try catalog.device(device) } catch {
                 throw CLIError("unknownDevice", error.message, recovery: "see `livebus devices`", exit: .usage)
+            }
+        }
+        if a.value("split-width") != nil {
+            // A pinned split-view width: that width and the screen's height, kept across fold changes.
+            guard a.value("window") == nil else {
+                throw .usage("--split-width and --window cannot be combined", recovery: "give one of them")
+            }
+            let width = try a.double("split-width", default: 0, in: 1...10_000)
+            posture.splitViewWidth = width
+            if let catalog = try? DeviceCatalog.bundled(), let d = try? catalog.device(device),
+                let f = FoldState(rawValue: fold), let o = Orientation(rawValue: orientation)
+            {
+                let pinned = WindowFollow.pinned(device: d, posture: (f, o), width: width)
+                posture.windowWidth = pinned.window?.width
+                posture.windowHeight = pinned.window?.height
+                if let note = pinned.note { StandardStream.err("note: \(note)\n") }
             }
         }
         var options = ClientOptions(
@@ -272,7 +291,9 @@ enum AttachCommand {
             return
         default: return
         }
-        session.change(posture: p)
+        let (followed, note) = PhoneLayout.following(session.options.posture, to: p, device: session.options.device)
+        if let note { session.onError?(note) }
+        session.change(posture: followed)
     }
 }
 

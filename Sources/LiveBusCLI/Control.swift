@@ -18,7 +18,7 @@ enum ControlCommands {
         let a = try Arguments(
             argv,
             command: "posture",
-            options: ["socket", "orientation", "angle", "window", "keyboard"],
+            options: ["socket", "orientation", "angle", "window", "split-width", "keyboard"],
             flags: ["json"]
         )
         try a.allowPositionals(2)
@@ -57,13 +57,22 @@ enum ControlCommands {
             )
         }
         if let angle { posture["hingeAngle"] = .number(angle) }
-        if let w = a.value("window") {
+        if let w = a.value("window"), w.lowercased() == "full" {
+            // Clears the window and any pinned split-view width: the phone uses the whole screen.
+            posture["window"] = .string("full")
+        } else if let w = a.value("window") {
             let p = w.lowercased().split(separator: "x")
             guard p.count == 2, let ww = Double(p[0]), let hh = Double(p[1]) else {
-                throw .usage("--window '\(w)' is not WIDTHxHEIGHT in points")
+                throw .usage("--window '\(w)' is not WIDTHxHEIGHT in points or full")
             }
             posture["windowWidth"] = .number(ww)
             posture["windowHeight"] = .number(hh)
+        }
+        if a.value("split-width") != nil {
+            guard a.value("window") == nil else {
+                throw .usage("--split-width and --window cannot be combined", recovery: "give one of them")
+            }
+            posture["splitViewWidth"] = .number(try a.double("split-width", default: 0, in: 1...10_000))
         }
         if a.value("keyboard") != nil {
             posture["keyboardHeight"] = .number(try a.double("keyboard", default: 0, in: 0...2000))
@@ -75,7 +84,11 @@ enum ControlCommands {
                 args: ["session": .string(target), "posture": .object(posture)]
             )
         )
-        out.success("posture \(fold) sent to \(sessionsText(data))", data: data)
+        var text = "posture \(fold) sent to \(sessionsText(data))"
+        if case .array(let notes)? = data["notes"] {
+            for case .string(let note) in notes { text += "\nnote: \(note)" }
+        }
+        out.success(text, data: data)
         return 0
     }
 

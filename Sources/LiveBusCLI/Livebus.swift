@@ -39,7 +39,7 @@ public enum LivebusCommand {
             name: "attach",
             summary: "Attach one simulated phone to a daemon and show it live",
             usage:
-                "livebus attach [--socket PATH] [--name NAME] [--device MODEL] [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH] [--app-state foreground|background|suspended|terminated] [--os VERSION] [--clock-skew ±DURATION] [--clock-drift ±PPM] [--low-power] [--frequent-updates] [--activities authorized|denied|disabled] [--activity-schema FILE] [--svg-dir DIR] [--duration DURATION] [--exit-when delivered] [--no-reconnect] [--json]",
+                "livebus attach [--socket PATH] [--name NAME] [--device MODEL] [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH|full] [--split-width PT] [--app-state foreground|background|suspended|terminated] [--os VERSION] [--clock-skew ±DURATION] [--clock-drift ±PPM] [--low-power] [--frequent-updates] [--activities authorized|denied|disabled] [--activity-schema FILE] [--device-file FILE] [--svg-dir DIR] [--duration DURATION] [--exit-when delivered] [--no-reconnect] [--json]",
             details: """
                 Connects, handshakes, subscribes to every order and shows each Live Activity as the lock screen and
                 Dynamic Island would. On a terminal, keys change the phone live: f fold, u unfold, h half-open,
@@ -48,6 +48,8 @@ public enum LivebusCommand {
                 Unix epoch, remainingMs, stale). Durations need a unit: -90s, +1h, 500ms, 1h30m (a bare number is
                 refused). Posture aliases: book/tabletop/half → half-opened, open/unfolded → flat, closed → folded;
                 a fold state the device does not have (f or h on an iPhone 16 Pro) is refused with a message.
+                A --window follows the screen on every fold or rotation (full screen on the new screen, with a note);
+                --split-width pins a split-view width that stays (clamped to a narrower screen, with a note).
                 It runs until q, Ctrl-C or the daemon's BYE (exit 0; it does not reconnect after a BYE), or:
                 --duration D (1ms…7 days) quits after D, exit 0; --exit-when delivered quits, exit 0, once the
                 phone holds at least one activity and every activity it holds shows a terminal status (delivered
@@ -88,12 +90,14 @@ public enum LivebusCommand {
             name: "posture",
             summary: "Fold, unfold, half-open, rotate or resize an attached phone",
             usage:
-                "livebus posture SESSION flat|half-opened|folded|book|tabletop|closed [--angle DEG] [--orientation portrait|landscape] [--window WxH] [--keyboard PT] [--socket PATH] [--json]",
+                "livebus posture SESSION flat|half-opened|folded|book|tabletop|closed [--angle DEG] [--orientation portrait|landscape] [--window WxH|full] [--split-width PT] [--keyboard PT] [--socket PATH] [--json]",
             details: """
                 SESSION is a name given at attach --name, a session id, all, or current (exactly one attached).
                 Aliases map to one vocabulary: book/tabletop/half → half-opened, open/unfolded → flat, closed → folded;
                 --angle 180 is flat, ≤ 30 folded, anything between half-opened. The phone lays itself out again at
-                once and reports the new posture to the daemon.
+                once and reports the new posture to the daemon. Without --window the window follows the new screen
+                (full screen, with a note) unless a split-view width is pinned (--split-width PT: kept, clamped to a
+                narrower screen with a note); --window full clears window and pin.
                 """,
             examples: [
                 "livebus posture duo half-opened", "livebus posture all flat --orientation landscape",
@@ -214,16 +218,12 @@ public enum LivebusCommand {
             name: "layout",
             summary: "Compute a layout offline and print it, as JSON or as an SVG picture",
             usage:
-                "livebus layout --device MODEL [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH|full] [--screen overlay|column|fullScreen] [--tags N] [--os VERSION] [--remaining DURATION] [--status TEXT] [--activity-schema FILE] [--svg FILE] [--json]",
-            details: """
-                Runs the same pure layout engine the phones run, measuring text with FreeType + HarfBuzz (NanumGothic stands in for Apple's system font).
-                --remaining D (the countdown, e.g. 2h20m13s → 2:20:13) and --status TEXT check a Live Activity offline,
-                in the boxes and text styles of --activity-schema FILE (default: the field report's 56 pt status and
-                44 pt timer boxes). Text or a box wider than its space is reported as an overflow line, in --json
-                (truncations) and in the SVG.
-                """,
+                "livebus layout --device MODEL|--device-file FILE [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH|full] [--screen overlay|column|fullScreen] [--tags N] [--keyboard PT] [--layout-direction ltr|rtl] [--dialog WxH] [--os VERSION] [--remaining DURATION] [--status TEXT] [--activity-schema FILE] [--svg FILE] [--json]",
+            details:
+                "Runs the same pure layout engine the phones run, measuring text with FreeType + HarfBuzz (NanumGothic stands in for Apple's system font). --keyboard PT raises the software keyboard (points from the window's bottom): the tag sheet's text field has focus and the sheet rides on the keyboard. --layout-direction rtl mirrors the arrangement (map right, cards left; the hardware stays); --dialog WxH places an alert wholly in the card column's sub-screen. --device-file FILE lays out your own device (one device object in the catalog's format, validated the same way; it may give a windowOrigin below a status bar). A failed invariant (overlap, touch target, text, sheet width...) is printed with its detail, outlined in red in the SVG, and exits 1. --remaining D (the countdown, e.g. 2h20m13s → 2:20:13) and --status TEXT check a Live Activity offline, in the boxes and text styles of --activity-schema FILE (default: the field report's 56 pt status and 44 pt timer boxes). Text or a box wider than its space is reported as an overflow line, in --json (truncations) and in the SVG.",
             examples: [
                 "livebus layout --device iphone-duo --posture half-opened --orientation landscape --svg duo.svg",
+                "livebus layout --device iphone-16-pro --tags 3 --keyboard 336 --json",
                 "livebus layout --device ipad-air-11 --window 678x1180 --screen column --json",
                 "livebus layout --device iphone-duo --orientation landscape --os 26.4 --svg duo-fallback.svg",
                 "livebus layout --device iphone-16 --remaining 2h20m13s --status \"Mina is 5 min away\" --json",
@@ -475,6 +475,32 @@ public enum LivebusCommand {
         }
     }
 
+    /// The bundled catalog with `--device-file FILE`'s device added (validated like the bundled ones), and that
+    /// device's id; the bundled catalog alone without the option.
+    static func catalog(deviceFile path: String?) throws(CLIError) -> (DeviceCatalog, String?) {
+        guard let path else { return (try catalog(), nil) }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw CLIError(
+                "cannotRead",
+                "cannot read --device-file \(path)",
+                recovery: "give a readable JSON file with one device in the catalog's format (Protocol/DEVICES.md)",
+                exit: .usage
+            )
+        }
+        let id: String
+        do throws(LayoutError) {
+            id = try DeviceCatalog.register(deviceFile: data)
+        } catch {
+            throw CLIError(
+                "\(error.code)",
+                "--device-file \(path): \(error.message)",
+                recovery: "fix the field named, see Protocol/DEVICES.md",
+                exit: .usage
+            )
+        }
+        return (try catalog(), id)
+    }
+
     static func devices(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
         try Arguments(argv, command: "devices", options: [], flags: ["json"]).allowPositionals(0)
         let c = try catalog()
@@ -514,16 +540,17 @@ public enum LivebusCommand {
             argv,
             command: "layout",
             options: [
-                "device", "posture", "orientation", "window", "screen", "tags", "svg", "os", "remaining", "status",
+                "device", "posture", "orientation", "window", "screen", "tags", "svg", "os", "keyboard",
+                "layout-direction", "dialog", "device-file", "remaining", "status",
                 "activity-schema",
             ],
             flags: ["json"]
         )
         try a.allowPositionals(0)
-        guard let device = a.value("device") else {
+        let (c, fileDevice) = try catalog(deviceFile: a.value("device-file"))
+        guard let device = a.value("device") ?? fileDevice else {
             throw .usage("livebus layout needs --device MODEL", recovery: "see `livebus devices` for ids")
         }
-        let c = try catalog()
         let fold = try a.choice(
             "posture",
             ["flat", "half-opened", "folded"],
@@ -545,8 +572,17 @@ public enum LivebusCommand {
                 window: a.value("window") ?? "full",
                 screen: a.value("screen") ?? "overlay",
                 tags: a.value("tags") ?? "0",
-                os: a.value("os") ?? "newest"
+                os: a.value("os") ?? "newest",
+                keyboard: a.value("keyboard") ?? "0"
             )
+            req.layoutDirection =
+                try a.choice("layout-direction", ["ltr", "rtl"], default: "ltr") == "rtl" ? .rtl : .ltr
+            if let d = a.value("dialog") {
+                guard let size = try OfflineLayoutRequest.parseWindow(d) else {
+                    throw CLIError("invalidArgument", "--dialog needs WxH in points, e.g. 270x150", exit: .usage)
+                }
+                req.dialog = size
+            }
             // Check a countdown and a status text offline, in the schema's boxes (issue 16).
             if let remaining { req.liveActivity?.timerText = formatCountdown(remainingMilliseconds: remaining) }
             if let status = a.value("status") { req.liveActivity?.statusText = status }

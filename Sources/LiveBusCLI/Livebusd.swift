@@ -11,7 +11,7 @@ public enum LivebusdCommand {
 
         USAGE
           livebusd [--socket PATH] [--scenario NAME|FILE] [--time-scale X] [--seed N] [--data-dir DIR|--memory] [--fresh]
-                   [--sync normal|full] [--log-level LEVEL]
+                   [--sync normal|full] [--log-level LEVEL] [--device-file FILE]
 
         OPTIONS
           --socket PATH        Unix socket to listen on (mode 0600, at most 107 bytes).
@@ -56,6 +56,8 @@ public enum LivebusdCommand {
                                judged with it by phones that have none of their own. A bad file: exit 2, file:line.
                                Default: the built-in delivery activity (Protocol/activity-schemas/delivery.json).
           --log-level LEVEL    debug, info, notice, warning or error. Default info. Logs go to stderr.
+          --device-file FILE   A device of your own (one device in the catalog's format, Protocol/DEVICES.md),
+                               validated like the catalog's; phones may then attach with its id.
           --version            Print the version.
           --help               Print this help.
 
@@ -125,13 +127,15 @@ public enum LivebusdCommand {
                     "coalesce-bytes",
                     "slow-consumer-bytes", "orders", "resume-window", "max-frames-per-second", "max-subscriptions",
                     "max-reply-bytes", "limit-grace", "handshake-timeout", "idle-timeout", "max-connections",
-                    "catch-up-window-bytes", "activity-schema",
+                    "catch-up-window-bytes", "activity-schema", "device-file",
                 ],
                 flags: ["memory", "fresh"]
             )
             guard a.positionals.isEmpty else {
                 throw CLIError.usage("unexpected argument '\(a.positionals[0])'", recovery: "see `livebusd --help`")
             }
+            // A user's own device, validated like the catalog's, accepted in HELLO and POSTURE from now on.
+            _ = try LivebusCommand.catalog(deviceFile: a.value("device-file"))
             let level = try a.choice("log-level", ["debug", "info", "notice", "warning", "error"], default: "info")
             let socket = a.value("socket") ?? defaultSocketPath()
             if a.flag("memory") && a.value("data-dir") != nil {

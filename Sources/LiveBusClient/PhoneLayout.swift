@@ -92,10 +92,15 @@ public enum PhoneLayout {
                     }
                 }
             }
+            // A keyboard (posture --keyboard) means the tag sheet's text field has focus: the sheet is up and rides
+            // on the keyboard.
+            let typing = resolved.keyboardHeight > 0
             let input = LayoutInput(
                 posture: resolved,
                 screen: .overlay,
+                textFieldFocused: typing,
                 markers: markers,
+                showSheet: typing,
                 liveActivity: content,
                 measurer: measurer
             )
@@ -103,6 +108,41 @@ public enum PhoneLayout {
         } catch {
             return .failure(error)
         }
+    }
+
+    /// The posture `next` with its window following the screen from `current` (``WindowFollow``): on a fold or
+    /// orientation change an unpinned window becomes full screen, a pinned split-view width is kept (clamped to
+    /// the new screen). A `next` that names its own window or pin is returned as it is.
+    ///
+    /// - Parameters:
+    ///   - current: the posture before.
+    ///   - next: the posture asked for.
+    ///   - device: the catalog device id.
+    /// - Returns: the posture to apply and a note when the window changed.
+    public static func following(_ current: PostureBody, to next: PostureBody, device: String) -> (PostureBody, String?)
+    {
+        guard next.windowWidth == current.windowWidth, next.windowHeight == current.windowHeight,
+            next.splitViewWidth == current.splitViewWidth,
+            let catalog = try? DeviceCatalog.bundled(), let d = try? catalog.device(device),
+            let fromFold = FoldState(rawValue: current.foldState),
+            let fromOrientation = Orientation(rawValue: current.orientation),
+            let toFold = FoldState(rawValue: next.foldState),
+            let toOrientation = Orientation(rawValue: next.orientation)
+        else { return (next, nil) }
+        var window: Size?
+        if let w = current.windowWidth, let h = current.windowHeight { window = Size(width: w, height: h) }
+        let follow = WindowFollow.next(
+            device: d,
+            from: (fromFold, fromOrientation),
+            window: window,
+            splitViewWidth: current.splitViewWidth,
+            to: (toFold, toOrientation)
+        )
+        var out = next
+        out.windowWidth = follow.window?.width
+        out.windowHeight = follow.window?.height
+        out.splitViewWidth = follow.splitViewWidth
+        return (out, follow.note)
     }
 
     /// Which Dynamic Island presentation and lock-screen position each activity gets.

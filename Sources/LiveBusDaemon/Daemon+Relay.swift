@@ -1,5 +1,6 @@
 import Foundation
 import LiveBusClock
+import LiveBusLayout
 import LiveBusLoop
 import LiveBusWire
 
@@ -100,15 +101,44 @@ extension Daemon {
                 )
                 return true
             }
-            // What is not given (orientation, window, keyboard) stays as the phone has it.
+            // What is not given (orientation, keyboard) stays as the phone has it. The window follows the screen on
+            // a fold or orientation change unless a split-view width is pinned (LiveBusLayout.WindowFollow);
+            // `"window": "full"` clears window and pin.
             var bodies: [(Session, PostureBody)] = []
+            var notes: [JSONValue] = []
             for s in targets {
                 var merged = p
+                let clearWindow = merged["window"]?.stringValue == "full"
+                merged["window"] = nil
+                if clearWindow {
+                    for k in ["windowWidth", "windowHeight", "splitViewWidth"] { merged[k] = nil }
+                }
+                if let current = s.posture, merged["orientation"] == nil {
+                    merged["orientation"] = .string(current.orientation)
+                }
+                if let pin = merged["splitViewWidth"]?.doubleValue, merged["windowWidth"] == nil,
+                    case .success(let catalog) = PostureCatalog.catalog, let device = s.device,
+                    let d = try? catalog.device(device),
+                    let fold = FoldState(rawValue: p["foldState"]?.stringValue ?? ""),
+                    let orientation = Orientation(rawValue: merged["orientation"]?.stringValue ?? "portrait")
+                {
+                    // A newly pinned split-view width: that width, the screen's height.
+                    let pinned = WindowFollow.pinned(device: d, posture: (fold, orientation), width: pin)
+                    if let w = pinned.window {
+                        merged["windowWidth"] = .number(w.width)
+                        merged["windowHeight"] = .number(w.height)
+                    }
+                    if let note = pinned.note { notes.append(.string("\(s.name): \(note)")) }
+                }
                 if let current = s.posture {
-                    if merged["orientation"] == nil { merged["orientation"] = .string(current.orientation) }
-                    if merged["windowWidth"] == nil, let w = current.windowWidth { merged["windowWidth"] = .number(w) }
-                    if merged["windowHeight"] == nil, let h = current.windowHeight {
-                        merged["windowHeight"] = .number(h)
+                    if !clearWindow && merged["windowWidth"] == nil && merged["splitViewWidth"] == nil {
+                        let follow = Daemon.followWindow(current, merged, device: s.device)
+                        if let w = follow.window {
+                            merged["windowWidth"] = .number(w.width)
+                            merged["windowHeight"] = .number(w.height)
+                        }
+                        if let pin = follow.splitViewWidth { merged["splitViewWidth"] = .number(pin) }
+                        if let note = follow.note { notes.append(.string("\(s.name): \(note)")) }
                     }
                 }
                 guard let body = Daemon.postureBody(merged) else { continue }
@@ -125,11 +155,9 @@ extension Daemon {
                 bodies.append((s, body))
             }
             for (s, body) in bodies { send(s, .posture, body: PostureChangeBody(posture: body)) }
-            reply(
-                admin,
-                id: id,
-                ResultBody(ok: true, data: .object(["sessions": .array(targets.map { .string($0.name) })]))
-            )
+            var data: [String: JSONValue] = ["sessions": .array(targets.map { .string($0.name) })]
+            if !notes.isEmpty { data["notes"] = .array(notes) }
+            reply(admin, id: id, ResultBody(ok: true, data: .object(data)))
         case "session.app-state":
             guard let state = c.args["appState"]?.stringValue, Daemon.appStates.contains(state) else {
                 replyError(
@@ -208,7 +236,32 @@ extension Daemon {
             windowWidth: p["windowWidth"]?.doubleValue,
             windowHeight: p["windowHeight"]?.doubleValue,
             hingeAngle: p["hingeAngle"]?.doubleValue,
-            keyboardHeight: p["keyboardHeight"]?.doubleValue
+            keyboardHeight: p["keyboardHeight"]?.doubleValue,
+            splitViewWidth: p["splitViewWidth"]?.doubleValue
+        )
+    }
+
+    /// The window a phone gets when `session.posture` moves it from `current` to `requested` without naming a
+    /// window: the rule of ``WindowFollow`` on the session's catalog device. An unknown device or fold state
+    /// keeps the current window (the posture check then reports the problem).
+    static func followWindow(_ current: PostureBody, _ requested: [String: JSONValue], device: String?)
+        -> WindowFollow.Outcome
+    {
+        var window: Size?
+        if let w = current.windowWidth, let h = current.windowHeight { window = Size(width: w, height: h) }
+        let keep = WindowFollow.Outcome(window: window, splitViewWidth: current.splitViewWidth, note: nil)
+        guard let device, case .success(let catalog) = PostureCatalog.catalog, let d = try? catalog.device(device),
+            let fromFold = FoldState(rawValue: current.foldState),
+            let fromOrientation = Orientation(rawValue: current.orientation),
+            let toFold = FoldState(rawValue: requested["foldState"]?.stringValue ?? ""),
+            let toOrientation = Orientation(rawValue: requested["orientation"]?.stringValue ?? current.orientation)
+        else { return keep }
+        return WindowFollow.next(
+            device: d,
+            from: (fromFold, fromOrientation),
+            window: window,
+            splitViewWidth: current.splitViewWidth,
+            to: (toFold, toOrientation)
         )
     }
 

@@ -160,6 +160,13 @@ public struct DeviceScreen: Codable, Sendable, Equatable {
     public var verticalBar: VerticalBarSpec?
     /// Documented multitasking window widths per orientation (points), largest first.
     public var windowWidths: PerOrientation<[Double]>?
+    /// True for a foldable that reports no fold rect (Jetpack: no `FoldingFeature` in the window): it can be
+    /// half-opened, but there is no band to avoid, so it lays out as flat. JSON key `noFoldRect`; absent = false.
+    public var noFoldRect: Bool?
+    /// Where the app's window starts in screen coordinates per orientation (points), when not at the screen's
+    /// origin (a status bar above the window); absent = (0, 0). The full-screen window is the rest of the screen;
+    /// safe areas, hinge, cutout and bar are converted from screen to window coordinates.
+    public var windowOrigin: PerOrientation<Point>?
     /// Source of each figure, keyed by field name (`portrait`, `safeArea`, `hinge`…).
     public var sources: [String: Source]
 
@@ -220,6 +227,87 @@ public struct DeviceCatalog: Codable, Sendable {
     /// The devices, in file order.
     public var devices: [Device]
 
+    /// The first impossible figure of a screen: a size that is not positive, a negative or too large inset, a
+    /// hinge outside the screen or thicker than it, a cutout or bar outside the screen.
+    ///
+    /// - Parameter screen: the screen.
+    /// - Returns: the field (dotted path) and why it is impossible, or nil when the geometry is possible.
+    static func geometryProblem(_ screen: DeviceScreen) -> (field: String, reason: String)? {
+        let size = screen.portrait
+        func bad(_ v: Double) -> Bool { !v.isFinite }
+        if bad(size.width) || size.width <= 0 {
+            return ("portrait.width", "\(format(size.width)) is not a width; give a positive number of points")
+        }
+        if bad(size.height) || size.height <= 0 {
+            return ("portrait.height", "\(format(size.height)) is not a height; give a positive number of points")
+        }
+        if bad(screen.scale) || screen.scale <= 0 {
+            return ("scale", "\(format(screen.scale)) is not a scale factor; give a positive number such as 2 or 2.625")
+        }
+        for orientation in Orientation.allCases {
+            let inset = screen.safeArea[orientation]
+            let frame = screen.size(in: orientation)
+            let path = "safeArea.\(orientation.rawValue)"
+            for (name, v) in [
+                ("top", inset.top), ("left", inset.left), ("bottom", inset.bottom), ("right", inset.right),
+            ]
+            where bad(v) || v < 0 {
+                return ("\(path).\(name)", "\(format(v)) is negative; an inset is 0 or more points")
+            }
+            if inset.left + inset.right >= frame.width {
+                return (
+                    "\(path)",
+                    "left + right (\(format(inset.left + inset.right))) leave no width of \(format(frame.width))"
+                )
+            }
+            if inset.top + inset.bottom >= frame.height {
+                return (
+                    "\(path)",
+                    "top + bottom (\(format(inset.top + inset.bottom))) leave no height of \(format(frame.height))"
+                )
+            }
+        }
+        if let h = screen.hinge {
+            let extent = h.axisInPortrait == .vertical ? size.width : size.height
+            let axis = h.axisInPortrait == .vertical ? "width" : "height"
+            for (name, w) in [("flatWidth", h.flatWidth), ("halfOpenedWidth", h.halfOpenedWidth)] {
+                if bad(w) || w < 0 { return ("hinge.\(name)", "\(format(w)) is negative; a band is 0 or more points") }
+                if w >= extent {
+                    return (
+                        "hinge.\(name)",
+                        "\(format(w)) is as thick as the screen's \(axis) (\(format(extent))) or thicker"
+                    )
+                }
+                if h.centerInPortrait - w / 2 < 0 || h.centerInPortrait + w / 2 > extent {
+                    return (
+                        "hinge.centerInPortrait",
+                        "the band \(format(h.centerInPortrait - w / 2))...\(format(h.centerInPortrait + w / 2)) lies outside "
+                            + "the screen (0...\(format(extent)) along its \(axis))"
+                    )
+                }
+            }
+            if h.centerInPortrait <= 0 || h.centerInPortrait >= extent {
+                return (
+                    "hinge.centerInPortrait",
+                    "\(format(h.centerInPortrait)) is not inside the screen (0...\(format(extent)) along its \(axis))"
+                )
+            }
+        }
+        if let island = screen.dynamicIsland {
+            let c = island.cutout
+            if c.width <= 0 || c.height <= 0 || !Rect(size: size).contains(c) {
+                return (
+                    "dynamicIsland.cutout",
+                    "\(describe(c)) is empty or outside the screen \(format(size.width))x\(format(size.height))"
+                )
+            }
+        }
+        if let bar = screen.verticalBar, bar.width < 0 || bar.width >= min(size.width, size.height) {
+            return ("verticalBar.width", "\(format(bar.width)) is negative or leaves no screen")
+        }
+        return nil
+    }
+
     /// Loads and validates `Resources/devices.json` from the module bundle.
     ///
     /// - Returns: the validated catalog.
@@ -227,6 +315,29 @@ public struct DeviceCatalog: Codable, Sendable {
     /// - Throws: ``LayoutError`` with code ``LayoutError/Code-swift.struct/catalogUnreadable`` when the file is
     ///   missing or malformed, ``LayoutError/Code-swift.struct/catalogInvalid`` when it breaks a rule in DEVICES.md.
     public static func bundled() throws(LayoutError) -> DeviceCatalog {
+        var catalog = try bundledFile()
+        for device in UserDevices.shared.devices {
+            catalog.devices.removeAll { $0.id == device.id }
+            catalog.devices.append(device)
+        }
+        return catalog
+    }
+
+    /// Adds a user's own device (`--device-file`) to this process's catalog: from now on ``bundled()`` holds it
+    /// (validated like the bundled devices; an id already there is replaced). `livebus layout`, `attach` and
+    /// `livebusd` call it at start.
+    ///
+    /// - Parameter data: UTF-8 JSON of one device object in the catalog's format.
+    /// - Returns: the device's id.
+    /// - Throws: ``LayoutError`` as ``adding(deviceFile:)``.
+    @discardableResult
+    public static func register(deviceFile data: Data) throws(LayoutError) -> String {
+        let (catalog, id) = try bundled().adding(deviceFile: data)
+        if let device = catalog.devices.first(where: { $0.id == id }) { UserDevices.shared.add(device) }
+        return id
+    }
+
+    private static func bundledFile() throws(LayoutError) -> DeviceCatalog {
         guard let url = Bundle.module.url(forResource: "devices", withExtension: "json") else {
             throw LayoutError(
                 .catalogUnreadable,
@@ -261,6 +372,31 @@ public struct DeviceCatalog: Codable, Sendable {
         return catalog
     }
 
+    /// This catalog with a user's own device (`--device-file`), in the catalog's device format, validated like
+    /// the bundled ones; a device with an id already in the catalog replaces it.
+    ///
+    /// - Parameter data: UTF-8 JSON of one device object (`{"id", "name", "platform", "unit", "sizeClassRule",
+    ///   "screens"}`).
+    /// - Returns: the catalog with the device, and the device's id.
+    /// - Throws: ``LayoutError`` `catalog-unreadable` when the JSON does not match the format (with the decoder's
+    ///   path), `catalog-invalid` naming the field and the reason.
+    public func adding(deviceFile data: Data) throws(LayoutError) -> (catalog: DeviceCatalog, id: String) {
+        let device: Device
+        do {
+            device = try JSONDecoder().decode(Device.self, from: data)
+        } catch {
+            throw LayoutError(
+                .catalogUnreadable,
+                "the device file does not match the device format in Protocol/DEVICES.md: \(error)"
+            )
+        }
+        var copy = self
+        copy.devices.removeAll { $0.id == device.id }
+        copy.devices.append(device)
+        try copy.validate()
+        return (copy, device.id)
+    }
+
     /// The device with this id.
     ///
     /// - Parameter id: a catalog id such as `iphone-16-pro`.
@@ -276,7 +412,7 @@ public struct DeviceCatalog: Codable, Sendable {
         return device
     }
 
-    private func validate() throws(LayoutError) {
+    func validate() throws(LayoutError) {
         guard version == 1 else {
             throw LayoutError(
                 .catalogInvalid,
@@ -292,16 +428,36 @@ public struct DeviceCatalog: Codable, Sendable {
                 throw LayoutError(.catalogInvalid, "device '\(device.id)' has no screen used when flat")
             }
             for screen in device.screens {
+                if let problem = Self.geometryProblem(screen) {
+                    throw LayoutError(
+                        .catalogInvalid,
+                        "device '\(device.id)' screen '\(screen.name)' field '\(problem.field)': \(problem.reason)"
+                    )
+                }
+                if let o = screen.windowOrigin {
+                    for orientation in Orientation.allCases {
+                        let p = o[orientation]
+                        let size = screen.size(in: orientation)
+                        if !(p.x >= 0 && p.y >= 0 && p.x < size.width && p.y < size.height) {
+                            throw LayoutError(
+                                .catalogInvalid,
+                                "device '\(device.id)' screen '\(screen.name)' field 'windowOrigin.\(orientation.rawValue)': "
+                                    + "(\(format(p.x)), \(format(p.y))) is outside the screen \(format(size.width))x\(format(size.height))"
+                            )
+                        }
+                    }
+                }
                 if device.sizeClassRule == .appleFixed && screen.sizeClasses == nil {
                     throw LayoutError(
                         .catalogInvalid,
                         "device '\(device.id)' screen '\(screen.name)' uses apple-fixed but has no sizeClasses"
                     )
                 }
-                if screen.usedWhen.contains(.halfOpened) && screen.hinge == nil {
+                if screen.usedWhen.contains(.halfOpened) && screen.hinge == nil && screen.noFoldRect != true {
                     throw LayoutError(
                         .catalogInvalid,
-                        "device '\(device.id)' screen '\(screen.name)' is used half-opened but has no hinge"
+                        "device '\(device.id)' screen '\(screen.name)' is used half-opened but has no hinge; give "
+                            + "'hinge', or 'noFoldRect': true for a foldable that reports no fold rect"
                     )
                 }
                 for field in ["portrait", "scale", "safeArea"] where screen.sources[field] == nil {
@@ -311,6 +467,22 @@ public struct DeviceCatalog: Codable, Sendable {
                     )
                 }
             }
+        }
+    }
+}
+
+/// The devices registered from `--device-file` in this process (see ``DeviceCatalog/register(deviceFile:)``).
+private final class UserDevices: @unchecked Sendable {
+    static let shared = UserDevices()
+    private let lock = NSLock()
+    private var list: [Device] = []
+
+    var devices: [Device] { lock.withLock { list } }
+
+    func add(_ device: Device) {
+        lock.withLock {
+            list.removeAll { $0.id == device.id }
+            list.append(device)
         }
     }
 }

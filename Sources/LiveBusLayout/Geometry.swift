@@ -155,6 +155,11 @@ public struct Rect: Codable, Sendable, Equatable, Hashable {
         )
     }
 
+    /// This rect flipped left to right inside a window `width` points wide (origin at 0).
+    public func mirrored(in width: Double) -> Rect {
+        Rect(x: width - maxX, y: y, width: self.width, height: height).rounded
+    }
+
     /// This rect rounded to 1/100 pt, for stable JSON, SVG and test output.
     ///
     /// Edges are rounded, not sizes, so two rects that share an edge before rounding still share it after.

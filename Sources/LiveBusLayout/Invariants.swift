@@ -7,15 +7,147 @@ enum Invariants {
         var out: [InvariantOutcome] = []
         let window = posture.window
         let safe = posture.safeRect
-        let interactive = r.rects.filter(\.interactive).filter { !$0.rect.isEmpty }
+        let interactive = r.rects.filter(\.interactive).filter { !$0.rect.isEmpty && $0.role != .dialog }
 
-        func outcome(_ name: String, _ offenders: [String], _ ok: String) {
+        func outcome(_ name: String, _ offenders: [String], _ ok: String, names: [String] = []) {
             out.append(
                 InvariantOutcome(
                     name: name,
                     holds: offenders.isEmpty,
-                    detail: offenders.isEmpty ? ok : offenders.joined(separator: "; ")
+                    detail: offenders.isEmpty ? ok : offenders.joined(separator: "; "),
+                    offenders: offenders.isEmpty
+                        ? nil
+                        : names.isEmpty
+                            ? offenders.compactMap { $0.split(separator: " ").first.map(String.init) }.filter { n in
+                                r.rects.contains { $0.name == n }
+                            } : names
                 )
+            )
+        }
+
+        // No two interactive rects partly overlap: two that share area must be one inside the other, and the inner
+        // one must name the outer one (or a rect inside it) as its container. Source: LiveBus issue 18.
+        var overlaps: [String] = []
+        var overlapNames: [String] = []
+        func declared(_ inner: NamedRect, in outer: NamedRect) -> Bool {
+            var next = inner.container
+            var hops = 0
+            while let name = next, hops < 8 {
+                if name == outer.name { return true }
+                next = r.rects.first { $0.name == name }?.container
+                hops += 1
+            }
+            return false
+        }
+        for (i, a) in interactive.enumerated() {
+            for b in interactive[(i + 1)...] where a.rect.intersects(b.rect) {
+                let ok =
+                    (declared(a, in: b) && b.rect.contains(a.rect)) || (declared(b, in: a) && a.rect.contains(b.rect))
+                guard !ok else { continue }
+                let shared = a.rect.intersection(b.rect).map(describe) ?? ""
+                let how =
+                    declared(a, in: b) || declared(b, in: a)
+                    ? "leaves its declared container" : "and no containment is declared"
+                overlaps.append(
+                    "\(a.name) \(describe(a.rect)) overlaps \(b.name) \(describe(b.rect)) at \(shared) \(how)"
+                )
+                overlapNames += [a.name, b.name]
+            }
+        }
+        outcome(
+            "noInteractivePartialOverlap",
+            overlaps,
+            "no two interactive rects partly overlap; rects inside others declare their container",
+            names: overlapNames
+        )
+
+        // A dialog is modal (what lies under it is inert) and sits wholly in one sub-screen, clear of the
+        // keep-out region and inside the safe area.
+        for d in r.rects where d.role == .dialog {
+            var bad: [String] = []
+            if !r.panes.contains(where: { $0.contains(d.rect) }) {
+                bad.append(
+                    "dialog \(describe(d.rect)) is not wholly in one sub-screen (\(r.panes.map(describe).joined(separator: ", ")))"
+                )
+            }
+            if let keep = posture.keepOutRegion, d.rect.intersects(keep) {
+                bad.append("dialog \(describe(d.rect)) crosses the keep-out region \(describe(keep))")
+            }
+            if !safe.contains(d.rect) { bad.append("dialog \(describe(d.rect)) leaves the safe area") }
+            outcome(
+                "dialogInOneSubScreen",
+                bad,
+                "dialog \(describe(d.rect)) wholly in one sub-screen",
+                names: ["dialog"]
+            )
+        }
+
+        // Touch targets: buttons, map buttons, toolbar items and the text field at least the platform minimum.
+        let minimum = metrics.minimumTouchTarget(platform: posture.device.platform)
+        let unit = posture.device.unit
+        let small = r.rects.filter { [.button, .mapButton, .toolbarItem, .textField].contains($0.role) }.filter {
+            $0.rect.width < minimum - 0.005 || $0.rect.height < minimum - 0.005
+        }
+        outcome(
+            "touchTargetsAtLeastMinimum",
+            small.map {
+                "\($0.name) is \(format($0.rect.width))x\(format($0.rect.height)) \(unit), under the "
+                    + "\(format(minimum))x\(format(minimum)) \(unit) minimum"
+            },
+            "every button, map button, toolbar item and text field is at least \(format(minimum))x\(format(minimum)) "
+                + "\(unit) (\(posture.device.platform == "android" ? "Material" : "Apple HIG"))",
+            names: small.map(\.name)
+        )
+
+        // Text is drawn inside its box at the measured size: where it does not fit it is truncated to the box and
+        // reported (``LayoutResult/truncations``) with the box and the text's measured width, never drawn past the
+        // box or widened silently.
+        var textProblems: [String] = []
+        var textNames: [String] = []
+        for p in r.presentations {
+            for e in p.elements where e.text != nil && !p.frame.contains(e.rect) {
+                textProblems.append(
+                    "\(e.name) \(describe(e.rect)) is drawn outside its presentation \(describe(p.frame))"
+                )
+                textNames.append(e.name)
+            }
+        }
+        let textElements: [(Presentation, NamedRect)] =
+            r.truncations.isEmpty
+            ? [] : r.presentations.flatMap { p in p.elements.filter { $0.text != nil }.map { (p, $0) } }
+        let isText = { (name: String) in textElements.contains { $0.1.name == name } }
+        for t in r.truncations where t.axis == "width" && isText(t.element) {
+            guard let box = t.box else {
+                textProblems.append("\(t.element) '\(t.text)' is truncated but the truncation names no box")
+                textNames.append(t.element)
+                continue
+            }
+            if let drawn = textElements.first(where: { $0.1.name == t.element })?.1.rect, !box.contains(drawn) {
+                textProblems.append("\(t.element) \(describe(drawn)) is drawn past its box \(describe(box))")
+                textNames.append(t.element)
+            }
+        }
+        let reported = r.truncations.filter { $0.axis == "width" && isText($0.element) }.map { t in
+            "\(t.element) '\(t.text)' \(format(t.measured)) pt in "
+                + (t.box.map { "its box \(describe($0))" } ?? "") + " of \(format(t.available)) pt"
+        }
+        outcome(
+            "textInsideItsBox",
+            textProblems,
+            "every text drawn inside its box at the measured size (\(r.textMeasurer)); "
+                + (reported.isEmpty ? "none truncated" : "truncated and reported: " + reported.joined(separator: ", ")),
+            names: textNames
+        )
+
+        // Sheets on regular width stay at most the platform's sheet width.
+        if r.horizontalSizeClass == .regular {
+            let cap = metrics.sheetMaxWidth(platform: posture.device.platform)
+            let wide = r.rects.filter { $0.role == .sheet && $0.rect.width > cap + 0.005 }
+            outcome(
+                "sheetAtMostMaxWidthOnRegularWidth",
+                wide.map { "\($0.name) is \(format($0.rect.width)) \(unit) wide, over the \(format(cap)) \(unit) cap" },
+                "sheets at most \(format(cap)) \(unit) wide on regular width",
+                names: wide.map(\.name)
             )
         }
 
@@ -67,13 +199,21 @@ enum Invariants {
                 "fitting area \(describe(fitting)) inside the focus area"
             )
             if let column = r.rect("cardColumn") {
-                if r.arrangement == .horizontal {
+                if r.arrangement == .horizontal && r.layoutDirection == .ltr {
                     outcome(
                         "cardColumnOnRight",
                         column.minX >= focus.maxX - Rect.tolerance && column.midX > focus.midX
                             ? []
                             : ["card column \(describe(column)) is not right of the focus area \(describe(focus))"],
                         "card column \(describe(column)) right of the focus area"
+                    )
+                } else if r.arrangement == .horizontal {
+                    outcome(
+                        "cardColumnOnLeftInRTL",
+                        column.maxX <= focus.minX + Rect.tolerance && column.midX < focus.midX
+                            ? []
+                            : ["card column \(describe(column)) is not left of the focus area \(describe(focus))"],
+                        "right to left: card column \(describe(column)) left of the focus area (mirrored)"
                     )
                 }
                 let misplaced = r.rects.filter { [.sheet, .toast].contains($0.role) }.filter {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// The layout engine: a pure function from a posture, a screen declaration and content to named rects.
 public enum LayoutEngine {
     /// Lays out one screen.
@@ -23,6 +25,82 @@ public enum LayoutEngine {
     /// - Note: Source: field report 000 (map/cards, focus and fitting area, screen layouts, reserved region),
     ///   field report 004 (content-fitting sheet), field report 001 (Dynamic Island boxes), DESIGN.md "Layout".
     public static func layout(_ input: LayoutInput) -> LayoutResult {
+        guard input.layoutDirection == .rtl || input.dialog != nil else { return layoutLTR(input) }
+        // Right to left: lay out left to right in a mirrored world (safe areas, hinge, bar and island flipped),
+        // then flip every rect back, so the arrangement mirrors while the hardware stays put.
+        var result: LayoutResult
+        if input.layoutDirection == .rtl {
+            var mirrored = input
+            mirrored.posture = input.posture.mirrored
+            mirrored.layoutDirection = .ltr
+            mirrored.dialog = nil
+            result = layoutLTR(mirrored)
+            let w = input.posture.window.width
+            for i in result.rects.indices { result.rects[i].rect = result.rects[i].rect.mirrored(in: w) }
+            result.panes = result.panes.map { $0.mirrored(in: w) }
+            if var toolbar = result.toolbar {
+                toolbar.rect = toolbar.rect.mirrored(in: w)
+                toolbar.edge = toolbar.edge == .left ? .right : .left
+                for i in toolbar.items.indices { toolbar.items[i].rect = toolbar.items[i].rect.mirrored(in: w) }
+                result.toolbar = toolbar
+            }
+            if let fitting = result.rect("fittingArea") {
+                result.camera = MapCamera.fit(
+                    markers: input.markers,
+                    fittingArea: fitting,
+                    mapRect: input.posture.window
+                )
+            }
+            result.layoutDirection = .rtl
+            // The toolbar is hardware-placed: name its real edge.
+            if let edge = result.toolbar?.edge {
+                let laidOut = edge == .left ? "right" : "left"
+                result.reason = result.reason.replacingOccurrences(
+                    of: "toolbar on the \(laidOut) edge",
+                    with: "toolbar on the \(edge.rawValue) edge"
+                )
+            }
+            result.reason =
+                "right-to-left: the left-to-right arrangement mirrored, map and cards swap sides (left and right "
+                + "below are before mirroring); " + result.reason
+        } else {
+            var plain = input
+            plain.dialog = nil
+            result = layoutLTR(plain)
+        }
+        if let dialog = input.dialog { placeDialog(dialog, in: &result) }
+        result.invariants = Invariants.check(
+            result,
+            posture: input.posture,
+            metrics: input.metrics.raisedToTouchTarget(platform: input.posture.device.platform)
+        )
+        return result
+    }
+
+    /// A modal dialog wholly in one sub-screen: the pane holding the card column (overlay) or the last pane
+    /// (the controls), centred in it and clamped to it with the margin; a dialog larger than the pane is shrunk
+    /// to it, with a note.
+    static func placeDialog(_ size: Size, in r: inout LayoutResult) {
+        let m = LayoutMetrics.standard
+        let column = r.rect("cardColumn")
+        let pane =
+            column.flatMap { c in r.panes.first { $0.contains(Point(x: c.midX, y: c.midY)) } } ?? r.panes.last
+            ?? r.rect("safeArea") ?? Rect(x: 0, y: 0, width: 0, height: 0)
+        let room = pane.insetBy(dx: m.margin, dy: m.margin)
+        let w = min(size.width, room.width)
+        let h = min(size.height, room.height)
+        let rect = Rect(x: room.midX - w / 2, y: room.midY - h / 2, width: w, height: h)
+        r.rects.append(
+            NamedRect(name: "dialog", role: .dialog, rect: rect.rounded, interactive: true, coversMap: false)
+        )
+        r.reason +=
+            "; dialog \(format(w))x\(format(h)) centred in the sub-screen \(describe(pane)) on the card column's side"
+        if w < size.width || h < size.height {
+            r.reason += " (shrunk from \(format(size.width))x\(format(size.height)) to fit it)"
+        }
+    }
+
+    static func layoutLTR(_ input: LayoutInput) -> LayoutResult {
         var builder = Builder(input)
         switch input.screen {
         case .overlay: builder.overlay()
@@ -35,7 +113,14 @@ public enum LayoutEngine {
             measurer: input.measurer
         )
         builder.presentations = presentations
-        builder.truncations += truncations
+        // Each truncation names the box it was measured against (the text rect is clamped to it).
+        builder.truncations += truncations.map { t in
+            var t = t
+            if t.box == nil, t.axis == "width" {
+                t.box = presentations.lazy.flatMap(\.elements).first { $0.name == t.element }?.rect
+            }
+            return t
+        }
         return builder.finish()
     }
 
@@ -122,11 +207,15 @@ private struct Builder {
     /// Buttons moved into the toolbar, in the order they were met.
     var movedButtons: [ScreenButton] = []
     var toolbar: Toolbar?
+    /// Buttons left out because their place is smaller than the touch target (added to the reason).
+    var hiddenButtons: [String] = []
+    /// The panes (see ``LayoutResult/panes``).
+    var panes: [Rect] = []
 
     init(_ input: LayoutInput) {
         self.input = input
         self.posture = input.posture
-        self.m = input.metrics
+        self.m = input.metrics.raisedToTouchTarget(platform: input.posture.device.platform)
         self.toolbarActive = posture.verticalBar != nil && posture.osVersion >= OSVersion.arrangementAPI
         let window = posture.window
         rects.append(NamedRect(name: "window", role: .window, rect: window, interactive: false, coversMap: false))
@@ -143,21 +232,52 @@ private struct Builder {
         }
     }
 
-    mutating func add(_ name: String, _ role: RectRole, _ rect: Rect, interactive: Bool, covers: Bool) {
-        rects.append(NamedRect(name: name, role: role, rect: rect.rounded, interactive: interactive, coversMap: covers))
+    mutating func add(
+        _ name: String,
+        _ role: RectRole,
+        _ rect: Rect,
+        interactive: Bool,
+        covers: Bool,
+        in container: String? = nil
+    ) {
+        rects.append(
+            NamedRect(
+                name: name,
+                role: role,
+                rect: rect.rounded,
+                interactive: interactive,
+                coversMap: covers,
+                container: container
+            )
+        )
     }
 
-    /// Draws a screen button at `rect` (inside its parent), or hands it to the vertical-edge toolbar when that is
-    /// active. Buttons the input does not list, and empty rects, are skipped.
-    mutating func button(_ kind: ScreenButton, _ rect: Rect) {
+    /// The platform's smallest touch target (44 pt, 48 dp on Android).
+    var touchTarget: Double { m.minimumTouchTarget(platform: posture.device.platform) }
+
+    /// Draws a screen button at `rect` inside `container`, or hands it to the vertical-edge toolbar when that is
+    /// active. Buttons the input does not list are skipped; one that cannot be the platform's touch target (its
+    /// parent is too small) is left out with a note in the reason, never drawn smaller.
+    /// - Returns: true when the button was drawn in the screen.
+    @discardableResult
+    mutating func button(_ kind: ScreenButton, _ rect: Rect, in container: String?) -> Bool {
         let name = "button.\(kind.rawValue)"
         guard input.buttons.contains(kind), !movedButtons.contains(kind), !rects.contains(where: { $0.name == name })
-        else { return }
+        else { return false }
         if toolbarActive {
             movedButtons.append(kind)
-        } else if !rect.rounded.isEmpty {
-            add(name, .button, rect, interactive: true, covers: true)
+            return false
         }
+        let r = rect.rounded
+        guard r.width >= touchTarget - 0.01, r.height >= touchTarget - 0.01 else {
+            hiddenButtons.append(
+                "\(kind.rawValue) button not shown: its place \(describe(r)) is smaller than the "
+                    + "\(format(touchTarget)) \(posture.device.unit) touch target"
+            )
+            return false
+        }
+        add(name, .button, rect, interactive: true, covers: true, in: container)
+        return true
     }
 
     /// On an unfolded iOS foldable (the active screen has a hinge or fold): is the split arrangement available?
@@ -218,6 +338,14 @@ private struct Builder {
 
     // MARK: - Overlay (map) screens
 
+    /// A full-width card column narrowed to the platform's sheet width on regular width, kept on the trailing
+    /// side (the sheets it holds must not outgrow the cap).
+    func capped(_ column: Rect) -> Rect {
+        let cap = m.sheetMaxWidth(platform: posture.device.platform)
+        guard posture.horizontalSizeClass == .regular, column.width > cap else { return column }
+        return Rect(x: column.maxX - cap, y: column.y, width: cap, height: column.height)
+    }
+
     mutating func overlay() {
         let window = posture.window
         add("map", .map, window, interactive: false, covers: false)
@@ -225,7 +353,16 @@ private struct Builder {
         let fallback = api.applies && !api.available
         // The fallback layers the cards over the map as on a phone: on one side of a vertical reserved region.
         let regions = regions(preferSingleSideForVertical: fallback)
-        let regular = posture.horizontalSizeClass == .regular && !fallback
+        // Two panes by the platform's rule: Apple's size class; on Android Jetpack's window size classes (a
+        // separating fold splits the window through `regions` in any case).
+        let rule = TwoPaneRule.decide(
+            platform: posture.device.platform,
+            window: window.size,
+            horizontalSizeClass: posture.horizontalSizeClass,
+            separatingFold: nil
+        )
+        let android = posture.device.platform == "android"
+        let regular = rule.twoPane && !fallback
         var mapSide = regions.content
         let controlArea = regions.controls
         var column: Rect
@@ -241,48 +378,71 @@ private struct Builder {
             colTop = controlArea.minY + m.gap
             why.append("split by a vertical band: map on the left, card column on the right of it")
         case .horizontal?:
+            // Tabletop: the focus area is the whole top sub-screen and the card column the whole bottom one (minus
+            // the safe areas and margins), on every width: the fold is the division (Samsung Flex mode, Jetpack's
+            // tabletop = two vertical partitions).
             colTop = controlArea.minY + m.gap
-            if regular && controlArea.width >= m.cardColumnMinWidth + m.minimumMapWidth + 3 * m.margin {
-                arrangement = .horizontal
-                let width = min(
-                    m.cardColumnWidth(in: controlArea.width),
-                    controlArea.width - m.minimumMapWidth - 3 * m.margin
-                )
-                column = Rect(x: controlArea.maxX - m.margin - width, y: 0, width: width, height: 0)
-                mapSide = Rect(minX: mapSide.minX, minY: mapSide.minY, maxX: column.minX - m.margin, maxY: mapSide.maxY)
-                why.append(
-                    "regular width, tabletop split: card column on the right below the fold, map focus above the fold beside it"
-                )
-            } else {
-                arrangement = .vertical
-                column = Rect(x: controlArea.minX + m.margin, y: 0, width: controlArea.width - 2 * m.margin, height: 0)
-                why.append(
-                    fallback
-                        ? "fallback, tabletop split: map above the fold, cards layered below it"
-                        : "compact width, tabletop split: map above the fold, cards below it"
-                )
-            }
+            arrangement = fallback ? .vertical : .tabletop
+            column = Rect(x: controlArea.minX + m.margin, y: 0, width: controlArea.width - 2 * m.margin, height: 0)
+            why.append(
+                fallback
+                    ? "fallback, tabletop split: map above the fold, cards layered below it"
+                    : "tabletop split: the map's focus area is the whole top sub-screen, the card column the whole "
+                        + "bottom one"
+            )
         case nil:
             let region = regions.content
-            if regular && region.width >= m.cardColumnMinWidth + m.minimumMapWidth + 3 * m.margin {
+            // Apple compact height (an iPhone or the folded Duo in landscape): the cards go to a side column as in
+            // Apple Maps, so the short window keeps a usable map; Android keeps Jetpack's single pane.
+            let compactHeight =
+                !android && !fallback && posture.verticalSizeClass == .compact
+                && posture.posture.orientation == .landscape
+            if (regular || compactHeight) && region.width >= m.cardColumnMinWidth + m.minimumMapWidth + 3 * m.margin {
                 arrangement = .horizontal
                 let width = min(m.cardColumnWidth(in: region.width), region.width - m.minimumMapWidth - 3 * m.margin)
                 column = Rect(x: region.maxX - m.margin - width, y: 0, width: width, height: 0)
                 mapSide = Rect(minX: region.minX, minY: region.minY, maxX: column.minX - m.margin, maxY: region.maxY)
                 colTop = region.minY + m.gap
-                why.append("regular width (\(posture.sizeClassReason)): map on the left, card column on the right")
+                why.append(
+                    (android
+                        ? rule.reason
+                        : regular
+                            ? "regular width (\(posture.sizeClassReason))"
+                            : "compact height in landscape (\(posture.sizeClassReason))")
+                        + ": map on the left, card column on the right"
+                )
             } else {
                 arrangement = .vertical
-                column = Rect(x: region.minX + m.margin, y: 0, width: region.width - 2 * m.margin, height: 0)
+                column = capped(Rect(x: region.minX + m.margin, y: 0, width: region.width - 2 * m.margin, height: 0))
                 colTop = 0
                 why.append(
                     fallback
                         ? "cards at the bottom, layered over the full-screen map"
                         : regular
                             ? "regular width but the region (\(format(region.width)) pt) is too narrow for a map beside a card column: cards at the bottom"
-                            : "compact width (\(posture.sizeClassReason)): cards at the bottom"
+                            : android
+                                ? "\(rule.reason): cards at the bottom"
+                                : "compact width (\(posture.sizeClassReason)): cards at the bottom"
                 )
             }
+        }
+        if column.width > 0, posture.horizontalSizeClass == .regular, arrangement == .vertical,
+            abs(column.width - m.sheetMaxWidth(platform: posture.device.platform)) < 0.01
+        {
+            why.append(
+                "card column at most \(format(column.width)) \(posture.device.unit) wide on regular width "
+                    + "(the sheet's cap), on the trailing side"
+            )
+        }
+        switch regions.split {
+        case .some: panes = [regions.content, regions.controls]
+        case nil where arrangement == .horizontal:
+            let region = regions.content
+            panes = [
+                Rect(minX: region.minX, minY: region.minY, maxX: mapSide.maxX, maxY: region.maxY),
+                Rect(minX: mapSide.maxX, minY: region.minY, maxX: region.maxX, maxY: region.maxY),
+            ]
+        case nil: panes = [regions.content]
         }
         why.append(regions.note)
         if api.applies {
@@ -293,21 +453,28 @@ private struct Builder {
                 ? "iOS \(v) >= \(minimum): ArrangementView "
                     + (arrangement == .horizontal
                         ? "split, map on the left, cards in a column on the right"
-                        : "available, but the window is too narrow to split: cards at the bottom")
+                        : arrangement == .tabletop
+                            ? "split along the fold: map above it, cards below it"
+                            : "available, but the window is too narrow to split: cards at the bottom")
                 : "iOS \(v) < \(minimum): ArrangementView unavailable, cards layered over the full-screen map (fallback)"
             why.insert(osRule!, at: 0)
         }
 
-        // Header: at the top of the map side, shrunk on short windows.
+        // Header: at the top of the map side, shrunk on short windows but never below the back button's touch
+        // target.
         let header = Rect(
             x: mapSide.minX + m.margin,
             y: mapSide.minY + m.gap,
             width: mapSide.width - 2 * m.margin,
-            height: min(m.headerHeight, 0.12 * mapSide.height)
+            height: min(m.headerHeight, max(0.12 * mapSide.height, m.buttonSize))
         )
         add("header", .header, header, interactive: true, covers: true)
-        let backSide = min(m.buttonSize, header.height, header.width)
-        button(.back, Rect(x: header.minX + 4, y: header.midY - backSide / 2, width: backSide, height: backSide))
+        let backSide = m.buttonSize
+        button(
+            .back,
+            Rect(x: header.minX + 4, y: header.midY - backSide / 2, width: backSide, height: backSide),
+            in: "header"
+        )
         if arrangement == .vertical && regions.split == nil {
             colTop = header.maxY + m.gap
         }
@@ -323,7 +490,7 @@ private struct Builder {
             var t = Rect(x: column.minX, y: colTop, width: column.width, height: height)
             if let keyboard, t.maxY > keyboard.minY - m.gap, regions.split == .horizontal {
                 // The keyboard covers the top of the lower side: the toast moves above the fold, same column.
-                let top = (arrangement == .vertical ? header.maxY : regions.content.minY) + m.gap
+                let top = (arrangement != .horizontal ? header.maxY : regions.content.minY) + m.gap
                 t = Rect(x: column.minX, y: top, width: column.width, height: min(m.toastHeight, 0.12 * mapSide.height))
                 movedToastBottom = t.maxY
                 why.append("toast moved above the fold: the keyboard covers the lower side")
@@ -333,7 +500,9 @@ private struct Builder {
             add("toast", .toast, t, interactive: true, covers: true)
         }
         let cardShare = arrangement == .vertical && regions.split == nil ? 0.3 : 0.4
-        let cardHeight = min(m.cardHeight, cardShare * avail)
+        // The card keeps room for its primary action's touch target when the column allows it.
+        let primaryRoom = input.buttons.contains(.primaryAction) && !toolbarActive ? m.buttonSize + 2 * m.gap : 0
+        let cardHeight = min(m.cardHeight, max(cardShare * avail, min(primaryRoom, 0.5 * avail)))
         let card = Rect(x: column.minX, y: colBottom - cardHeight, width: column.width, height: cardHeight).rounded
         add("card", .card, card, interactive: true, covers: true)
         let primaryHeight = min(m.primaryButtonHeight, max(0, card.height - 2 * m.gap))
@@ -344,11 +513,15 @@ private struct Builder {
                 y: card.maxY - m.gap - primaryHeight,
                 width: max(0, card.width - 2 * m.margin),
                 height: primaryHeight
-            )
+            ),
+            in: "card"
         )
+        // The sheet rides on the keyboard: its bottom is the keyboard's top (the keyboard covers the home-indicator
+        // inset, so no inset or gap stays between them); without a keyboard it sits a gap above the card.
         var anchor = card.minY - m.gap
-        if let keyboard { anchor = min(anchor, keyboard.minY - m.gap) }
-        let buttonSize = min(m.mapButtonSize, 0.1 * avail)
+        if let keyboard { anchor = min(anchor, keyboard.minY) }
+        // Map buttons keep the platform's touch target; where they do not fit they are hidden (never shrunk).
+        let buttonSize = m.mapButtonSize
         let focusInColumn = arrangement == .vertical && regions.split == nil
         var buttonsReserve = buttonSize + m.gap
         var focusReserve = focusInColumn ? m.minimumFocusShare * avail : 0
@@ -369,6 +542,14 @@ private struct Builder {
             if focusInColumn && anchor - topLimit - focusReserve < minimumSheet {
                 focusReserve = min(focusReserve, m.crowdedFocusHeight)
             }
+            if anchor - topLimit - focusReserve < minimumSheet, movedToastBottom == nil,
+                rects.contains(where: { $0.name == "toast" })
+            {
+                // Still crowded: the text field wins over the toast too.
+                rects.removeAll { $0.name == "toast" }
+                topLimit = colTop
+                why.append("toast hidden: the sheet needs the room")
+            }
             var largest = max(0, anchor - topLimit - buttonsReserve - focusReserve)
             var bottom = anchor
             var moved = false
@@ -385,10 +566,11 @@ private struct Builder {
                     why.append("sheet moved above the fold: the keyboard leaves no room below it")
                 }
             }
+            let band = capped(column)
             let sheet = JourneySheet.place(
                 builder: &self,
-                x: column.minX,
-                width: column.width,
+                x: band.minX,
+                width: band.width,
                 bottom: bottom,
                 largest: largest
             )
@@ -411,8 +593,9 @@ private struct Builder {
         // Focus area: the map side minus what covers it, measured from the rects placed above (field report 000:
         // covered frames, not fixed numbers). A coverer in the lower half cuts from the bottom, else from the top.
         var focus = Rect(minX: mapSide.minX, minY: mapSide.minY, maxX: mapSide.maxX, maxY: mapSide.maxY)
-        var coverers = rects.filter(\.coversMap).map(\.rect)
-        if let keyboard { coverers.append(keyboard) }
+        // The keyboard first: it covers the bottom edge, and what rides on it is then judged against the map
+        // above it.
+        let coverers = (keyboard.map { [$0] } ?? []) + rects.filter(\.coversMap).map(\.rect)
         for c in coverers where c.intersects(focus) {
             if c.midY > focus.midY {
                 focus = Rect(minX: focus.minX, minY: focus.minY, maxX: focus.maxX, maxY: max(focus.minY, c.minY))
@@ -446,7 +629,16 @@ private struct Builder {
             arrangement = .fullScreen
             add("content", .content, posture.window, interactive: false, covers: false)
             band = (controls.minX, controls.width)
-            why.append("fullScreen: content uses the whole window; sheets and toasts span the controls region")
+            let cap = m.sheetMaxWidth(platform: posture.device.platform)
+            if posture.horizontalSizeClass == .regular && controls.width > cap {
+                band = ((controls.midX - cap / 2).roundedToHundredths, cap)
+                why.append(
+                    "fullScreen: content uses the whole window; on regular width sheets and toasts are at most "
+                        + "\(format(cap)) \(posture.device.unit) wide, centred in the controls region"
+                )
+            } else {
+                why.append("fullScreen: content uses the whole window; sheets and toasts span the controls region")
+            }
         } else {
             arrangement = .column
             let width = min(m.columnMaxWidth, content.width)
@@ -460,55 +652,84 @@ private struct Builder {
             band = (column.minX, column.width)
             why.append("column: content \(format(width)) pt wide (at most \(format(m.columnMaxWidth))), centred")
         }
+        panes = regions.split != nil ? [content, controls] : [content]
         why.append(regions.note)
         let holder =
             fullScreen
             ? content.insetBy(dx: m.margin, dy: 0)
             : Rect(x: band.x, y: content.minY, width: band.width, height: content.height)
-        let side = min(m.buttonSize, holder.width, holder.height)
-        button(.back, Rect(x: holder.minX + 4, y: holder.minY + m.gap, width: side, height: side))
+        let parent: String? = fullScreen ? nil : "column"
+        let side = m.buttonSize
+        let back = Rect(x: holder.minX + 4, y: holder.minY + m.gap, width: side, height: side)
+        let backDrawn = button(.back, back, in: parent)
         let primaryHeight = min(m.primaryButtonHeight, max(0, holder.height - side - 3 * m.gap))
-        button(
-            .primaryAction,
-            Rect(
-                x: holder.minX + m.margin,
-                y: holder.maxY - m.gap - primaryHeight,
-                width: max(0, holder.width - 2 * m.margin),
-                height: primaryHeight
-            )
+        let primary = Rect(
+            x: holder.minX + m.margin,
+            y: holder.maxY - m.gap - primaryHeight,
+            width: max(0, holder.width - 2 * m.margin),
+            height: primaryHeight
         )
-        var topLimit = controls.minY + m.sheetTopGap
+        let primaryDrawn = button(.primaryAction, primary, in: parent)
+        // The toast and the sheet stay clear of the back button (below it) and of the primary action (above it).
+        let gap = m.gap
+        func belowBack(_ top: Double, _ x: Double, _ width: Double) -> Double {
+            guard backDrawn, back.maxX > x, back.minX < x + width, back.maxY + gap > top, back.minY < top + 1
+            else { return top }
+            return back.maxY + gap
+        }
+        let sheetTop = belowBack(controls.minY + m.sheetTopGap, band.x, band.width)
+        var topLimit = sheetTop
         var movedToastBottom: Double?
+        var toastRect: Rect?
         if input.showToast {
+            let x = band.x + (fullScreen ? m.margin : 0)
+            let width = band.width - (fullScreen ? 2 * m.margin : 0)
             var toast = Rect(
-                x: band.x + (fullScreen ? m.margin : 0),
-                y: controls.minY + m.gap,
-                width: band.width - (fullScreen ? 2 * m.margin : 0),
+                x: x,
+                y: belowBack(controls.minY + m.gap, x, width),
+                width: width,
                 height: min(m.toastHeight, 0.12 * controls.height)
             )
             if let keyboard, toast.maxY > keyboard.minY - m.gap, regions.split != nil {
                 // The keyboard covers the top of the lower side: the toast moves above the fold.
-                toast.y = content.minY + m.gap
+                toast.y = belowBack(content.minY + m.gap, x, width)
                 toast.height = min(m.toastHeight, 0.12 * content.height)
                 movedToastBottom = toast.maxY
                 why.append("toast moved above the fold: the keyboard covers the lower side")
             } else {
                 topLimit = max(topLimit, toast.maxY + m.gap)
             }
-            add("toast", .toast, toast, interactive: true, covers: true)
+            toastRect = toast
         }
         if input.showSheet {
             var bottom = controls.maxY
+            if primaryDrawn, primary.maxX > band.x, primary.minX < band.x + band.width, primary.minY < bottom {
+                bottom = primary.minY - m.gap
+            }
             if let keyboard { bottom = min(bottom, keyboard.minY) }
             var largest = max(0, bottom - topLimit)
             let minimumSheet = min(
                 m.textFieldHeight + m.textFieldPadding,
                 LayoutEngine.sheetContentHeight(tags: input.tags, sheetWidth: band.width, metrics: m).total
             )
+            if largest < minimumSheet, movedToastBottom == nil, toastRect != nil {
+                // Crowded (short window, keyboard up): the sheet's text field wins over the toast.
+                toastRect = nil
+                topLimit = sheetTop
+                largest = max(0, bottom - topLimit)
+                why.append("toast hidden: the sheet needs the room")
+            }
             if largest < minimumSheet, regions.split != nil {
                 // The keyboard fills the lower side: the sheet moves above the fold.
-                let altBottom = min(content.maxY, (keyboard?.minY ?? .infinity))
-                let altTop = max(content.minY + m.sheetTopGap, (movedToastBottom ?? 0) + m.gap)
+                var altBottom = min(content.maxY, (keyboard?.minY ?? .infinity))
+                if primaryDrawn, primary.minY < altBottom, primary.maxY > content.minY {
+                    altBottom = primary.minY - m.gap
+                }
+                let altTop = belowBack(
+                    max(content.minY + m.sheetTopGap, (movedToastBottom ?? 0) + m.gap),
+                    band.x,
+                    band.width
+                )
                 let altLargest = max(0, altBottom - altTop)
                 if altLargest > largest {
                     bottom = altBottom
@@ -516,8 +737,18 @@ private struct Builder {
                     why.append("sheet moved above the fold: the keyboard leaves no room below it")
                 }
             }
-            _ = JourneySheet.place(builder: &self, x: band.x, width: band.width, bottom: bottom, largest: largest)
+            if let toastRect { add("toast", .toast, toastRect, interactive: true, covers: true, in: parent) }
+            toastRect = nil
+            _ = JourneySheet.place(
+                builder: &self,
+                x: band.x,
+                width: band.width,
+                bottom: bottom,
+                largest: largest,
+                in: parent
+            )
         }
+        if let toastRect { add("toast", .toast, toastRect, interactive: true, covers: true, in: parent) }
         reason = why.joined(separator: "; ")
     }
 
@@ -525,6 +756,7 @@ private struct Builder {
 
     mutating func finish() -> LayoutResult {
         placeToolbar()
+        if !hiddenButtons.isEmpty { reason += "; " + hiddenButtons.joined(separator: "; ") }
         if let keyboard { add("keyboard", .keyboard, keyboard, interactive: false, covers: true) }
         if let hinge = posture.hinge { add("hinge", .hinge, hinge, interactive: false, covers: false) }
         if let reserved = posture.reservedRegion {
@@ -542,6 +774,9 @@ private struct Builder {
             screenLayout: input.screen,
             horizontalSizeClass: posture.horizontalSizeClass,
             verticalSizeClass: posture.verticalSizeClass,
+            windowWidthClass: posture.windowWidthClass,
+            windowHeightClass: posture.windowHeightClass,
+            panes: panes.map(\.rounded),
             rects: rects,
             arrangement: arrangement,
             reason: reason,
@@ -605,7 +840,19 @@ extension Builder {
 /// The tag editor sheet of field report 004.
 private enum JourneySheet {
     /// Places the sheet with its bottom at `bottom`, clamped to `largest`; returns the sheet rect.
-    static func place(builder: inout Builder, x: Double, width: Double, bottom: Double, largest: Double) -> Rect {
+    ///
+    /// Inside it: the text field `textFieldPadding` above the bottom, the tag rows above the field, and the close
+    /// button at the trailing end of the field's row (the field ends a gap before it), so the close button overlaps
+    /// neither the field nor the tags. Where the vertical-edge toolbar takes the close button, the field spans the
+    /// sheet.
+    static func place(
+        builder: inout Builder,
+        x: Double,
+        width: Double,
+        bottom: Double,
+        largest: Double,
+        in container: String? = nil
+    ) -> Rect {
         let m = builder.m
         let (content, tagsHeight) = LayoutEngine.sheetContentHeight(
             tags: builder.input.tags,
@@ -617,31 +864,39 @@ private enum JourneySheet {
         builder.sheetLargestDetent = largest.roundedToHundredths
         builder.sheetScrolls = content > largest + Rect.tolerance
         let sheet = Rect(x: x, y: bottom - height, width: width, height: height)
-        builder.add("sheet", .sheet, sheet, interactive: true, covers: true)
+        builder.add("sheet", .sheet, sheet, interactive: true, covers: true, in: container)
         let fieldHeight = min(m.textFieldHeight, height)
-        let field = Rect(
+        var field = Rect(
             x: x + m.margin,
             y: max(sheet.minY, sheet.maxY - m.textFieldPadding - m.textFieldHeight),
             width: max(0, width - 2 * m.margin),
             height: fieldHeight
         )
-        builder.add("textField", .textField, field, interactive: true, covers: true)
+        // The close button at the trailing end of the field's row, vertically centred on the field and kept inside
+        // the sheet.
+        let closeSide = m.buttonSize
+        let close = Rect(
+            x: sheet.maxX - m.margin - closeSide,
+            y: max(sheet.minY, min(field.midY - closeSide / 2, sheet.maxY - closeSide)),
+            width: closeSide,
+            height: min(closeSide, sheet.height)
+        )
+        builder.add("textField", .textField, field, interactive: true, covers: true, in: "sheet")
+        let fieldIndex = builder.rects.count - 1
+        if builder.button(.close, close, in: "sheet") {
+            field.width = max(0, close.minX - m.gap - field.minX)
+            builder.rects[fieldIndex].rect = field.rounded
+        }
         if builder.input.tags > 0 {
             let visible = max(0, min(tagsHeight, field.minY - m.tagsSpacing - sheet.minY))
             let tags = Rect(
                 x: x + m.margin,
                 y: field.minY - m.tagsSpacing - visible,
-                width: field.width,
+                width: max(0, width - 2 * m.margin),
                 height: visible
             )
-            builder.add("tags", .tags, tags, interactive: true, covers: true)
+            builder.add("tags", .tags, tags, interactive: true, covers: true, in: "sheet")
         }
-        // The close button at the sheet's top trailing corner, drawn over the tags.
-        let closeSide = min(m.buttonSize, sheet.height, sheet.width)
-        builder.button(
-            .close,
-            Rect(x: sheet.maxX - 4 - closeSide, y: sheet.minY, width: closeSide, height: closeSide)
-        )
         return sheet
     }
 }

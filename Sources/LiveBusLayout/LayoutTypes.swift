@@ -19,10 +19,26 @@ public enum Arrangement: String, Codable, Sendable {
     case vertical
     /// Map on the left, cards in a column on the right (regular width).
     case horizontal
+    /// Tabletop (a horizontal fold, half-opened): the map's focus area is the whole top sub-screen, the card
+    /// column the whole bottom one (LiveBus issue 18; Samsung Flex mode; Jetpack tabletop = two vertical
+    /// partitions).
+    case tabletop
     /// A `column` screen.
     case column
     /// A `fullScreen` screen.
     case fullScreen
+}
+
+/// The reading direction the screen is laid out for.
+///
+/// - Note: Source: UIKit `UIUserInterfaceLayoutDirection`, Android `View.LAYOUT_DIRECTION_RTL`; LiveBus issue 18.
+public enum LayoutDirection: String, Codable, Sendable, CaseIterable {
+    /// Left to right: map on the left, cards on the right.
+    case ltr
+    /// Right to left: the arrangement mirrored (map on the right, cards on the left; back at the right end of the
+    /// header, close at the left end of the field's row); the hardware (safe areas, hinge, vertical bar, Dynamic
+    /// Island) stays where it is.
+    case rtl
 }
 
 /// What a named rect is.
@@ -81,6 +97,9 @@ public enum RectRole: String, Codable, Sendable {
     case toolbar
     /// A button placed in the vertical-edge toolbar; name `toolbar.<kind>`.
     case toolbarItem
+    /// A modal dialog (an alert of given size), placed wholly in the card column's sub-screen; what lies under
+    /// it is inert while it shows.
+    case dialog
 }
 
 /// A screen button that the vertical-edge toolbar takes over on iPhone Duo from iOS 27.1.
@@ -157,15 +176,28 @@ public struct NamedRect: Codable, Sendable, Equatable {
     public var coversMap: Bool
     /// The text drawn in it, for measured text (Live Activity presentations); nil otherwise.
     public var text: String?
+    /// The rect this one is drawn inside by design (a button in the header, the text field in the sheet), by name;
+    /// nil when it stands alone. Only a declared container may overlap an interactive rect (invariant
+    /// `noInteractivePartialOverlap`); JSON key `container`, absent when nil.
+    public var container: String?
 
     /// Creates a named rect.
-    public init(name: String, role: RectRole, rect: Rect, interactive: Bool, coversMap: Bool, text: String? = nil) {
+    public init(
+        name: String,
+        role: RectRole,
+        rect: Rect,
+        interactive: Bool,
+        coversMap: Bool,
+        text: String? = nil,
+        container: String? = nil
+    ) {
         self.name = name
         self.role = role
         self.rect = rect
         self.interactive = interactive
         self.coversMap = coversMap
         self.text = text
+        self.container = container
     }
 }
 
@@ -177,12 +209,15 @@ public struct InvariantOutcome: Codable, Sendable, Equatable {
     public var holds: Bool
     /// What was checked, or what broke it (names and rects).
     public var detail: String
+    /// Names of the rects that broke it (drawn in red in the SVG); nil when it held. JSON key `offenders`.
+    public var offenders: [String]?
 
     /// Creates an outcome.
-    public init(name: String, holds: Bool, detail: String) {
+    public init(name: String, holds: Bool, detail: String, offenders: [String]? = nil) {
         self.name = name
         self.holds = holds
         self.detail = detail
+        self.offenders = offenders
     }
 }
 
@@ -258,6 +293,8 @@ public struct Truncation: Codable, Sendable, Equatable {
     public var available: Double
     /// `width` or `height`.
     public var axis: String
+    /// The box the text was measured against, in its presentation's coordinates (points); nil when not known.
+    public var box: Rect? = nil
 }
 
 /// Tunable sizes of the map screen elements, in points.
@@ -314,9 +351,47 @@ public struct LayoutMetrics: Codable, Sendable, Equatable {
     public var primaryButtonHeight: Double = 50
     /// Top of the vertical bar kept for the status cluster before the first toolbar item [estimate].
     public var toolbarStatusHeight: Double = 44
+    /// Smallest touch target on Apple platforms, points (HIG: "hit targets of at least 44x44 pt").
+    public var appleMinimumTouchTarget: Double = 44
+    /// Smallest touch target on Android, dp (Accessibility Test Framework `TouchTargetSizeCheck`: 48x48 dp).
+    public var materialMinimumTouchTarget: Double = 48
+    /// Widest sheet on a regular-width (Apple) or medium-or-wider (Android) window: iOS form sheet about 580 pt
+    /// [3rd-party, https://fudong.dev/en/blog/swiftui-bottomsheet-ipad-form-factor].
+    public var appleSheetMaxWidth: Double = 580
+    /// Widest bottom sheet on Android: `BottomSheetDefaults.SheetMaxWidth = 640.dp` [official, androidx
+    /// `compose/material3/material3/src/commonMain/kotlin/androidx/compose/material3/SheetDefaults.kt`].
+    public var materialSheetMaxWidth: Double = 640
 
     /// The standard metrics.
     public static let standard = LayoutMetrics()
+
+    /// The platform's smallest touch target: 48 dp on `android`, else 44 pt.
+    ///
+    /// - Parameter platform: the catalog platform (`ios` or `android`).
+    /// - Returns: the side in points (dp on Android).
+    /// - Note: Source: Apple HIG (44x44 pt); Accessibility Test Framework for Android `TouchTargetSizeCheck` (48x48
+    ///   dp), reference/durability-federation-apns.md "Touch targets and window classes".
+    public func minimumTouchTarget(platform: String) -> Double {
+        platform == "android" ? materialMinimumTouchTarget : appleMinimumTouchTarget
+    }
+
+    /// The platform's widest sheet: 640 dp on `android`, else 580 pt.
+    ///
+    /// - Parameter platform: the catalog platform (`ios` or `android`).
+    /// - Returns: the width in points (dp on Android).
+    public func sheetMaxWidth(platform: String) -> Double {
+        platform == "android" ? materialSheetMaxWidth : appleSheetMaxWidth
+    }
+
+    /// These metrics with every button at least the platform's touch target.
+    func raisedToTouchTarget(platform: String) -> LayoutMetrics {
+        var m = self
+        let side = minimumTouchTarget(platform: platform)
+        m.buttonSize = max(m.buttonSize, side)
+        m.mapButtonSize = max(m.mapButtonSize, side)
+        m.primaryButtonHeight = max(m.primaryButtonHeight, side)
+        return m
+    }
 
     /// Creates the standard metrics; change fields as needed.
     public init() {}
@@ -347,6 +422,10 @@ public struct LayoutInput: Sendable {
     public var metrics: LayoutMetrics
     /// Text measurer for Live Activity text.
     public var measurer: any TextMeasurer
+    /// Reading direction (``LayoutDirection``); default left to right.
+    public var layoutDirection: LayoutDirection = .ltr
+    /// A modal dialog of this size (points) to place, or nil.
+    public var dialog: Size?
 
     /// Creates a layout input.
     public init(
@@ -395,6 +474,15 @@ public struct LayoutResult: Codable, Sendable, Equatable {
     public var horizontalSizeClass: SizeClass
     /// Height size class.
     public var verticalSizeClass: SizeClass
+    /// Material width class of the same window (``WindowSizeClass``).
+    public var windowWidthClass: WindowSizeClass
+    /// Material height class of the same window (``WindowSizeClass``).
+    public var windowHeightClass: WindowSizeClass
+    /// The panes, window coordinates (points): one, or two beside each other (map and card column) or above
+    /// each other (tabletop), in reading order (leading first).
+    public var panes: [Rect]
+    /// The reading direction it was laid out for.
+    public var layoutDirection: LayoutDirection = .ltr
     /// Named rects in window coordinates (points), drawing order.
     public var rects: [NamedRect]
     /// Chosen arrangement.

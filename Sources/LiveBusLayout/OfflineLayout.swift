@@ -26,6 +26,10 @@ public struct OfflineLayoutRequest: Codable, Sendable, Equatable {
     public var liveActivity: LiveActivityContent?
     /// The OS version the session runs; defaults to ``OSVersion/newest``.
     public var osVersion: OSVersion
+    /// Reading direction; defaults to left to right.
+    public var layoutDirection: LayoutDirection = .ltr
+    /// A modal dialog of this size (points) to place in the card column's sub-screen, or nil.
+    public var dialog: Size? = nil
 
     /// Creates a request; everything but the device has a default.
     public init(
@@ -112,7 +116,10 @@ public enum OfflineLayout {
             liveActivity: request.liveActivity,
             measurer: measurer
         )
-        return (input, LayoutEngine.layout(input))
+        var directed = input
+        directed.layoutDirection = request.layoutDirection
+        directed.dialog = request.dialog
+        return (directed, LayoutEngine.layout(directed))
     }
 }
 
@@ -127,6 +134,8 @@ extension OfflineLayoutRequest {
     ///   - screen: `overlay`, `column` or `fullScreen`.
     ///   - tags: a count ≥ 0.
     ///   - os: the OS version, `MAJOR[.MINOR[.PATCH]]` (e.g. `26.4`, `27.1`) or `newest` (the default).
+    ///   - keyboard: the software keyboard's height in points (`0`, the default, = hidden); above 0 the sheet's
+    ///     text field has focus and the sheet rides on the keyboard.
     /// - Returns: the request with the default sheet, toast, markers and Live Activity content.
     /// - Throws: ``LayoutError`` with code `invalid-argument`, naming the word and listing the valid values, or
     ///   `invalid-os-version` for an unparseable OS version.
@@ -137,9 +146,16 @@ extension OfflineLayoutRequest {
         window: String,
         screen: String,
         tags: String,
-        os: String = "newest"
+        os: String = "newest",
+        keyboard: String = "0"
     ) throws(LayoutError) -> OfflineLayoutRequest {
         let version = try OSVersion.parse(os)
+        guard let keyboardHeight = Double(keyboard), keyboardHeight >= 0, keyboardHeight.isFinite else {
+            throw LayoutError(
+                .invalidArgument,
+                "keyboard '\(keyboard)' is not a height; give the keyboard's height in points, 0 or more (0 = hidden)"
+            )
+        }
         guard let fold = FoldState(rawValue: foldState) else {
             throw invalid("fold state", foldState, FoldState.allCases.map(\.rawValue))
         }
@@ -159,6 +175,8 @@ extension OfflineLayoutRequest {
             windowSize: try parseWindow(window),
             screen: layout,
             tags: count,
+            textFieldFocused: keyboardHeight > 0,
+            keyboardHeight: keyboardHeight,
             osVersion: version
         )
     }

@@ -168,6 +168,25 @@ public struct ResolvedPosture: Codable, Sendable, Equatable {
     /// The window minus the safe-area insets.
     public var safeRect: Rect { window.inset(by: safeArea) }
 
+    /// The same posture flipped left to right in its window (safe-area insets, hinge, reserved region, Dynamic
+    /// Island and vertical bar), for laying out right to left.
+    var mirrored: ResolvedPosture {
+        var p = self
+        let w = window.width
+        p.safeArea = EdgeInsets(top: safeArea.top, left: safeArea.right, bottom: safeArea.bottom, right: safeArea.left)
+        p.hingePlacement?.rect = hingePlacement.map { $0.rect.mirrored(in: w) } ?? Rect(x: 0, y: 0, width: 0, height: 0)
+        p.reservedRegion = reservedRegion?.mirrored(in: w)
+        p.dynamicIsland = dynamicIsland?.mirrored(in: w)
+        p.verticalBar = verticalBar?.mirrored(in: w)
+        p.verticalBarEdge = verticalBarEdge.map { $0 == .left ? .right : .left }
+        return p
+    }
+
+    /// Material width class of the same window (dp; points on Apple devices, informative there).
+    public var windowWidthClass: WindowSizeClass { .width(window.width) }
+    /// Material height class of the same window (dp; points on Apple devices, informative there).
+    public var windowHeightClass: WindowSizeClass { .height(window.height) }
+
     /// The region interactive content must avoid: the reserved region when half-opened, otherwise an occluding
     /// hinge (Surface Duo's physical hinge hides content even when flat).
     ///
@@ -212,9 +231,13 @@ public func resolve(_ posture: Posture, in catalog: DeviceCatalog) throws(Layout
         )
     }
     let screenSize = screen.size(in: posture.orientation)
-    let windowSize = posture.windowSize ?? screenSize
+    // The window's origin in screen coordinates (a status bar above it), from the device file; everything below
+    // is converted from screen to window coordinates by subtracting it.
+    let origin = screen.windowOrigin?[posture.orientation] ?? Point(x: 0, y: 0)
+    let roomSize = Size(width: screenSize.width - origin.x, height: screenSize.height - origin.y)
+    let windowSize = posture.windowSize ?? roomSize
     let sizeText = "\(format(screenSize.width))x\(format(screenSize.height))"
-    if windowSize.width > screenSize.width + Rect.tolerance || windowSize.height > screenSize.height + Rect.tolerance {
+    if windowSize.width > roomSize.width + Rect.tolerance || windowSize.height > roomSize.height + Rect.tolerance {
         throw LayoutError(
             .windowTooLarge,
             "window \(format(windowSize.width))x\(format(windowSize.height)) is larger than the \(screen.name) screen "
@@ -242,7 +265,8 @@ public func resolve(_ posture: Posture, in catalog: DeviceCatalog) throws(Layout
         )
     }
     let window = Rect(size: windowSize)
-    let screenRect = Rect(size: screenSize)
+    func toWindow(_ r: Rect) -> Rect { Rect(x: r.x - origin.x, y: r.y - origin.y, width: r.width, height: r.height) }
+    let screenRect = toWindow(Rect(size: screenSize))
     let screenSafe = screenRect.inset(by: screen.safeArea[posture.orientation])
     let clippedSafe = window.intersection(screenSafe) ?? Rect(x: 0, y: 0, width: 0, height: 0)
     let safeArea = EdgeInsets(
@@ -264,7 +288,9 @@ public func resolve(_ posture: Posture, in catalog: DeviceCatalog) throws(Layout
     var reserved: Rect?
     if let spec = screen.hinge {
         let thickness = posture.foldState == .halfOpened ? spec.halfOpenedWidth : spec.flatWidth
-        let band = hingeBand(spec, thickness: thickness, portrait: screen.portrait, orientation: posture.orientation)
+        let band = toWindow(
+            hingeBand(spec, thickness: thickness, portrait: screen.portrait, orientation: posture.orientation)
+        )
         let axis = bandAxis(spec, orientation: posture.orientation)
         if crossesWindow(band, axis: axis, window: window) {
             hinge = HingePlacement(
@@ -287,17 +313,18 @@ public func resolve(_ posture: Posture, in catalog: DeviceCatalog) throws(Layout
 
     var island: Rect?
     if let spec = screen.dynamicIsland {
-        let r = rotate(spec.cutout, portrait: screen.portrait, orientation: posture.orientation)
+        let r = toWindow(rotate(spec.cutout, portrait: screen.portrait, orientation: posture.orientation))
         if window.contains(r) { island = r.rounded }
     }
 
     var bar: Rect?
     var barEdge: VerticalBarSpec.Edge?
     if let spec = screen.verticalBar, spec.orientations.contains(posture.orientation) {
-        let strip =
+        let strip = toWindow(
             spec.edge == .right
-            ? Rect(x: screenSize.width - spec.width, y: 0, width: spec.width, height: screenSize.height)
-            : Rect(x: 0, y: 0, width: spec.width, height: screenSize.height)
+                ? Rect(x: screenSize.width - spec.width, y: 0, width: spec.width, height: screenSize.height)
+                : Rect(x: 0, y: 0, width: spec.width, height: screenSize.height)
+        )
         if window.contains(strip) {
             bar = strip.rounded
             barEdge = spec.edge

@@ -46,7 +46,13 @@ public enum LayoutRenderer {
             "\(os) · arrangement \(r.arrangement.rawValue)" + (r.osRule.map { " (\($0))" } ?? "") + " · \(toolbarText)",
             width: max(40, Int((width - 2 * pad) / 6.2))
         )
-        let titleHeight = 41.0 + 14 * Double(osLines.count) + 13 * Double(whyLines.count)
+        // Failed invariants, in red under the reason; their rects are outlined in red in the drawing.
+        let failedLines = r.failedInvariants.flatMap {
+            wrap("FAILED \($0.name): \($0.detail)", width: max(40, Int((width - 2 * pad) / 5.6)))
+        }
+        let offenders = Set(r.failedInvariants.flatMap { $0.offenders ?? [] })
+        let textLines: Double = 14 * Double(osLines.count) + 13 * Double(whyLines.count + failedLines.count)
+        let titleHeight: Double = 41 + textLines
         let height = screen.height + 2 * pad + titleHeight + presentationHeight
         var s = """
             <svg xmlns="http://www.w3.org/2000/svg" width="\(n(width))" height="\(n(height))" \
@@ -64,7 +70,7 @@ public enum LayoutRenderer {
         s += text(
             pad,
             34,
-            "\(r.screenLayout.rawValue) · \(r.arrangement.rawValue) · \(r.horizontalSizeClass.rawValue) width x \(r.verticalSizeClass.rawValue) height · invariants \(r.invariants.filter(\.holds).count)/\(r.invariants.count) hold",
+            "\(r.screenLayout.rawValue) · \(r.arrangement.rawValue) · \(r.horizontalSizeClass.rawValue) width x \(r.verticalSizeClass.rawValue) height (Material \(r.windowWidthClass.rawValue) x \(r.windowHeightClass.rawValue)) · \(r.panes.count) pane\(r.panes.count == 1 ? "" : "s")\(r.layoutDirection == .rtl ? " · right to left" : "") · invariants \(r.invariants.filter(\.holds).count)/\(r.invariants.count) hold",
             size: 11
         )
         for (i, line) in osLines.enumerated() {
@@ -73,6 +79,10 @@ public enum LayoutRenderer {
         let whyTop = 49 + 14 * Double(osLines.count)
         for (i, line) in whyLines.enumerated() {
             s += text(pad, whyTop + 13 * Double(i), line, size: 10)
+        }
+        let failedTop = whyTop + 13 * Double(whyLines.count)
+        for (i, line) in failedLines.enumerated() {
+            s += text(pad, failedTop + 13 * Double(i), line, size: 10, color: "#d00000")
         }
         s += "<g transform=\"translate(\(n(pad)) \(n(pad + titleHeight)))\">\n"
         s += rect(screen, fill: "#f4f4f4", stroke: "#999999", dash: "6 3", extra: "")
@@ -94,6 +104,9 @@ public enum LayoutRenderer {
                     "<circle cx=\"\(n(point.x))\" cy=\"\(n(point.y))\" r=\"4\" fill=\"#d62728\"><title>\(escape(kind))</title></circle>\n"
             }
         }
+        for nr in r.rects where offenders.contains(nr.name) {
+            s += rect(nr.rect, fill: "none", stroke: "#d00000", dash: nil, extra: " stroke-width=\"3\"")
+        }
         s += labels
         s += "</g>\n"
         // Presentations.
@@ -110,7 +123,8 @@ public enum LayoutRenderer {
                 extra: " rx=\"\(presentation.kind == .lockScreen ? 12 : f.height / 2)\""
             )
             for e in presentation.elements {
-                let color = presentation.kind == .lockScreen ? "#1f4e9a" : "#ffd166"
+                let color =
+                    offenders.contains(e.name) ? "#d00000" : presentation.kind == .lockScreen ? "#1f4e9a" : "#ffd166"
                 s += rect(e.rect, fill: "none", stroke: color, dash: e.role == .box ? "2 2" : nil, extra: "")
                 if let string = e.text {
                     let ink = presentation.kind == .lockScreen ? "#111111" : "#ffffff"
@@ -201,6 +215,7 @@ public enum LayoutRenderer {
             failed.isEmpty
                 ? "invariants: all \(r.invariants.count) hold" : "FAILED: " + failed.map(\.name).joined(separator: ", ")
         )
+        footer += failed.map { "✗ \($0.name): \($0.detail)" }
         for line in footer { lines += wrap(line, width: cols + 2) }
         return lines.joined(separator: "\n")
     }
@@ -316,10 +331,15 @@ public enum LayoutRenderer {
         return s + extra + "/>\n"
     }
 
-    private static func text(_ x: Double, _ y: Double, _ string: String, size: Double, weight: String = "normal")
-        -> String
-    {
-        "<text x=\"\(n(x))\" y=\"\(n(y))\" font-size=\"\(n(size))\" font-weight=\"\(weight)\" fill=\"#222222\">\(escape(string))</text>\n"
+    private static func text(
+        _ x: Double,
+        _ y: Double,
+        _ string: String,
+        size: Double,
+        weight: String = "normal",
+        color: String = "#222222"
+    ) -> String {
+        "<text x=\"\(n(x))\" y=\"\(n(y))\" font-size=\"\(n(size))\" font-weight=\"\(weight)\" fill=\"\(color)\">\(escape(string))</text>\n"
     }
 
     private static func n(_ v: Double) -> String { format(v) }

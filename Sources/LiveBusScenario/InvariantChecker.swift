@@ -408,14 +408,16 @@ private struct Context {
             guard spec.device == "iphone-duo", !windowed.contains(s.name), let arrangement = l.arrangement,
                 ["flat", "half-opened"].contains(l.posture.foldState)
             else { continue }
+            // The split is `horizontal` (book) or `tabletop` (half-opened in portrait: map above the fold).
+            let split = ["horizontal", "tabletop"].contains(arrangement)
             if declared < E2EOSVersion.arrangementAPI {
                 t.check(
-                    arrangement != "horizontal",
+                    !split,
                     "session \(s.name) (iphone-duo \(l.posture.foldState)/\(l.posture.orientation), iOS \(declared) < \(E2EOSVersion.arrangementAPI)): arrangement horizontal, but ArrangementView is unavailable before \(E2EOSVersion.arrangementAPI) (log line \(l.line))"
                 )
             } else {
                 t.check(
-                    arrangement == "horizontal",
+                    split,
                     "session \(s.name) (iphone-duo \(l.posture.foldState)/\(l.posture.orientation), iOS \(declared) >= \(E2EOSVersion.arrangementAPI)): arrangement \(arrangement), expected the horizontal split (log line \(l.line))"
                 )
             }

@@ -96,6 +96,9 @@ public struct PostureBody: Sendable, Hashable, Codable {
     public var hingeAngle: Double?
     /// Keyboard height in points when a text field has focus, else 0 or absent.
     public var keyboardHeight: Double?
+    /// A pinned split-view width in points: the window keeps it across fold changes (clamped to the screen),
+    /// while an unpinned window follows the screen. Absent = not pinned.
+    public var splitViewWidth: Double?
 
     /// Creates a posture body.
     public init(
@@ -104,7 +107,8 @@ public struct PostureBody: Sendable, Hashable, Codable {
         windowWidth: Double? = nil,
         windowHeight: Double? = nil,
         hingeAngle: Double? = nil,
-        keyboardHeight: Double? = nil
+        keyboardHeight: Double? = nil,
+        splitViewWidth: Double? = nil
     ) {
         self.foldState = foldState
         self.orientation = orientation
@@ -112,6 +116,7 @@ public struct PostureBody: Sendable, Hashable, Codable {
         self.windowHeight = windowHeight
         self.hingeAngle = hingeAngle
         self.keyboardHeight = keyboardHeight
+        self.splitViewWidth = splitViewWidth
     }
 }
 

@@ -5,6 +5,7 @@ import Testing
 struct ArrangementOSRuleTests {
     static let fallback = "ArrangementView unavailable, cards layered over the full-screen map (fallback)"
     static let split = "ArrangementView split, map on the left, cards in a column on the right"
+    static let tabletopSplit = "ArrangementView split along the fold: map above it, cards below it"
 
     /// Unfolded iPhone Duo (inner screen, flat or half-opened, both orientations): from iOS 27.1 the split
     /// arrangement (map left, cards right); before, the wrapper's fallback layers the cards over the full-screen
@@ -15,24 +16,31 @@ struct ArrangementOSRuleTests {
         for (os, splits) in [("26.4", false), ("27.0", false), ("27.0.9", false), ("27.1", true), ("27.2", true)] {
             let v = try #require(OSVersion(os))
             let r = try layout("iphone-duo", fold, orientation, sheet: true, toast: true, os: v)
-            let rule = splits ? "iOS \(os) >= 27.1: \(Self.split)" : "iOS \(os) < 27.1: \(Self.fallback)"
+            // Half-opened in portrait the fold is horizontal: the split is tabletop (map above the fold, cards
+            // below it; issue 18), elsewhere map left and cards right.
+            let tabletop = fold == .halfOpened && orientation == .portrait
+            let split = tabletop ? Self.tabletopSplit : Self.split
+            let rule = splits ? "iOS \(os) >= 27.1: \(split)" : "iOS \(os) < 27.1: \(Self.fallback)"
             #expect(r.osRule == rule)
             #expect(r.reason.hasPrefix(rule + "; "), "\(r.reason)")
-            #expect(r.arrangement == (splits ? .horizontal : .vertical), "\(os) \(fold) \(orientation)")
+            #expect(
+                r.arrangement == (splits ? (tabletop ? .tabletop : .horizontal) : .vertical),
+                "\(os) \(fold) \(orientation)"
+            )
             #expect(r.osVersion == v)
             #expect(r.rect("map") == r.rect("window"))
             #expect(r.failedInvariants.isEmpty, "\(os): \(r.failedInvariants)")
         }
     }
 
-    /// The fallback's numbers on the 951×669 inner screen in landscape: cards at the bottom across the safe area
-    /// flat; half-opened, the cards and the focus area stay wholly left of the reserved region (443.5…507.5).
+    /// The fallback's numbers on the 951×669 inner screen in landscape: cards at the bottom, flat on the trailing
+    /// side and 580 pt wide (regular width caps sheets, and so the card column holding them, issue 18); half-opened, the cards and the focus area stay wholly left of the reserved region (443.5…507.5).
     /// Source: field report 000 (ZStack fallback; reserved region "어느 한쪽에"); posture-and-devices.md §2 row 25.
     @Test func fallbackNumbersOnDuoLandscape() throws {
         let old = try #require(OSVersion("26.4"))
         let flat = try layout("iphone-duo", .flat, .landscape, tags: 3, sheet: true, toast: true, os: old)
-        #expect(flat.rect("cardColumn") == Rect(x: 16, y: 72, width: 835, height: 581))
-        #expect(flat.rect("card") == Rect(x: 16, y: 478.7, width: 835, height: 174.3))
+        #expect(flat.rect("cardColumn") == Rect(x: 271, y: 72, width: 580, height: 581))
+        #expect(flat.rect("card") == Rect(x: 271, y: 478.7, width: 580, height: 174.3))
         #expect(flat.rect("focusArea") == Rect(x: 0, y: 120, width: 867, height: 190.7))
         let half = try layout("iphone-duo", .halfOpened, .landscape, tags: 3, sheet: true, toast: true, os: old)
         #expect(half.rect("card") == Rect(x: 16, y: 478.7, width: 411.5, height: 174.3))

@@ -18,7 +18,14 @@ struct DeviceCatalogTests {
         #expect(names["pixel-9-pro-fold"] == "Pixel 9 Pro Fold")
         #expect(names["surface-duo-2"] == "Surface Duo 2")
         #expect(names["iphone-duo"] == "iPhone Duo")
-        #expect(testCatalog.devices.count == 11)
+        // Issue 18: the first-generation Surface Duo (540×720 dp screens, 34 dp hinge).
+        #expect(names["surface-duo"] == "Surface Duo")
+        #expect(names["iphone-13-mini"] == "iPhone 13 mini")
+        #expect(names["iphone-14"] == "iPhone 14")
+        #expect(names["ipad-pro-11"] == "iPad Pro 11-inch")
+        #expect(names["ipad-pro-12-9"] == "iPad Pro 12.9-inch")
+        #expect(names["galaxy-z-fold5"] == "Galaxy Z Fold5")
+        #expect(testCatalog.devices.count == 17)
     }
 
     /// Every screen cites a source for each figure it has, and every mark is one of posture-and-devices.md's.
@@ -99,7 +106,8 @@ struct DeviceCatalogTests {
         } throws: { error in
             guard let e = error as? LayoutError else { return false }
             return e.code == .unknownDevice && e.message.contains("'iphone-17'")
-                && e.message.contains("valid ids: iphone-se-3, iphone-16, ") && e.message.hasSuffix("iphone-duo")
+                && e.message.contains("valid ids: iphone-se-3, iphone-13-mini, iphone-14, iphone-16, ")
+                && e.message.hasSuffix("iphone-duo")
         }
     }
 

@@ -101,8 +101,9 @@ struct LayoutRuleTests {
     }
 
     /// A screen's declaration reaches its sheets and toasts: overlay → in the card column above the card;
-    /// column → centred in the column; fullScreen → across the controls region. Source: field report 000
-    /// (screenLayout propagated through the environment to sheets and toasts).
+    /// column → centred in the column; fullScreen → across the controls region, at most 580 pt wide and centred on
+    /// regular width (issue 18: 1180 pt on an iPad in landscape was the defect). Source: field report 000
+    /// (screenLayout propagated through the environment to sheets and toasts); iOS form sheet ~580 pt [3rd-party].
     @Test func sheetsAndToastsFollowTheScreenDeclaration() throws {
         let overlay = try layout("ipad-air-11", .flat, .landscape, sheet: true, toast: true)
         let column = try #require(overlay.rect("cardColumn"))
@@ -117,7 +118,12 @@ struct LayoutRuleTests {
         #expect(columnScreen.rect("toast")?.midX == 590)
         let full = try layout("ipad-air-11", .flat, .landscape, screen: .fullScreen, sheet: true, toast: true)
         #expect(full.rect("content") == Rect(x: 0, y: 0, width: 1180, height: 820))
-        #expect(full.rect("sheet")?.width == 1180)
+        #expect(full.rect("sheet")?.width == 580)
+        #expect(full.rect("sheet")?.midX == 590)
+        #expect(full.failedInvariants.isEmpty, "\(full.failedInvariants)")
+        // Compact width keeps the full-width sheet (iPhone portrait).
+        let phone = try layout("iphone-16-pro", screen: .fullScreen, sheet: true)
+        #expect(phone.rect("sheet")?.width == 402)
     }
 
     /// Content-fitting sheet: field + 16 + tags + (8 if any tag), recomputed as tags are added or removed.
@@ -148,8 +154,12 @@ struct LayoutRuleTests {
     @Test func focusedSheetSitsAboveKeyboard() throws {
         let r = try layout("iphone-16-pro", keyboard: 336, tags: 1, focused: true, sheet: true)
         #expect(r.rect("keyboard") == Rect(x: 0, y: 538, width: 402, height: 336))
-        #expect(r.rect("sheet") == Rect(x: 16, y: 422, width: 370, height: 108))
-        #expect(r.rect("textField") == Rect(x: 32, y: 462, width: 338, height: 52))
+        // The sheet rides on the keyboard (issue 18): its bottom is the keyboard top, 538.
+        #expect(r.rect("sheet") == Rect(x: 16, y: 430, width: 370, height: 108))
+        // The field ends a gap before the close button at the trailing end of its row (issue 18: the close button
+        // sat over the field).
+        #expect(r.rect("textField") == Rect(x: 32, y: 470, width: 286, height: 52))
+        #expect(r.rect("button.close") == Rect(x: 326, y: 474, width: 44, height: 44))
         let column = try layout("iphone-16-pro", screen: .column, keyboard: 336, focused: true, sheet: true)
         #expect(column.rect("sheet")?.maxY == 538)
     }
@@ -172,9 +182,12 @@ struct LayoutRuleTests {
         )
         let reserved = try #require(r.rect("reservedRegion"))
         #expect(reserved == Rect(x: 0, y: 443.5, width: 588, height: 64))
-        #expect(r.rect("toast") == Rect(x: 34, y: 92, width: 520, height: 43.14))
+        // The toast sits below the back button (92…136), the sheet above the primary action (385.5…435.5).
+        #expect(r.rect("button.back") == Rect(x: 38, y: 92, width: 44, height: 44))
+        #expect(r.rect("toast") == Rect(x: 34, y: 144, width: 520, height: 43.14))
+        #expect(r.rect("button.primaryAction") == Rect(x: 50, y: 385.5, width: 488, height: 50))
         let sheet = try #require(r.rect("sheet"))
-        #expect(sheet.maxY == 443.5)
+        #expect(sheet.maxY == 377.5)
         #expect(sheet.minX == 34 && sheet.width == 520)
         #expect(r.reason.contains("sheet moved above the fold"))
         #expect(r.failedInvariants.isEmpty)

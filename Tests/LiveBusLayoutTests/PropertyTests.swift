@@ -116,9 +116,105 @@ struct PropertyTests {
         #expect(checked == device.supportedFoldStates.count * 2 * Self.windowsPerCase * 3)
     }
 
+    /// Every catalog device × fold state × orientation × screen layout × keyboard (hidden, 30% of the window with
+    /// the field focused) × tag count (0, 1, 3, 14) × reading direction (a dialog with 3 tags), full screen, with
+    /// the sheet and the toast shown: every
+    /// invariant holds (no partial overlap of interactive rects, touch targets at the platform minimum, text fits,
+    /// sheet width cap, and the report-000 rules). Source: LiveBus issue 18 (Done when, property tests).
+    @Test(arguments: catalog.devices.map(\.id))
+    func invariantsHoldForEveryPostureKeyboardAndTagCount(deviceID: String) throws {
+        let device = try Self.catalog.device(deviceID)
+        var checked = 0
+        for fold in device.supportedFoldStates {
+            for orientation in Orientation.allCases {
+                let screen = device.screen(for: fold)!.size(in: orientation)
+                for keyboard in [0, (0.3 * screen.height).rounded(.down)] {
+                    let resolved = try resolve(
+                        Posture(
+                            deviceID: deviceID,
+                            foldState: fold,
+                            orientation: orientation,
+                            keyboardHeight: keyboard
+                        ),
+                        in: Self.catalog
+                    )
+                    for tags in [0, 1, 3, 14] {
+                        for (screenLayout, direction) in ScreenLayout.allCases.flatMap({ l in
+                            LayoutDirection.allCases.map { (l, $0) }
+                        }) {
+                            var input = LayoutInput(
+                                posture: resolved,
+                                screen: screenLayout,
+                                tags: tags,
+                                textFieldFocused: keyboard > 0,
+                                markers: OfflineLayoutRequest.sampleMarkers,
+                                showSheet: true,
+                                showToast: true,
+                                liveActivity: OfflineLayoutRequest.sampleLiveActivity
+                            )
+                            input.layoutDirection = direction
+                            input.dialog = tags == 3 ? Size(width: 270, height: 150) : nil
+                            let result = LayoutEngine.layout(input)
+                            checked += 1
+                            let problems =
+                                Self.independentChecks(result, resolved)
+                                + result.failedInvariants.map { "\($0.name): \($0.detail)" }
+                            #expect(
+                                problems.isEmpty,
+                                "\(deviceID) \(fold) \(orientation) keyboard \(keyboard) tags \(tags) \(screenLayout) \(direction): \(problems.joined(separator: "\n"))"
+                            )
+                        }
+                    }
+                }
+            }
+        }
+        #expect(checked == device.supportedFoldStates.count * 2 * 2 * 4 * 3 * 2)
+    }
+
     /// Checks recomputed here from the rects, independent of the engine's own invariant list.
     static func independentChecks(_ r: LayoutResult, _ p: ResolvedPosture) -> [String] {
         var problems: [String] = []
+        // Interactive rects: two that share area are one inside the other with the inner naming its container
+        // chain up to the outer one (issue 18).
+        // (A dialog is modal: what lies under it is inert, so it is not compared.)
+        let live = r.rects.filter { $0.interactive && !$0.rect.isEmpty && $0.role != .dialog }
+        func chain(_ e: NamedRect) -> [String] {
+            var names: [String] = []
+            var next = e.container
+            while let n = next, names.count < 8 {
+                names.append(n)
+                next = r.rects.first { $0.name == n }?.container
+            }
+            return names
+        }
+        for (i, a) in live.enumerated() {
+            for b in live[(i + 1)...] where a.rect.intersects(b.rect) {
+                let aInB = chain(a).contains(b.name) && b.rect.contains(a.rect)
+                let bInA = chain(b).contains(a.name) && a.rect.contains(b.rect)
+                if !aInB && !bInA { problems.append("\(a.name) \(a.rect) partly overlaps \(b.name) \(b.rect)") }
+            }
+        }
+        // Touch targets: 44 pt on iOS, 48 dp on Android (issue 18).
+        let minimum = p.device.platform == "android" ? 48.0 : 44.0
+        for e in r.rects where [.button, .mapButton, .toolbarItem, .textField].contains(e.role) {
+            if e.rect.width < minimum - 0.005 || e.rect.height < minimum - 0.005 {
+                problems.append("\(e.name) \(e.rect) under the \(minimum) touch target")
+            }
+        }
+        // Text: drawn inside its presentation; a truncated text names its box and stays in it.
+        for p in r.presentations {
+            for e in p.elements where e.text != nil && !p.frame.contains(e.rect) {
+                problems.append("\(e.name) \(e.rect) outside its presentation \(p.frame)")
+            }
+        }
+        for t in r.truncations where t.axis == "width" {
+            let drawn = r.presentations.flatMap(\.elements).first { $0.name == t.element && $0.text != nil }
+            if let drawn, t.box.map({ !$0.contains(drawn.rect) }) ?? true {
+                problems.append(
+                    "truncated \(t.element) drawn at \(drawn.rect) outside its box \(String(describing: t.box))"
+                )
+            }
+        }
         let window = p.window
         let safe = p.safeRect
         for nr in r.rects where !nr.rect.isEmpty && !window.contains(nr.rect) {
@@ -162,7 +258,7 @@ struct PropertyTests {
         let unfoldedIOSFoldable =
             p.device.platform == "ios" && p.device.screen(for: p.posture.foldState)?.hinge != nil
         if r.screenLayout == .overlay && unfoldedIOSFoldable && p.osVersion < OSVersion(27, 1) {
-            if r.arrangement == .horizontal { problems.append("split before iOS 27.1") }
+            if r.arrangement == .horizontal || r.arrangement == .tabletop { problems.append("split before iOS 27.1") }
             if r.osRule?.hasPrefix("iOS \(p.osVersion) < 27.1: ArrangementView unavailable") != true {
                 problems.append("no OS rule in \(r.reason)")
             }
@@ -187,8 +283,12 @@ struct PropertyTests {
             }
             if !safe.contains(focus) { problems.append("focus area \(focus) outside safe area") }
             if !focus.contains(fitting) { problems.append("fitting \(fitting) outside focus \(focus)") }
-            if r.arrangement == .horizontal && !(column.minX >= focus.maxX) {
+            // Right of the focus area left to right, left of it right to left (mirrored, issue 18).
+            if r.arrangement == .horizontal && r.layoutDirection == .ltr && !(column.minX >= focus.maxX) {
                 problems.append("card column \(column) not right of focus \(focus)")
+            }
+            if r.arrangement == .horizontal && r.layoutDirection == .rtl && !(column.maxX <= focus.minX) {
+                problems.append("card column \(column) not left of focus \(focus) right to left")
             }
             for nr in r.rects where nr.role == .sheet || nr.role == .toast {
                 if nr.rect.minX < column.minX - 1e-6 || nr.rect.maxX > column.maxX + 1e-6 {

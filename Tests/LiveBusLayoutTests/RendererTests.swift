@@ -122,6 +122,18 @@ struct RendererTests {
             osVersion: OSVersion(26, 4)
         ),
         "galaxy-z-flip6-half-opened": OfflineLayoutRequest(deviceID: "galaxy-z-flip6", foldState: .halfOpened, tags: 3),
+        // Issue 18: right to left, with a dialog in the card column's sub-screen.
+        "iphone-duo-half-opened-rtl": {
+            var r = OfflineLayoutRequest(
+                deviceID: "iphone-duo",
+                foldState: .halfOpened,
+                orientation: .landscape,
+                tags: 3
+            )
+            r.layoutDirection = .rtl
+            r.dialog = Size(width: 270, height: 150)
+            return r
+        }(),
         "iphone-16-pro-flat": OfflineLayoutRequest(
             deviceID: "iphone-16-pro",
             tags: 5,

@@ -90,7 +90,9 @@ struct ToolbarTests {
         let r = try layout("iphone-duo", .folded, sheet: true, toast: true, os: OSVersion(26, 4))
         #expect(r.rect("button.back") == Rect(x: 20, y: 14, width: 44, height: 44))
         #expect(r.rect("button.primaryAction") == Rect(x: 32, y: 604, width: 318, height: 50))
-        #expect(r.rect("button.close") == Rect(x: 318, y: 409, width: 44, height: 44))
+        // Close at the trailing end of the text field's row (issue 18), not over the field at the sheet's corner.
+        #expect(r.rect("button.close") == Rect(x: 306, y: 413, width: 44, height: 44))
+        #expect(r.rect("textField") == Rect(x: 32, y: 409, width: 266, height: 52))
         #expect(r.reason.hasSuffix("iOS 26.4 < 27.1: no vertical-edge toolbar, buttons stay in the screen"))
         // Column screens: back at the top of the column, the primary action at its bottom.
         let column = try layout("iphone-16-pro", screen: .column)
