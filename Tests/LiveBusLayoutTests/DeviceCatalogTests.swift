@@ -25,7 +25,14 @@ struct DeviceCatalogTests {
         #expect(names["ipad-pro-11"] == "iPad Pro 11-inch")
         #expect(names["ipad-pro-12-9"] == "iPad Pro 12.9-inch")
         #expect(names["galaxy-z-fold5"] == "Galaxy Z Fold5")
-        #expect(testCatalog.devices.count == 17)
+        // Issue 18 ("Catalog"): the Plus class, non-foldable Android phones and the Asus Zenbook Fold.
+        #expect(names["iphone-16-plus"] == "iPhone 16 Plus")
+        #expect(names["pixel-7"] == "Pixel 7")
+        #expect(names["galaxy-s20-ultra"] == "Galaxy S20 Ultra")
+        #expect(names["galaxy-s8-plus"] == "Galaxy S8+")
+        #expect(names["galaxy-a51"] == "Galaxy A51/71")
+        #expect(names["asus-zenbook-fold"] == "Asus Zenbook Fold")
+        #expect(testCatalog.devices.count == 23)
     }
 
     /// Every screen cites a source for each figure it has, and every mark is one of posture-and-devices.md's.
