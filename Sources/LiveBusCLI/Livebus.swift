@@ -436,8 +436,8 @@ public enum LivebusCommand {
         case "list":
             if a.value("limit") != nil || a.value("offset") != nil {
                 let args: [String: JSONValue] = [
-                    "limit": .number(Double(max(1, min(1000, try a.uint("limit", default: 100))))),
-                    "offset": .number(Double(try a.uint("offset", default: 0))),
+                    "limit": .number(Double(try a.uint("limit", default: 100, in: 1...1000))),
+                    "offset": .number(Double(try a.uint("offset", default: 0, in: 0...9_007_199_254_740_992))),
                 ]
                 let data = try resultData(AdminClient.request(socket: socket, command: "order.list", args: args))
                 out.success(StatusText.orders(data), data: data)
@@ -447,7 +447,12 @@ public enum LivebusCommand {
             }
         case "create":
             var args: [String: JSONValue] = [:]
-            if let c = a.value("customer") { args["customer"] = .string(c) }
+            if let c = a.value("customer") {
+                if let problem = Daemon.customerProblem(c) {
+                    throw .usage("--customer \(problem)", recovery: "e.g. --customer c7")
+                }
+                args["customer"] = .string(c)
+            }
             if let id = a.value("id") ?? a.positionals.dropFirst().first { args["id"] = .string(id) }
             let data = try resultData(AdminClient.request(socket: socket, command: "order.create", args: args))
             if let order = data["order"]?.stringValue {

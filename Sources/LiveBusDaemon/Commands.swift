@@ -104,9 +104,24 @@ extension Daemon {
         case "push.explain":
             pushExplain(c.args, id: id, from: s)
         case "order.list":
+            // A page within what a JSON number holds exactly; anything else is refused, not clamped.
+            func page(_ key: String, _ d: Int, _ range: ClosedRange<Double>) -> Int? {
+                guard let v = c.args[key] else { return d }
+                guard case .number(let n) = v, n == n.rounded(), range.contains(n) else { return nil }
+                return Int(n)
+            }
+            guard let offset = page("offset", 0, 0...9_007_199_254_740_992), let limit = page("limit", 100, 1...1000)
+            else {
+                replyError(
+                    s,
+                    id: id,
+                    code: "invalidArguments",
+                    "order.list: limit must be a whole number 1…1000 and offset one in 0…2^53",
+                    recovery: "e.g. livebus order list --limit 100 --offset 200"
+                )
+                return
+            }
             let all = orderViews()
-            let offset = max(0, Int(c.args["offset"]?.int64Value ?? 0))
-            let limit = max(1, Int(c.args["limit"]?.int64Value ?? 100))
             let page = Array(all.dropFirst(offset).prefix(limit))
             if c.args["limit"] == nil && c.args["offset"] == nil && all.count <= limit {
                 reply(s, id: id, ResultBody(ok: true, data: Daemon.jsonValue(page)))
@@ -289,8 +304,14 @@ extension Daemon {
     private func orderCreate(_ args: [String: JSONValue], id: UInt64, from s: Session) {
         if refuseWhileDegraded(s, id: id) { return }
         ensureSimulator()
-        if let c = args["customer"], c.stringValue == nil {
-            replyError(s, id: id, code: "invalidArguments", "order.create: customer must be a string")
+        if let c = args["customer"], Daemon.customerProblem(c.stringValue) != nil {
+            replyError(
+                s,
+                id: id,
+                code: "invalidArguments",
+                "order.create: customer \(Daemon.customerProblem(c.stringValue) ?? "")",
+                recovery: "e.g. --customer c7"
+            )
             return
         }
         var request = OrderRequest(customerID: args["customer"]?.stringValue ?? "c1")
@@ -374,5 +395,19 @@ extension Daemon {
         case .unknownOrder:
             replyError(s, id: id, code: "unknownOrder", "no order \(orderID)", recovery: "see `livebus order list`")
         }
+    }
+}
+
+extension Daemon {
+    /// Why `customer` cannot name an order's customer (`nil` when it can): a string of 1–64 characters without
+    /// control characters, as session names (PROTOCOL.md §8 `order.create`).
+    public static func customerProblem(_ customer: String?) -> String? {
+        guard let customer else { return "must be a string" }
+        if customer.isEmpty { return "must not be empty" }
+        if customer.count > 64 { return "is \(customer.count) characters; the limit is 64" }
+        if customer.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+            return "must not contain control characters"
+        }
+        return nil
     }
 }

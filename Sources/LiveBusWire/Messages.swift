@@ -18,6 +18,10 @@ public enum WireJSON {
     public static func decode<T: Decodable>(_ type: T.Type, from bytes: [UInt8]) throws(WireError) -> T {
         let value: T
         do { value = try JSONDecoder().decode(T.self, from: Data(bytes)) } catch let error as DecodingError {
+            // Foundation reports a number its integer type cannot hold as corrupted data with no field: find it.
+            if case .dataCorrupted(let c) = error, c.codingPath.isEmpty, let e = unrepresentable(bytes, for: T.self) {
+                throw e
+            }
             throw WireError(.invalidBody, describe(error, for: T.self))
         } catch {
             let what = String(describing: T.self).replacingOccurrences(of: "Body", with: "")
@@ -25,6 +29,51 @@ public enum WireJSON {
         }
         if let checked = value as? any WireValidated { try checked.validate() }
         return value
+    }
+
+    /// The first number in `bytes` that an integer field cannot hold, as the error that names it: `invalidValue` for
+    /// an integer outside ±2^63 (past every range of PROTOCOL.md §3), `invalidBody` for a negative integer or a
+    /// fraction (where an unsigned or whole number is expected). Keys are visited in sorted order, so the answer
+    /// is the same every time. `nil` when the body is not JSON at all or holds no such number.
+    static func unrepresentable<T>(_ bytes: [UInt8], for: T.Type) -> WireError? {
+        guard let root = try? JSONDecoder().decode(JSONValue.self, from: Data(bytes)) else { return nil }
+        let what = String(describing: T.self).replacingOccurrences(of: "Body", with: "")
+        var huge: (String, Double)?
+        var negative: (String, Double)?
+        var fraction: (String, Double)?
+        func visit(_ v: JSONValue, _ at: String) {
+            switch v {
+            case .number(let n):
+                if n.rounded() != n {
+                    if fraction == nil { fraction = (at, n) }
+                } else if abs(n) >= 9_223_372_036_854_775_807 {
+                    if huge == nil { huge = (at, n) }
+                } else if n < 0, negative == nil {
+                    negative = (at, n)
+                }
+            case .array(let a): for (i, x) in a.enumerated() { visit(x, "\(at)[\(i)]") }
+            case .object(let o):
+                for k in o.keys.sorted() { visit(o[k]!, at.isEmpty ? k : "\(at).\(k)") }
+            default: break
+            }
+        }
+        visit(root, "")
+        if let (field, n) = huge {
+            return WireError(
+                .invalidValue,
+                "\(what) body: field '\(field)' is \(String(format: "%.0f", n)), outside ±2^63 (instants must be within ±\(WireRange.instantLimitMilliseconds) ms of the epoch, PROTOCOL.md §3)"
+            )
+        }
+        if let (field, n) = negative {
+            return WireError(
+                .invalidBody,
+                "\(what) body: field '\(field)' is \(String(format: "%.0f", n)); it must not be negative"
+            )
+        }
+        if let (field, n) = fraction {
+            return WireError(.invalidBody, "\(what) body: field '\(field)' is \(n); it must be a whole number")
+        }
+        return nil
     }
 
     static func path(_ p: [any CodingKey]) -> String {

@@ -127,6 +127,28 @@ struct E2ECLIScriptingTests {
         #expect(text.contains("did you mean 500ms or 500s?") && text.components(separatedBy: "500ms or").count >= 3)
     }
 
+    /// Out-of-range pages and bad customers are usage errors (exit 2), from the CLI and from the daemon; nothing is
+    /// clamped or created. Source: issue 14 review (`--limit 9223372036854775808` and `--customer ''` exited 0).
+    @Test func orderPagesAndCustomersOutOfRangeAreRefused() throws {
+        let dir = temporaryDirectory("lbs")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (code, text) = try Self.shell(
+            Self.prelude(dir)
+                + """
+
+                $B/livebus order list --limit 9223372036854775808 --socket $S 2>&1; echo "limit=$?"
+                $B/livebus order list --offset 9007199254740993 --socket $S 2>&1; echo "offset=$?"
+                $B/livebus order create --customer '' --socket $S 2>&1; echo "empty=$?"
+                $B/livebus order list --limit 5 --socket $S >/dev/null 2>&1; echo "fine=$?"
+                stop
+                """
+        )
+        #expect(code == 0, "\(text)")
+        for want in ["limit=2", "offset=2", "empty=2", "fine=0", "out of range", "--customer must not be empty"] {
+            #expect(text.contains(want), "want \(want) in:\n\(text)")
+        }
+    }
+
     /// `f` and `h` on an iPhone 16 Pro are refused by the phone itself, with a message, and the phone stays on its one
     /// connection (no reconnect loop).
     @Test func postureKeysOnAPhoneThatCannotFoldAreRefusedLocally() throws {

@@ -135,3 +135,45 @@ struct InstantRangeTests {
         #expect(doc.contains("−3155760000000 … 3155760000000 ms"))
     }
 }
+
+/// Numbers Foundation's decoder cannot put in an integer field (it says only "not valid JSON") are named: past
+/// ±2^63 is `invalidValue`, a negative or fractional number where a whole one is expected `invalidBody`, each with
+/// the field. Source: issue 14 review ("Hello body is not a valid JSON object" named no field).
+struct UnrepresentableNumberTests {
+    @Test(arguments: [
+        ("\"clientTime\":9223372036854775808", "invalidValue", "clientTime"),
+        ("\"clientTime\":1.5", "invalidBody", "clientTime"),
+        ("\"clientTime\":1,\"versions\":[18446744073709551616],\"x\":0", "invalidValue", "versions[0]"),
+    ])
+    func hello(_ member: String, _ code: String, _ field: String) throws {
+        // A valid HELLO with `clientTime` (and in the last case `versions`) replaced.
+        var json = String(
+            decoding: try WireJSON.encode(HelloBody(client: "t", role: .session, clientTime: 42)),
+            as: UTF8.self
+        )
+        json = json.replacingOccurrences(of: "\"versions\":[2]", with: "\"v\":0")
+        json = json.replacingOccurrences(of: "\"clientTime\":42", with: member)
+        if !member.contains("versions") { json = json.replacingOccurrences(of: "\"v\":0", with: "\"versions\":[2]") }
+        do {
+            _ = try WireJSON.decode(HelloBody.self, from: Array(json.utf8))
+            Issue.record("\(json) was accepted")
+        } catch {
+            #expect(error.code.name == code, "\(json): \(error)")
+            #expect(error.message.contains("field '\(field)'"), "\(json): \(error.message)")
+        }
+    }
+
+    @Test(arguments: [
+        (#"{"fromSequence":-1}"#, "invalidBody", "must not be negative"),
+        (#"{"fromSequence":18446744073709551616}"#, "invalidValue", "outside ±2^63"),
+    ])
+    func resend(_ json: String, _ code: String, _ says: String) {
+        do {
+            _ = try WireJSON.decode(ResendBody.self, from: Array(json.utf8))
+            Issue.record("\(json) was accepted")
+        } catch {
+            #expect(error.code.name == code, "\(error)")
+            #expect(error.message.contains("field 'fromSequence'") && error.message.contains(says), "\(error.message)")
+        }
+    }
+}
