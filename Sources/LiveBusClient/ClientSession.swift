@@ -503,6 +503,11 @@ public final class ClientSession {
     }
 
     private func apply(_ f: Frame, _ body: EventBody, replica r: inout TopicReplica) {
+        // What came due before this update (a stale date that passed while it was in flight, caught up by the board)
+        // is reported first, under the sequence shown then: reported after it, it would be labelled with this
+        // update's sequence and look like a stale mark before this update's stale date.
+        replicas[f.topic] = r
+        tick(rearm: false)
         r.sequence = f.sequence
         r.body = body
         let orderID = f.topic.split(separator: "/").last.map(String.init) ?? f.topic
@@ -592,10 +597,12 @@ public final class ClientSession {
     }
 
     /// Applies the board's due transitions now.
-    public func tick() {
+    public func tick() { tick(rearm: true) }
+
+    private func tick(rearm: Bool) {
         let nowC = now()
         for t in board.tick(at: nowC) { report(t, at: nowC) }
-        armStaleTimer()
+        if rearm { armStaleTimer() }
     }
 
     private func report(_ t: ActivityTransition, at nowC: ClientInstant) {
