@@ -909,6 +909,7 @@ class SessionClient:
         """One connection: HELLO … until it closes. Returns ('welcomed', inner) once a WELCOME came, else inner;
         inner is ('lost',), ('exit', code), ('rejected-resume',) or ('refused-first',)."""
         decoder = FrameDecoder()
+        self._acks = {}
         welcomed = False
         self._catchup = None
         try:
@@ -960,6 +961,7 @@ class SessionClient:
                         welcomed = True
                     elif outcome is not None:
                         return result(outcome)
+                self._flush_acks()
                 if decoder.error is not None:
                     # a corrupted frame is repaired like a lost one: drop the connection and resume (§5.4)
                     self._warn("bad frame from the daemon (%s); reconnecting" % decoder.error)
@@ -967,6 +969,11 @@ class SessionClient:
             except (ConnectionError, BrokenPipeError, OSError) as error:
                 self._error("connection lost: %s" % error)
                 return result(("lost",))
+
+    def _flush_acks(self):
+        acks, self._acks = self._acks, {}
+        for topic, sequence in acks.items():
+            self._send("ACK", b"", topic, sequence)
 
     def _pong(self, frame, t2):
         try:
@@ -1021,7 +1028,8 @@ class SessionClient:
                                                              (record["remainingMs"] or 0) // 1000,
                                                              ", stale" if record["stale"] else ""))
                 if self.send_acks and record["type"] == "update":
-                    self._send("ACK", b"", frame.topic, record["seq"])
+                    # ACKs are cumulative (PROTOCOL.md §5.4): one per topic per read, sent after the read's frames.
+                    self._acks[frame.topic] = max(self._acks.get(frame.topic, 0), record["seq"])
             for topic, from_sequence in resends:
                 self._resend(topic, from_sequence)
             return None
