@@ -220,6 +220,7 @@ enum E2ECommand {
                         "passed": .bool(r.passed),
                         "sessions": .number(Double(r.sessions)),
                         "updates": .number(Double(r.updates)),
+                        "published": .number(Double(r.published)),
                         "wallMs": .number(Double(r.wallMs)),
                         "error": r.error.map { .string($0) } ?? .null,
                         "logs": r.logDirectory.map { .string($0) } ?? .null,

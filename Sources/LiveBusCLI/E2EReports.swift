@@ -24,6 +24,7 @@ enum E2EReports {
             out += "    <properties>\n"
             out += "      <property name=\"sessions\" value=\"\(r.sessions)\"/>\n"
             out += "      <property name=\"updates\" value=\"\(r.updates)\"/>\n"
+            out += "      <property name=\"published\" value=\"\(r.published)\"/>\n"
             out += "      <property name=\"timingDependent\" value=\"\(timingDependent.joined(separator: ","))\"/>\n"
             out += "    </properties>\n"
             for c in cs {

@@ -27,7 +27,12 @@ struct E2EScenarioResult {
     var file: String
     var name: String
     var sessions: Int
+    /// Applied updates summed over the sessions: timing-dependent (a phone attached late gets a replay, a
+    /// backgrounded one snapshots that coalesce held updates on the daemon's wall-clock refresh budget).
     var updates: Int
+    /// Events the backend published (its final sequence numbers summed over the orders): the same on every run of
+    /// a scenario, seed and time scale whose timeline ran to its end.
+    var published: Int = 0
     var invariants: [E2EInvariantResult]
     /// The scenario's assertion steps, in step order.
     var steps: [E2EAssertionResult] = []
@@ -116,6 +121,7 @@ final class E2ERun {
         stopEverything()
         let logs = collect()
         result.updates = logs.sessions.reduce(0) { $0 + $1.records.filter { $0.type == "update" && $0.applied }.count }
+        result.published = logs.final.values.reduce(0) { $0 + Int($1.seq) }
         if result.error == nil {
             result.invariants = E2EInvariantChecker.check(logs, scenario: scenario)
             result.steps = E2EAssertionChecker.check(

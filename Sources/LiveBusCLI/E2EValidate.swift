@@ -40,7 +40,7 @@ enum E2EValidate {
         guard let root = try? LineJSON.parse(bytes), case .object(let members) = root.value else { return nil }
         let keys = Set(members.map(\.key))
         if keys.contains("sessions") { return .e2eScenario }
-        if keys.contains("timeline") || (keys.contains("settings") && keys.contains("version")) {
+        if keys.contains("events") || keys.contains("settings") {
             return .backendTimeline
         }
         if keys.contains("attributesType") || keys.contains("contentState") { return .activitySchema }
