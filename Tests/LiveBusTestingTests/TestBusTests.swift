@@ -38,7 +38,7 @@ struct TestBusTests {
         #expect(duo.verdicts.allSatisfy { $0.verdict.applied }, "\(duo.verdicts)")
     }
 
-    /// Two runs with one seed give the same verdicts and the same countdowns at every second.
+    /// Five runs with one seed give the same verdicts and the same countdowns at every second.
     @Test func sameSeedSameRun() throws {
         func run() throws -> [String] {
             let bus = try TestBus(scenario: "random:5", seed: 3)
@@ -55,8 +55,8 @@ struct TestBusTests {
             return out + p.verdicts.map { "\($0.orderID) \($0.verdict.applied)" }
         }
         let a = try run()
-        #expect(!a.isEmpty)
-        #expect(a == (try run()))
+        #expect(a.count > 600, "five orders over ten minutes: \(a.count) lines")
+        for _ in 1..<5 { #expect(a == (try run())) }
     }
 
     /// A posture the device cannot take is refused and the phone keeps its posture.
