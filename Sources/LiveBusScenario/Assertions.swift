@@ -227,6 +227,14 @@ public struct E2EAssertionResult: Sendable, Equatable {
     /// Whether the step held on every phone.
     public var passed: Bool { failures.isEmpty && error == nil }
 
+    /// Creates a result (the checker makes them; reports' tests build them directly).
+    public init(step: E2EAssertion, sessions: [String], failures: [E2EAssertionFailure], error: String? = nil) {
+        self.step = step
+        self.sessions = sessions
+        self.failures = failures
+        self.error = error
+    }
+
     /// `step 3 'unfolded' (line 41, at 40s, phones duo): …` — the step with its first failure.
     public var summary: String {
         let anchor: String

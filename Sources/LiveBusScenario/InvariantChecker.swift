@@ -11,6 +11,14 @@ public struct E2EInvariantResult: Sendable, Equatable {
 
     /// Whether it held.
     public var passed: Bool { failures == 0 }
+
+    /// Creates a result (reports and their tests build them directly).
+    public init(name: String, checked: Int, failures: Int, counterexample: String?) {
+        self.name = name
+        self.checked = checked
+        self.failures = failures
+        self.counterexample = counterexample
+    }
 }
 
 /// Checks the invariants of `Protocol/E2E.md` §3 over the logs of one run. Pure: no clock, no I/O.
