@@ -110,6 +110,43 @@ public final class TestBus {
         }
     }
 
+    /// Creates an order now, as a person ordering in the app does (`order.create`); every phone whose app is in the
+    /// foreground starts its Live Activity.
+    /// - Parameters:
+    ///   - id: the order id (default: the backend picks one).
+    ///   - customer: the customer id.
+    /// - Returns: the order id.
+    /// - Throws: `SimulatorError` for a duplicate or unsafe id or an empty customer.
+    @discardableResult
+    public func createOrder(id: String? = nil, customer: String = "C-test") throws(SimulatorError) -> String {
+        let events = try simulator.createOrder(
+            OrderRequest(id: id, customerID: customer),
+            at: ServerInstant(millisecondsSinceEpoch: now)
+        )
+        deliver(events)
+        return events.last?.orderID ?? id ?? ""
+    }
+
+    /// Asks the backend to cancel an order now (`order.cancel`): it may refuse once cooking has started.
+    /// - Returns: the backend's outcome (canceled: every phone got the `end`).
+    public func cancel(order id: String) -> CancelOutcome {
+        let (outcome, events) = simulator.cancelOrder(id: id, at: ServerInstant(millisecondsSinceEpoch: now))
+        deliver(events)
+        return outcome
+    }
+
+    /// No news about an order (or any, nil) for a while from now (`backend.stall`): its stale date passes.
+    /// - Throws: `SimulatorError` for an unknown or ended order or a duration of 0 or less.
+    public func stall(order id: String?, for duration: Duration) throws(SimulatorError) {
+        deliver(
+            try simulator.stall(
+                orderID: id,
+                durationMs: Self.milliseconds(duration),
+                at: ServerInstant(millisecondsSinceEpoch: now)
+            )
+        )
+    }
+
     /// Scenario time now, ms from ``start``.
     public var scenarioMilliseconds: Int64 { now - start }
 
@@ -182,6 +219,13 @@ public final class TestPhone {
     }
 
     func tick() { _ = board.tick(at: clientNow) }
+
+    /// Whether the app is in the foreground (an activity starts only from the foreground, Apple's rule); default
+    /// true.
+    public var appInForeground: Bool {
+        get { board.profile.appInForeground }
+        set { board.profile.appInForeground = newValue }
+    }
 
     /// The order's Live Activity, or nil when it never started here.
     public func activity(_ orderID: String) -> Activity? { board.activity(orderID) }

@@ -59,6 +59,27 @@ struct TestBusTests {
         for _ in 1..<5 { #expect(a == (try run())) }
     }
 
+    /// An order created by hand starts on a foreground phone only; a stall makes it stale; a cancel the backend
+    /// accepts ends it.
+    @Test func ordersByHand() throws {
+        let bus = try TestBus(scenario: "random:1", seed: 2, start: 1_800_000_000_000)
+        let front = try bus.attach(device: "iphone-16-pro")
+        let back = try bus.attach(device: "iphone-16")
+        back.appInForeground = false
+        let id = try bus.createOrder(id: "T1")
+        #expect(id == "T1")
+        #expect(front.status("T1") == .created)
+        #expect(back.activity("T1") == nil, "an activity starts only in the foreground")
+        #expect(back.verdicts.last.map { !$0.verdict.applied } == true)
+        let outcome = bus.cancel(order: "T1")
+        if outcome == .canceled {
+            #expect(front.activity("T1")?.state == .ended)
+        } else {
+            #expect(front.status("T1") == .created, "\(outcome): a refused cancel keeps the order")
+        }
+        #expect(throws: (any Error).self) { try bus.stall(order: "nope", for: .seconds(5)) }
+    }
+
     /// A posture the device cannot take is refused and the phone keeps its posture.
     @Test func impossiblePostureIsRefused() throws {
         let bus = try TestBus(scenario: "demo-120s")
