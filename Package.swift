@@ -9,6 +9,9 @@ let package = Package(
     products: [
         .executable(name: "livebusd", targets: ["livebusd"]),
         .executable(name: "livebus", targets: ["livebus"]),
+        // LiveBus inside your own tests (README "LiveBus in your own tests"): the backend, the Activity rules and
+        // the layout engine on a virtual clock.
+        .library(name: "LiveBusTesting", targets: ["LiveBusTesting"]),
     ],
     targets: [
         // MARK: - C libraries (Debian packages, found with pkg-config)
@@ -110,6 +113,13 @@ let package = Package(
             ],
             exclude: ["Snapshots"]
         ),
+
+        // MARK: - Library product for users' tests (issue 20)
+        .target(
+            name: "LiveBusTesting",
+            dependencies: ["LiveBusActivity", "LiveBusLayout", "LiveBusSimulator", "LiveBusClock"]
+        ),
+        .testTarget(name: "LiveBusTestingTests", dependencies: ["LiveBusTesting"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -159,9 +159,15 @@ enum AttachCommand {
         var layoutCount = 0
         var svgWarned = false
         var notice: String?
+        // An update-triggered layout is logged when what the phone shows changed (island, Lock Screen, rects,
+        // overflow…), so e2e assertion steps can read it (PROTOCOL.md §10).
+        var lastLogged: AppliedLayout?
         session.onLayout = { record, input, result in
             if json {
-                if record.trigger != "update" { out.printJSON(record) }
+                if record.trigger != "update" || lastLogged.map({ !record.showsSame(as: $0) }) ?? true {
+                    out.printJSON(record)
+                    lastLogged = record
+                }
             } else if !tty && record.trigger != "update" {
                 StandardStream.out(
                     "\(record.session): layout \(record.foldState) \(record.orientation) → \(record.arrangement)"
@@ -183,6 +189,17 @@ enum AttachCommand {
                         )
                     }
                 }
+            }
+        }
+        if json {
+            // PROTOCOL.md §10: every sync-state change, so e2e assertion steps can read what the phone showed.
+            session.onSyncState = { state in
+                out.printJSON(
+                    JSONValue.object([
+                        "type": .string("sync"), "session": .string(session.name), "state": .string(state.rawValue),
+                        "clientTime": .number(Double(session.now().millisecondsSinceEpoch)),
+                    ])
+                )
             }
         }
         session.onError = { msg in

@@ -10,8 +10,8 @@ enum E2ECommand {
         let a = try Arguments(
             argv,
             command: "e2e",
-            options: ["time-scale", "seed", "report", "python-client"],
-            flags: ["json", "keep-logs", "quiet"]
+            options: ["time-scale", "seed", "report", "python-client", "junit", "tap"],
+            flags: ["json", "keep-logs", "quiet", "validate"]
         )
         let json = json || a.flag("json")
         guard !a.positionals.isEmpty else {
@@ -26,19 +26,10 @@ enum E2ECommand {
         do { catalog = try DeviceCatalog.bundled() } catch {
             throw CLIError("internal", "cannot read the device catalog: \(error.message)", exit: .usage)
         }
-        let devices = Set(catalog.devices.map(\.id))
+        if a.flag("validate") { return try E2EValidate.run(a.positionals, catalog: catalog, json: json) }
         var scenarios: [(String, E2EScenario)] = []
         for file in a.positionals {
-            guard let data = FileManager.default.contents(atPath: file) else {
-                throw CLIError("invalidScenario", "\(file): cannot read the file", exit: .usage)
-            }
-            do {
-                let s = try E2EScenarioDecoder.decode(Array(data), file: file, knownDevices: devices)
-                try preflight(s, file: file, catalog: catalog)
-                scenarios.append((file, s))
-            } catch {
-                throw CLIError("invalidScenario", error.description, recovery: "see Protocol/E2E.md", exit: .usage)
-            }
+            scenarios.append((file, try E2EValidate.scenario(file, catalog: catalog)))
         }
         let python = a.value("python-client") ?? findPythonClient()
         if scenarios.contains(where: { $0.1.sessions.contains { $0.client == .python } }) && python == nil {
@@ -97,6 +88,12 @@ enum E2ECommand {
                 FileManager.default.createFile(atPath: path, contents: Data(bytes + [0x0A]))
             else {
                 throw CLIError("cannotWrite", "cannot write the report to \(path)", exit: .usage)
+            }
+        }
+        for (flag, text) in [("junit", E2EReports.junit(results)), ("tap", E2EReports.tap(results))] {
+            guard let path = a.value(flag) else { continue }
+            guard FileManager.default.createFile(atPath: path, contents: Data(text.utf8)) else {
+                throw CLIError("cannotWrite", "cannot write the --\(flag) report to \(path)", exit: .usage)
             }
         }
         let allPassed = results.allSatisfy(\.passed)
@@ -172,7 +169,7 @@ enum E2ECommand {
         let nameWidth = max(8, results.map(\.name.count).max() ?? 8)
         var header = "scenario".padding(toLength: nameWidth, withPad: " ", startingAt: 0) + "  sessions  updates"
         for n in names { header += "  " + n }
-        header += "    wall"
+        header += "  steps    wall"
         var out = header + "\n"
         var notes: [String] = []
         for r in results {
@@ -193,6 +190,9 @@ enum E2ECommand {
                 }
                 line += "  " + cell.padding(toLength: n.count, withPad: " ", startingAt: 0)
             }
+            let steps = r.error != nil || r.steps.isEmpty ? "–" : "\(r.steps.filter(\.passed).count)/\(r.steps.count)"
+            line += "  " + steps.padding(toLength: 5, withPad: " ", startingAt: 0)
+            for s in r.steps where !s.passed { notes.append("  \(r.name) · \(s.summary)") }
             line += "  " + String(format: "%6.1f s", Double(r.wallMs) / 1000)
             out += line + "\n"
             if let e = r.error { notes.append("  \(r.name) · could not run: \(e)") }
@@ -201,6 +201,7 @@ enum E2ECommand {
         let passed = results.filter(\.passed).count
         if !notes.isEmpty { out += "\nfirst counterexamples:\n" + notes.joined(separator: "\n") + "\n" }
         out += "\n\(passed) of \(results.count) scenarios passed\n"
+        out += "(updates, checked counts and wall times depend on real-time scheduling; verdicts do not)\n"
         return out
     }
 
@@ -209,6 +210,8 @@ enum E2ECommand {
             "timeScale": timeScale.map { .number($0) } ?? .null,
             "seed": seed.map { .number(Double($0)) } ?? .null,
             "passed": .bool(results.allSatisfy(\.passed)),
+            // The runner plays in real time: these figures may differ between runs of one scenario and seed.
+            "timingDependent": .array(E2EReports.timingDependent.map { .string($0) }),
             "scenarios": .array(
                 results.map { r in
                     .object([
@@ -217,6 +220,7 @@ enum E2ECommand {
                         "passed": .bool(r.passed),
                         "sessions": .number(Double(r.sessions)),
                         "updates": .number(Double(r.updates)),
+                        "published": .number(Double(r.published)),
                         "wallMs": .number(Double(r.wallMs)),
                         "error": r.error.map { .string($0) } ?? .null,
                         "logs": r.logDirectory.map { .string($0) } ?? .null,
@@ -228,6 +232,27 @@ enum E2ECommand {
                                     "checked": .number(Double(i.checked)),
                                     "failures": .number(Double(i.failures)),
                                     "counterexample": i.counterexample.map { .string($0) } ?? .null,
+                                ])
+                            }
+                        ),
+                        "steps": .array(
+                            r.steps.map { s in
+                                .object([
+                                    "step": .number(Double(s.step.index)),
+                                    "name": .string(s.step.name),
+                                    "line": .number(Double(s.step.line)),
+                                    "passed": .bool(s.passed),
+                                    "sessions": .array(s.sessions.map { .string($0) }),
+                                    "error": s.error.map { .string($0) } ?? .null,
+                                    "failures": .array(
+                                        s.failures.map { f in
+                                            .object([
+                                                "session": .string(f.session), "check": .string(f.check),
+                                                "expected": .string(f.expected), "observed": .string(f.observed),
+                                                "at": .string(f.at), "logLine": .string(f.logLine),
+                                            ])
+                                        }
+                                    ),
                                 ])
                             }
                         ),

@@ -27,13 +27,22 @@ struct E2EScenarioResult {
     var file: String
     var name: String
     var sessions: Int
+    /// Applied updates summed over the sessions: timing-dependent (a phone attached late gets a replay, a
+    /// backgrounded one snapshots that coalesce held updates on the daemon's wall-clock refresh budget).
     var updates: Int
+    /// Events the backend published (its final sequence numbers summed over the orders): the same on every run of
+    /// a scenario, seed and time scale whose timeline ran to its end.
+    var published: Int = 0
     var invariants: [E2EInvariantResult]
+    /// The scenario's assertion steps, in step order.
+    var steps: [E2EAssertionResult] = []
+    /// Each session's log files (`name.jsonl`, `name.layout.jsonl`), by session name, in session order.
+    var logFiles: [(session: String, files: [String])] = []
     var wallMs: Int64
     var logDirectory: String?
     var error: String?
 
-    var passed: Bool { error == nil && invariants.allSatisfy(\.passed) }
+    var passed: Bool { error == nil && invariants.allSatisfy(\.passed) && steps.allSatisfy(\.passed) }
 }
 
 /// Plays one scenario against a real `livebusd` with one client process per session and checks the invariants.
@@ -55,8 +64,11 @@ final class E2ERun {
     private var clockEvents: [String: [E2EClockEvent]] = [:]
     private var layouts: [String: [String]] = [:]
     private var postures: [String: E2EPosture] = [:]
-    /// Layout outcomes by device, posture and language (a storm repeats the same few postures).
-    private var layoutCache: [String: [JSONValue]] = [:]
+    /// Layout outcomes (the line's fields but time and posture) by device, posture and language (a storm repeats
+    /// the same few postures).
+    private var layoutCache: [String: [String: JSONValue]] = [:]
+    /// When each action with an `id` was performed, true clock, ms (assertion steps' `after`).
+    private var actionTimes: [String: Int64] = [:]
     private var toxicIDs: [String: JSONValue] = [:]
     private var daemonLog = E2EDaemonLog()
     private var outcomes: [E2EActionOutcome] = []
@@ -109,8 +121,18 @@ final class E2ERun {
         stopEverything()
         let logs = collect()
         result.updates = logs.sessions.reduce(0) { $0 + $1.records.filter { $0.type == "update" && $0.applied }.count }
+        result.published = logs.final.values.reduce(0) { $0 + Int($1.seq) }
         if result.error == nil {
             result.invariants = E2EInvariantChecker.check(logs, scenario: scenario)
+            result.steps = E2EAssertionChecker.check(
+                logs,
+                scenario: scenario,
+                timeScale: timeScale,
+                actionTimes: actionTimes
+            )
+        }
+        result.logFiles = scenario.sessions.map { spec in
+            (spec.name, ["\(directory)/\(spec.name).jsonl", "\(directory)/\(spec.name).layout.jsonl"])
         }
         result.wallMs = e2eNowMs() - wallStart
         if result.passed && !options.keepLogs {
@@ -338,22 +360,33 @@ final class E2ERun {
         guard let spec = scenario.sessions.first(where: { $0.name == name }) else { return }
         let key =
             "\(spec.device)/\(posture.foldState)/\(posture.orientation)/\(posture.windowWidth ?? 0)x\(posture.windowHeight ?? 0)/\(spec.language)/\(spec.os ?? "newest")"
-        var invariants: [JSONValue] = layoutCache[key] ?? []
-        if invariants.isEmpty {
+        var fields: [String: JSONValue] = layoutCache[key] ?? [:]
+        if fields.isEmpty {
             do throws(LayoutError) {
                 let request = Self.layoutRequest(spec, posture)
                 let (_, result) = try OfflineLayout.run(request, catalog: options.catalog)
-                invariants = result.invariants.map {
-                    .object(["name": .string($0.name), "holds": .bool($0.holds), "detail": .string($0.detail)])
+                fields["invariants"] = .array(
+                    result.invariants.map {
+                        .object(["name": .string($0.name), "holds": .bool($0.holds), "detail": .string($0.detail)])
+                    }
+                )
+                // What assertion steps read: arrangement, size class, the named rects, what overflows.
+                fields["arrangement"] = .string(result.arrangement.rawValue)
+                fields["horizontalSizeClass"] = .string(result.horizontalSizeClass.rawValue)
+                var rects: [String: JSONValue] = [:]
+                for n in result.rects where rects[n.name] == nil {
+                    rects[n.name] = .array([n.rect.x, n.rect.y, n.rect.width, n.rect.height].map { .number($0) })
                 }
+                fields["rects"] = .object(rects)
+                fields["overflow"] = .array(LiveActivityLayout.overflowLines(result.truncations).map { .string($0) })
             } catch {
-                invariants = [
+                fields["invariants"] = .array([
                     .object([
                         "name": .string("postureResolves"), "holds": .bool(false), "detail": .string(error.message),
                     ])
-                ]
+                ])
             }
-            layoutCache[key] = invariants
+            layoutCache[key] = fields
         }
         var p: [String: JSONValue] = [
             "foldState": .string(posture.foldState), "orientation": .string(posture.orientation),
@@ -362,11 +395,14 @@ final class E2ERun {
             p["windowWidth"] = .number(w)
             p["windowHeight"] = .number(h)
         }
-        let line: JSONValue = .object([
-            "type": .string("layout"), "session": .string(name), "device": .string(spec.device),
-            "trueTime": .number(Double(trueMs)), "posture": .object(p), "invariants": .array(invariants),
-            "source": .string("runner"),
-        ])
+        var o = fields
+        o["type"] = .string("layout")
+        o["session"] = .string(name)
+        o["device"] = .string(spec.device)
+        o["trueTime"] = .number(Double(trueMs))
+        o["posture"] = .object(p)
+        o["source"] = .string("runner")
+        let line: JSONValue = .object(o)
         if let bytes = try? WireJSON.encode(line) {
             layouts[name, default: []].append(String(decoding: bytes, as: UTF8.self))
         }
@@ -593,6 +629,8 @@ final class E2ERun {
                 }
             }
         }
+        // `after` steps look from when the daemon answered (the action took effect).
+        if let id = a.id { actionTimes[id] = e2eNowMs() }
         outcomes.append(outcome)
     }
 
@@ -722,10 +760,13 @@ final class E2ERun {
                 clockEvents: clockEvents[spec.name] ?? []
             )
             if let c = clients[spec.name] {
-                s.appendLog((try? String(contentsOfFile: c.logPath, encoding: .utf8)) ?? "")
+                s.appendLog(
+                    (try? String(contentsOfFile: c.logPath, encoding: .utf8)) ?? "",
+                    file: "\(spec.name).jsonl"
+                )
                 let layoutText = (layouts[spec.name] ?? []).joined(separator: "\n")
                 try? layoutText.write(toFile: c.layoutPath, atomically: true, encoding: .utf8)
-                s.appendLog(layoutText)
+                s.appendLog(layoutText, file: "\(spec.name).layout.jsonl")
                 if let e = c.earlyExit {
                     s.abnormalExit = e
                 } else if c.process.terminationReason == .uncaughtSignal && c.process.terminationStatus != SIGTERM {

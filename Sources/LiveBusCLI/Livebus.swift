@@ -260,19 +260,28 @@ public enum LivebusCommand {
             name: "e2e",
             summary: "Play end-to-end scenarios against a real daemon and check the invariants",
             usage:
-                "livebus e2e FILE... [--time-scale X] [--seed N] [--report FILE] [--keep-logs] [--python-client PATH] [--quiet] [--json]",
+                "livebus e2e FILE... [--time-scale X] [--seed N] [--report FILE] [--junit FILE] [--tap FILE] [--keep-logs] [--python-client PATH] [--quiet] [--json] | livebus e2e --validate FILE...",
             details: """
                 Starts livebusd on a private socket and data dir, starts every session as its own client process
                 (livebus attach or the Python client), plays the timeline (postures, app states, orders, stalls,
                 toxics, clock steps, kill -9 and restart), collects every client's JSON-lines log and checks the
                 invariants of Protocol/E2E.md: convergence, sequence, statuses, remaining, stale, layout, crashes,
-                memory, actions. Ends with a table and each failure's first counterexample; exit 0 only if all pass.
-                Logs of failed scenarios are kept under /tmp/lbe2e-*; processes and sockets are cleaned up even on
-                Ctrl-C.
+                memory, actions; and the scenario's assertion steps ("type": "assert": status, stale, remaining,
+                island, lockScreen, arrangement, sizeClass, rects, overflow, fits, sync, at a time or after an
+                action) over what each phone's log shows. Ends with a table and each failure's first counterexample
+                (a step's phone, expected and observed values and log line); exit 0 only if all pass, 1 if any
+                fails. --junit FILE writes JUnit XML (a testsuite per scenario, a testcase per invariant and step),
+                --tap FILE TAP 14. --validate checks the files as a run would before starting, runs nothing, and
+                names each file's kind (a backend timeline belongs to livebusd --scenario); exit 0 only if every
+                file is a valid e2e scenario, else 2. Updates, checked counts and wall times depend on real-time
+                scheduling (the report's timingDependent); verdicts do not. Logs of failed scenarios are kept under
+                /tmp/lbe2e-*; processes and sockets are cleaned up even on Ctrl-C.
                 """,
             examples: [
                 "livebus e2e Protocol/scenarios/e2e-*.json",
                 "livebus e2e Protocol/scenarios/e2e-demo-120s.json --time-scale 20 --report /tmp/e2e.json",
+                "livebus e2e Protocol/scenarios/e2e-assert-steps.json --junit /tmp/e2e.xml --tap /tmp/e2e.tap",
+                "livebus e2e --validate Protocol/scenarios/*.json",
             ]
         ),
         Command(

@@ -37,6 +37,22 @@ public struct AppliedLayout: Sendable, Codable, Equatable {
     public var trigger: String
     /// The phone's clock, ms since the Unix epoch.
     public var clientTime: Int64
+    /// The layout engine's named rects (`LayoutResult.rects`), `[x, y, width, height]` in window points; a name
+    /// drawn twice keeps its first rect.
+    public var rects: [String: [Double]] = [:]
+    /// What overflows its space, one line each (`LiveActivityLayout.overflowLines`); empty when everything fits.
+    public var overflow: [String] = []
+    /// The orders on the Lock Screen, top first (`ActivityPlan.lockScreenOrder`).
+    public var lockScreen: [String] = []
+
+    /// Whether `other` shows the same thing (everything but `trigger` and `clientTime`): the client logs an
+    /// update-triggered layout only when what it shows changed.
+    public func showsSame(as other: AppliedLayout) -> Bool {
+        var a = self
+        a.trigger = other.trigger
+        a.clientTime = other.clientTime
+        return a == other
+    }
 }
 
 /// Lays a phone out from what it holds: its posture, its activities, the order's markers.
@@ -166,7 +182,11 @@ public enum PhoneLayout {
         let p = plan(s)
         var island: [String: String] = [:]
         for a in p.assignments { island[a.id] = a.island.rawValue }
-        return AppliedLayout(
+        var rects: [String: [Double]] = [:]
+        for n in r.rects where rects[n.name] == nil {
+            rects[n.name] = [n.rect.x, n.rect.y, n.rect.width, n.rect.height]
+        }
+        var out = AppliedLayout(
             session: s.name,
             device: s.options.device,
             foldState: s.options.posture.foldState,
@@ -182,6 +202,10 @@ public enum PhoneLayout {
             trigger: trigger,
             clientTime: s.now().millisecondsSinceEpoch
         )
+        out.rects = rects
+        out.overflow = LiveActivityLayout.overflowLines(r.truncations)
+        out.lockScreen = p.lockScreenOrder
+        return out
     }
 }
 

@@ -31,6 +31,8 @@ public struct E2EClientRecord: Sendable, Equatable {
     public var delivery: String?
     /// 1-based line in the log file.
     public var line: Int
+    /// The log file's name (`pro.jsonl`), empty when not known.
+    public var file: String = ""
 
     /// Creates a record.
     public init(
@@ -87,6 +89,19 @@ public struct E2ELayoutRecord: Sendable, Equatable {
     public var os: String?
     /// The arrangement the client chose (`vertical`, `horizontal`…), when the client says.
     public var arrangement: String?
+    /// The horizontal size class (`compact`, `regular`), when the line says.
+    public var horizontalSizeClass: String?
+    /// The layout engine's named rects, `[x, y, width, height]` in window points, when the line carries them.
+    public var rects: [String: [Double]]?
+    /// What overflows its space (`overflow compactTrailing.timer "2:20:13": 55.2 pt in 44 pt (width)`), when the
+    /// line says; empty when nothing does.
+    public var overflow: [String]?
+    /// The Dynamic Island presentation per order (client lines only).
+    public var island: [String: String]?
+    /// The orders on the Lock Screen, top first (client lines only).
+    public var lockScreen: [String]?
+    /// The log file's name (`pro.layout.jsonl`), empty when not known.
+    public var file: String = ""
 
     /// One invariant's outcome.
     public struct Outcome: Sendable, Equatable {
@@ -150,6 +165,10 @@ public struct E2ESessionLog: Sendable, Equatable {
     public var records: [E2EClientRecord]
     /// Layouts after each posture (initial one first).
     public var layouts: [E2ELayoutRecord]
+    /// Sync-state changes the client logged (`type: sync`), in log order.
+    public var syncs: [E2ESyncRecord] = []
+    /// Every log's lines by file name (for the log line of an assertion failure).
+    public var rawLines: [String: [String]] = [:]
     /// Log lines that were not JSON objects of a known shape (line: text).
     public var malformed: [String]
     /// How the process ended: nil if the runner stopped it as planned, else what happened.
@@ -192,13 +211,18 @@ public struct E2ESessionLog: Sendable, Equatable {
 
     /// Appends the records and layouts of a JSON-lines log.
     ///
-    /// Lines with `"type": "layout"` become ``layouts``; `"type": "error"` lines (connection notes) are skipped;
-    /// every other object must carry the ``E2EClientRecord`` fields, else it is listed in ``malformed``.
-    /// - Parameter text: the log's text.
-    public mutating func appendLog(_ text: String) {
+    /// Lines with `"type": "layout"` become ``layouts``, `"type": "sync"` ones ``syncs``; `"type": "error"` lines
+    /// (connection notes) are skipped; every other object must carry the ``E2EClientRecord`` fields, else it is
+    /// listed in ``malformed``.
+    /// - Parameters:
+    ///   - text: the log's text.
+    ///   - file: the log file's name, kept with each record (and its lines in ``rawLines``) for messages.
+    public mutating func appendLog(_ text: String, file: String = "") {
         var lineNumber = 0
         let decoder = JSONDecoder()
-        for raw in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        if !file.isEmpty { rawLines[file, default: []] += lines.map(String.init) }
+        for raw in lines {
             lineNumber += 1
             let line = raw.trimmingCharacters(in: .whitespaces)
             if line.isEmpty { continue }
@@ -207,8 +231,17 @@ public struct E2ESessionLog: Sendable, Equatable {
                 continue
             }
             if line.type == "error" { continue }
+            if line.type == "sync" {
+                if let state = line.state, let c = line.clientTime {
+                    syncs.append(E2ESyncRecord(state: state, clientTime: c, line: lineNumber, file: file))
+                } else {
+                    malformed.append("\(lineNumber): a sync line without state or clientTime")
+                }
+                continue
+            }
             if line.type == "layout" {
-                if let l = line.layoutRecord(line: lineNumber) {
+                if var l = line.layoutRecord(line: lineNumber) {
+                    l.file = file
                     layouts.append(l)
                 } else {
                     malformed.append("\(lineNumber): a layout line without posture or invariants")
@@ -237,6 +270,7 @@ public struct E2ESessionLog: Sendable, Equatable {
                 line: lineNumber
             )
             if let order = line.order { r.order = order }
+            r.file = file
             records.append(r)
         }
     }
@@ -290,18 +324,29 @@ private struct LogLine: Decodable {
     var trigger: String?
     var os: String?
     var arrangement: String?
+    var horizontalSizeClass: String?
+    var rects: [String: [Double]]?
+    var overflow: [String]?
+    var island: [String: String]?
+    var lockScreen: [String]?
+    var state: String?
 
     /// A layout line in either shape: the runner's (`trueTime`, `posture`, `invariants`) or the Swift client's
     /// (`clientTime`, `foldState`, `orientation`, `invariantsHeld`, `failedInvariants`, `trigger`).
     func layoutRecord(line: Int) -> E2ELayoutRecord? {
         if let t = trueTime, let p = posture, let inv = invariants {
-            return E2ELayoutRecord(
+            var r = E2ELayoutRecord(
                 trueTime: t,
                 device: device ?? "",
                 posture: p.posture,
                 invariants: inv.map { .init(name: $0.name, holds: $0.holds, detail: $0.detail ?? "") },
                 line: line
             )
+            r.arrangement = arrangement
+            r.horizontalSizeClass = horizontalSizeClass
+            r.rects = rects
+            r.overflow = overflow
+            return r
         }
         guard let c = clientTime, let f = foldState, let o = orientation, let held = invariantsHeld else { return nil }
         let failed = failedInvariants ?? []
@@ -318,6 +363,11 @@ private struct LogLine: Decodable {
         r.trigger = trigger
         r.os = os
         r.arrangement = arrangement
+        r.horizontalSizeClass = horizontalSizeClass
+        r.rects = rects
+        r.overflow = overflow
+        r.island = island
+        r.lockScreen = lockScreen
         return r
     }
 }

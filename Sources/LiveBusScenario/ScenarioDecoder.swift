@@ -97,6 +97,8 @@ func parseE2EDuration(_ text: String, allowSign: Bool) -> Int64? {
 private struct Decoding {
     let file: String
     let knownDevices: Set<String>?
+    /// The assertion steps met among the actions.
+    var assertions: [E2EAssertion] = []
 
     func fail(_ line: Int, _ field: String, _ message: String) -> E2EScenarioError {
         E2EScenarioError(file: file, line: line, field: field, message: message)
@@ -256,6 +258,16 @@ private struct Decoding {
         if let n = o.members["expect"]?.value { s.expect = try expectations(n) }
         if let n = o.members["actions"]?.value {
             s.actions = try actions(n, scenario: s)
+            s.assertions = assertions
+            for a in s.assertions {
+                if case .at(let at) = a.anchor, at > s.durationMilliseconds {
+                    throw fail(
+                        a.line,
+                        "actions (assert step \(a.index))",
+                        "at \(at) ms is after the duration of \(s.durationMilliseconds) ms"
+                    )
+                }
+            }
         }
         if let last = s.actions.last, last.atMilliseconds > s.durationMilliseconds {
             throw fail(
@@ -489,6 +501,8 @@ private struct Decoding {
         var previousAt: Int64 = 0
         var labels: Set<String> = []
         var daemonDown = false
+        var ids: [String: Int] = [:]
+        var afters: [(String, Int, String)] = []
         for (i, item) in items.enumerated() {
             let path = "actions[\(i)]"
             guard case .object(let members) = item.value else {
@@ -497,14 +511,39 @@ private struct Decoding {
             let typeMember = members.first { $0.key == "type" }
             guard let typeMember else { throw fail(item.line, "\(path).type", "missing required field") }
             let type = try string(typeMember.value, "\(path).type")
+            if type == "assert" {
+                let step = try assertion(item, path, scenario: scenario)
+                if case .after(let id) = step.anchor { afters.append((id, step.line, "\(path).after")) }
+                assertions.append(step)
+                continue
+            }
             guard let fields = Decoding.actionFields[type] else {
                 throw fail(
                     typeMember.value.line,
                     "\(path).type",
-                    "unknown action type '\(type)'; known: \(Decoding.actionFields.keys.sorted().joined(separator: ", "))"
+                    "unknown action type '\(type)'; known: \((Decoding.actionFields.keys.sorted() + ["assert"]).sorted().joined(separator: ", "))"
                 )
             }
-            let o = try object(item, path, allowed: ["at", "type", "note", "repeat"] + fields)
+            let o = try object(item, path, allowed: ["at", "type", "note", "repeat", "id"] + fields)
+            var actionID: String?
+            if let n = o.members["id"]?.value {
+                let id = try string(n, o.child("id"))
+                guard Decoding.validName(id) else {
+                    throw fail(n.line, o.child("id"), "must be 1–64 characters without spaces")
+                }
+                if let first = ids[id] {
+                    throw fail(n.line, o.child("id"), "id '\(id)' is used twice (first on line \(first))")
+                }
+                guard o.members["repeat"] == nil else {
+                    throw fail(
+                        n.line,
+                        o.child("id"),
+                        "a repeated action cannot have an id (an assert step's after names one performance)"
+                    )
+                }
+                ids[id] = n.line
+                actionID = id
+            }
             let atNode = try required(o, "at")
             let at = try duration(atNode, o.child("at"))
             guard at >= previousAt else {
@@ -667,9 +706,18 @@ private struct Decoding {
             }
             for k in 0..<Int(count) {
                 let kind = kinds.count == Int(count) ? kinds[k] : kinds[0]
-                out.append(E2EAction(at: at + every * Int64(k), kind, line: item.line, note: note))
+                var a = E2EAction(at: at + every * Int64(k), kind, line: item.line, note: note)
+                a.id = actionID
+                out.append(a)
             }
             out += extra
+        }
+        for (id, line, path) in afters where ids[id] == nil {
+            throw fail(
+                line,
+                path,
+                "no action has the id '\(id)'; ids: \(ids.keys.sorted().joined(separator: ", "))\(ids.isEmpty ? "(none: give the action an \"id\")" : "")"
+            )
         }
         if daemonDown {
             throw fail(node.line, "actions", "the daemon is killed and never restarted; add a restartDaemon action")
@@ -679,6 +727,142 @@ private struct Decoding {
             ($0.element.atMilliseconds, $0.offset) < ($1.element.atMilliseconds, $1.offset)
         }
         .map(\.element)
+    }
+
+    /// An assertion step: `{"type": "assert", "at" | "after", "name"?, "note"?, "session", "order"?, "within"?,
+    /// "expect": {…}}` (`Protocol/E2E.md` §2.4).
+    func assertion(_ item: JSONNode, _ path: String, scenario: E2EScenario) throws(E2EScenarioError) -> E2EAssertion {
+        let o = try object(
+            item,
+            path,
+            allowed: ["type", "at", "after", "name", "note", "session", "order", "within", "expect"]
+        )
+        let index = assertions.count + 1
+        let anchor: E2EAssertion.Anchor
+        if let n = o.members["at"]?.value {
+            guard o.members["after"] == nil else {
+                throw fail(n.line, o.child("at"), "give either at or after, not both")
+            }
+            anchor = .at(try duration(n, o.child("at")))
+        } else if let n = o.members["after"]?.value {
+            anchor = .after(try string(n, o.child("after")))
+        } else {
+            throw fail(o.line, o.child("at"), "missing required field (or after: an action's id)")
+        }
+        var name = "step \(index)"
+        if let n = o.members["name"]?.value {
+            name = try string(n, o.child("name"))
+            guard !name.isEmpty, name.count <= 200 else {
+                throw fail(n.line, o.child("name"), "must be 1–200 characters")
+            }
+        }
+        if let n = o.members["note"]?.value { _ = try string(n, o.child("note")) }
+        let target = try self.target(o, scenario: scenario)
+        var order: String?
+        if let n = o.members["order"]?.value {
+            let s = try string(n, o.child("order"))
+            guard Decoding.validOrder(s) else {
+                throw fail(n.line, o.child("order"), "order ids are 1–64 characters of A–Z a–z 0–9 - _ .")
+            }
+            order = s
+        }
+        var within: Int64 = 250
+        if let n = o.members["within"]?.value { within = try duration(n, o.child("within")) }
+        guard within <= 600_000 else {
+            throw fail(o.members["within"]!.value.line, o.child("within"), "must be at most 10m, got \(within) ms")
+        }
+        let expectNode = try required(o, "expect")
+        let e = try object(
+            expectNode,
+            o.child("expect"),
+            allowed: [
+                "status", "stale", "remaining", "island", "lockScreen", "arrangement", "sizeClass", "rects", "overflow",
+                "fits", "sync",
+            ]
+        )
+        var checks: [E2EAssertionCheck] = []
+        func bool(_ n: JSONNode, _ p: String) throws(E2EScenarioError) -> Bool {
+            guard case .bool(let b) = n.value else {
+                throw fail(n.line, p, "expected true or false, got \(n.kindName)")
+            }
+            return b
+        }
+        for key in e.order {
+            let n = e.members[key]!.value
+            let p = e.child(key)
+            switch key {
+            case "status": checks.append(.status(try choice(n, p, E2EStatusNames.all)))
+            case "stale": checks.append(.stale(try bool(n, p)))
+            case "remaining":
+                if case .object = n.value {
+                    let r = try object(n, p, allowed: ["value", "tolerance"])
+                    let v = try duration(try required(r, "value"), r.child("value"))
+                    var tol: Int64 = 1000
+                    if let t = r.members["tolerance"]?.value { tol = try duration(t, r.child("tolerance")) }
+                    checks.append(.remaining(v, tolerance: tol))
+                } else {
+                    checks.append(.remaining(try duration(n, p), tolerance: 1000))
+                }
+            case "island": checks.append(.island(try choice(n, p, E2EAssertionCheck.islandValues)))
+            case "lockScreen":
+                switch n.value {
+                case .bool(let b): checks.append(.onLockScreen(b))
+                default: checks.append(.lockScreen(Int(try integer(n, p, in: 0...64))))
+                }
+            case "arrangement": checks.append(.arrangement(try choice(n, p, E2EAssertionCheck.arrangements)))
+            case "sizeClass": checks.append(.sizeClass(try choice(n, p, E2EAssertionCheck.sizeClasses)))
+            case "overflow": checks.append(.overflow(try bool(n, p)))
+            case "fits":
+                let list: [JSONNode]
+                if case .array(let items) = n.value { list = items } else { list = [n] }
+                guard !list.isEmpty else { throw fail(n.line, p, "expected an element name or a non-empty array") }
+                for (k, x) in list.enumerated() {
+                    let s = try string(x, list.count == 1 && n.kindName != "array" ? p : "\(p)[\(k)]")
+                    guard !s.isEmpty else { throw fail(x.line, p, "must not be empty") }
+                    checks.append(.fits(s))
+                }
+            case "sync": checks.append(.sync(try choice(n, p, E2EAssertionCheck.syncStates)))
+            case "rects":
+                guard case .array(let items) = n.value, !items.isEmpty else {
+                    throw fail(n.line, p, "expected a non-empty array of {\"rect\": A, RELATION: B}")
+                }
+                let relations = E2ERectRelation.allCases.map(\.rawValue)
+                for (k, x) in items.enumerated() {
+                    let rp = "\(p)[\(k)]"
+                    let ro = try object(x, rp, allowed: ["rect"] + relations)
+                    let a = try string(try required(ro, "rect"), ro.child("rect"))
+                    let given = ro.order.filter { $0 != "rect" }
+                    guard given.count == 1, let rel = E2ERectRelation(rawValue: given[0]) else {
+                        throw fail(
+                            x.line,
+                            rp,
+                            "give exactly one relation of: \(relations.joined(separator: ", ")); got \(given.isEmpty ? "none" : given.joined(separator: ", "))"
+                        )
+                    }
+                    let b = try string(ro.members[given[0]]!.value, ro.child(given[0]))
+                    guard !a.isEmpty, !b.isEmpty else { throw fail(x.line, rp, "rect names must not be empty") }
+                    checks.append(.rect(a, rel, b))
+                }
+            default: break
+            }
+        }
+        guard !checks.isEmpty else {
+            throw fail(
+                expectNode.line,
+                o.child("expect"),
+                "needs at least one of: status, stale, remaining, island, lockScreen, arrangement, sizeClass, rects, overflow, fits, sync"
+            )
+        }
+        return E2EAssertion(
+            index: index,
+            name: name,
+            anchor: anchor,
+            withinMilliseconds: within,
+            target: target,
+            order: order,
+            checks: checks,
+            line: item.line
+        )
     }
 
     func toxic(_ o: Object, scenario: E2EScenario) throws(E2EScenarioError) -> (E2EToxic, Int64?) {

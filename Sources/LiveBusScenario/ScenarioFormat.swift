@@ -31,6 +31,8 @@ public struct E2EScenario: Sendable, Equatable {
     public var expect: E2EExpectations
     /// The tolerances of the timing invariants.
     public var tolerances: E2ETolerances
+    /// The assertion steps (`"type": "assert"` items of `actions`), in file order; they are not actions.
+    public var assertions: [E2EAssertion] = []
 
     /// Creates a scenario (tests build them directly; files go through ``E2EScenarioDecoder``).
     public init(
@@ -351,6 +353,8 @@ public struct E2EAction: Sendable, Equatable {
     public var line: Int
     /// Free text.
     public var note: String?
+    /// The action's `id`, which an assertion step's `after` names; nil when it has none.
+    public var id: String?
 
     /// Creates an action.
     public init(at atMilliseconds: Int64, _ kind: Kind, line: Int = 0, note: String? = nil) {

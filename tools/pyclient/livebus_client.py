@@ -717,6 +717,11 @@ class SessionClient:
             if self.sync_state == "live" and state != "live":
                 self.last_live_ms = self.clock.now_ms()
             self.sync_state = state
+            # A `sync` line in the JSON log (PROTOCOL.md §10), as the Swift client writes one; e2e assertion
+            # steps read it (E2E.md §2.4). Not in self.records, which are what the phone shows.
+            record = {"type": "sync", "session": self.name or "", "state": state, "clientTime": self.clock.now_ms()}
+            self.out.write(json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n")
+            self.out.flush()
             if state == "disconnected" and self.last_live_ms is not None:
                 self._log("sync: disconnected (last live at %d, client clock)" % self.last_live_ms)
             else:

@@ -119,7 +119,11 @@ class EndToEndTests(unittest.TestCase):
         updates = [r for r in records if r["type"] == "update"]
         self.assert_delivered_run(updates, before, after)
         for record in records:
-            self.assertIn(record["type"], ("update", "stale", "reconvert"))
+            self.assertIn(record["type"], ("update", "stale", "reconvert", "sync"))
+        # Sync-state lines (PROTOCOL.md §10): catching up, then live, on the phone's clock.
+        states = [r["state"] for r in records if r["type"] == "sync"]
+        self.assertEqual(states[:2], ["catchingUp", "live"], states)
+        self.assertTrue(all(isinstance(r["clientTime"], int) for r in records if r["type"] == "sync"))
         self.assertIn("client said bye", daemon.read_log())
         self.assertNotIn("bad frame", err)
 

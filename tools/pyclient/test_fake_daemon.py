@@ -2,6 +2,7 @@
 clock, gap repair with RESEND, a corrupted frame repaired by resuming, resumeRejected, POSTURE, BYE."""
 
 import io
+import json
 import os
 import socket
 import sys
@@ -166,7 +167,12 @@ class FakeDaemonTests(unittest.TestCase):
                          [(1, "created"), (2, "cooking"), (3, "awaitingPickup"), (4, "pickedUp"), (5, "delivered")])
         self.assertEqual([r["delivery"] for r in client.records], ["replay", "replay", None, "replay", None])  # 3 held from the live copy
         self.assertEqual(client.records[0]["etaTarget"], 2_090_000)
-        self.assertEqual(len(out.getvalue().splitlines()), 5)
+        lines = [json.loads(line) for line in out.getvalue().splitlines()]
+        self.assertEqual(len([r for r in lines if r["type"] != "sync"]), 5)
+        states = [r["state"] for r in lines if r["type"] == "sync"]
+        # The first connection drops during catch-up (the script), the resumed one goes live, the BYE ends it.
+        self.assertEqual(states, ["catchingUp", "disconnected", "catchingUp", "live", "disconnected"], states)
+        self.assertTrue(all(isinstance(r["clientTime"], int) for r in lines))
         self.assertEqual(client.resumed_count, 1)
 
     def test_resume_rejected_attaches_as_new_session(self):
