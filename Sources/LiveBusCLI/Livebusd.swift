@@ -118,7 +118,16 @@ public enum LivebusdCommand {
             print("livebusd \(liveBusVersion)")
             return 0
         }
+        var applied: [(flag: String, source: ConfigSource)] = []
         do throws(CLIError) {
+            // The config file's "socket", "activitySchema" and "daemon" settings, under the flags and environment.
+            let (argv, fromConfig) = ConfigFile.apply(
+                command: "livebusd",
+                argv: argv,
+                environment: ProcessInfo.processInfo.environment,
+                file: try ConfigFile.current()
+            )
+            applied = fromConfig
             let a = try Arguments(
                 argv,
                 command: "livebusd",
@@ -215,8 +224,9 @@ public enum LivebusdCommand {
             logger.log(.notice, "livebusd stopped")
             return 0
         } catch {
-            out.failure(error)
-            return error.exit.rawValue
+            let e = ConfigFile.annotate(error, applied: applied)
+            out.failure(e)
+            return e.exit.rawValue
         }
     }
 }
