@@ -108,6 +108,7 @@ enum Completion {
         switch flag.name {
         case "device": return filter(source.devices(), current)
         case "session": return filter(source.sessions(), current)
+        case "topic": return filter(source.orders().map { "orders/\($0)" } + [">", "orders/*"], current)
         default: break
         }
         if alternatives.contains(where: isFile) { return [fileMarker] }

@@ -67,6 +67,12 @@ public enum LivebusdCommand {
           livebusd --socket /tmp/bus.sock --scenario Protocol/scenarios/timeline-stall-recover.json
           livebusd --socket /tmp/bus.sock --scenario demo-120s --fresh      # start the demo over
 
+        CONFIG
+          livebus.json in the current directory or a parent, else $XDG_CONFIG_HOME/livebus/config.json ($LIVEBUS_CONFIG
+          names another; empty: none): "socket", "activitySchema" and "daemon": {these options in camelCase, e.g.
+          "logLevel": "debug", "dataDir": "state", "memory": true}. Flags win over $LIVEBUS_SOCKET, which wins over the
+          file. A wrong key or type: exit 2 with file:line. `livebus config show` prints what applies.
+
         SIGNALS
           SIGINT, SIGTERM      say BYE to every session, remove the socket file, exit 0.
 

@@ -203,6 +203,7 @@ import Testing
         #expect(c(["fault", "preset", ""]).contains("very-bad"))
         #expect(c(["fault", "add", "latency", "--session", ""]) == ["duo", "pro"])
         #expect(c(["profile", "duo", "--low-power", ""]) == ["on", "off"])
+        #expect(c(["watch", "--topic", ""]) == ["orders/A1001", ">", "orders/*"])
         #expect(c(["completion", ""]) == ["bash", "zsh", "fish"])
         #expect(c(["man", ""]) == ["livebus", "livebusd"])
         #expect(c(["e2e", ""]) == [Completion.fileMarker])
