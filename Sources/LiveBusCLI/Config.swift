@@ -368,6 +368,18 @@ struct ConfigFile: Sendable {
         return (front + argv, applied)
     }
 
+    /// The environment for a daemon or phone that `demo` and `e2e` start privately: no config file
+    /// (`LIVEBUS_CONFIG` empty) and none of the settings' variables, so that a user's defaults never change a
+    /// scenario's verdicts (every child gets its flags from the scenario).
+    static func privateEnvironment(_ environment: [String: String] = ProcessInfo.processInfo.environment)
+        -> [String: String]
+    {
+        var env = environment
+        for name in settings.compactMap(\.env) { env.removeValue(forKey: name) }
+        env["LIVEBUS_CONFIG"] = ""
+        return env
+    }
+
     /// Loads the file that ``discover(from:environment:exists:)`` finds, if any.
     static func current(environment: [String: String] = ProcessInfo.processInfo.environment) throws(CLIError)
         -> ConfigFile?

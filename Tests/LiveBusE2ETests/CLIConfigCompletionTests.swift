@@ -121,6 +121,13 @@ import Testing
         )
     }
 
+    /// The daemons and phones `demo` and `e2e` start read no config file and no setting's variable.
+    @Test func privateChildrenIgnoreTheUsersSettings() {
+        let env = ConfigFile.privateEnvironment(["LIVEBUS_SOCKET": "/s", "LIVEBUS_DEVICE": "x", "PATH": "/bin"])
+        #expect(env == ["LIVEBUS_CONFIG": "", "PATH": "/bin"])
+        #expect(ConfigFile.discover(from: "/", environment: env, exists: { _ in true }) == nil)
+    }
+
     @Test func aWrongKeyOrTypeNamesTheFileAndLine() {
         let unknown = Self.error("{\n  \"socket\": \"/s\",\n  \"atach\": {}\n}")
         #expect(unknown?.message == "/home/u/proj/livebus.json:3: unknown key 'atach'; did you mean 'attach'?")
