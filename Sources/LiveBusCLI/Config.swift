@@ -10,7 +10,7 @@ struct ConfigSetting: Sendable {
     enum Kind: String, Sendable {
         /// A string.
         case string
-        /// A file or directory; a relative path is taken from the config file's directory.
+        /// A file or directory; a relative path is taken from the config file's directory, `~/` from `$HOME`.
         case path
         /// A JSON number.
         case number
@@ -306,6 +306,9 @@ struct ConfigFile: Sendable {
         case (.string, _): throw wrong("a string")
         case (.path, .string(let s)):
             guard !s.isEmpty else { throw Self.error(path, node.line, "\(setting.key) is empty; give a path") }
+            if s.hasPrefix("~/"), let home = ProcessInfo.processInfo.environment["HOME"] {
+                return home + s.dropFirst(1)
+            }
             // daemon.scenario takes a name (demo-120s) or a file: only something that looks like a path is moved.
             if s.hasPrefix("/") || (setting.key == "daemon.scenario" && !s.contains("/") && !s.hasSuffix(".json")) {
                 return s

@@ -121,6 +121,17 @@ import Testing
         )
     }
 
+    @Test func pathsAreTakenFromTheFilesDirectoryAndScenarioNamesStayNames() throws {
+        let file = try Self.config(
+            #"{"activitySchema": "../schemas/ride.json", "daemon": {"scenario": "demo-120s", "deviceFile": "/abs/d.json"}}"#
+        )
+        #expect(file.values["activitySchema"]?.value == "/home/u/schemas/ride.json")
+        #expect(file.values["daemon.scenario"]?.value == "demo-120s")
+        #expect(file.values["daemon.deviceFile"]?.value == "/abs/d.json")
+        let timeline = try Self.config(#"{"daemon": {"scenario": "timelines/t.json"}}"#)
+        #expect(timeline.values["daemon.scenario"]?.value == "/home/u/proj/timelines/t.json")
+    }
+
     /// The daemons and phones `demo` and `e2e` start read no config file and no setting's variable.
     @Test func privateChildrenIgnoreTheUsersSettings() {
         let env = ConfigFile.privateEnvironment(["LIVEBUS_SOCKET": "/s", "LIVEBUS_DEVICE": "x", "PATH": "/bin"])
