@@ -15,8 +15,9 @@ public enum LivebusdCommand {
 
         OPTIONS
           --socket PATH        Unix socket to listen on (mode 0600, at most 107 bytes).
-                               Default: $LIVEBUS_SOCKET, else $XDG_RUNTIME_DIR/livebus.sock (when it is yours, mode
-                               0700), else /tmp/livebus-<uid>/livebus.sock (the directory is created 0700 and checked).
+                               Default: $LIVEBUS_SOCKET, else the config file's "socket", else
+                               $XDG_RUNTIME_DIR/livebus.sock (when it is yours, mode 0700), else
+                               /tmp/livebus-<uid>/livebus.sock (the directory is created 0700 and checked).
                                A socket file of another user, or one that does not refuse connections, is never removed.
           --scenario NAME|FILE demo-120s, random (with --orders K; also random:K) or a timeline file
                                (Protocol/SCENARIOS.md). Default: none (orders only from `livebus order create`).
