@@ -1,5 +1,6 @@
 import Foundation
 import LiveBusDaemon
+import LiveBusLayout
 import LiveBusLoop
 import LiveBusWire
 
@@ -106,11 +107,22 @@ public struct Arguments {
         while i < args.count {
             let a = args[i]
             i += 1
+            if !onlyPositionals, let long = Self.shortFlags[a], flags.contains(long) {
+                // `-j` is `--json`, as `simctl list -j` takes it.
+                values[long, default: []].append("true")
+                seen.insert(long)
+                continue
+            }
             if onlyPositionals || !a.hasPrefix("--") || a == "-" {
                 if a.hasPrefix("-") && a.count > 1 && !onlyPositionals && Double(a) == nil {
+                    let close = NearMatch.closest(
+                        String(a.drop { $0 == "-" }),
+                        among: options.union(flags).sorted(),
+                        limit: 1
+                    ).first
                     throw .usage(
-                        "unknown option '\(a)' for `livebus \(command)`",
-                        recovery: "see `livebus help \(command)`"
+                        "unknown option '\(a)' for `\(invocation)`",
+                        recovery: close.map { "did you mean --\($0)? \(helpHint)" } ?? helpHint
                     )
                 }
                 positionals.append(a)
@@ -142,7 +154,7 @@ public struct Arguments {
                 values[name, default: []].append(value!)
             } else {
                 let all = (options.union(flags)).sorted()
-                let close = all.first { $0.hasPrefix(String(name.prefix(3))) }
+                let close = NearMatch.closest(name, among: all, limit: 1).first
                 throw .usage(
                     "unknown option '--\(name)' for `\(invocation)`",
                     recovery: close.map { "did you mean --\($0)? \(helpHint)" } ?? helpHint
@@ -151,6 +163,9 @@ public struct Arguments {
             seen.insert(name)
         }
     }
+
+    /// Single-letter spellings of long flags: `-j` for `--json` wherever a command takes `--json`.
+    public static let shortFlags: [String: String] = ["-j": "json"]
 
     /// Refuses positional arguments past the first `count` (exit 2), naming the first stray one, so that
     /// `livebus status extra` fails instead of running as if `extra` were not there.
@@ -212,7 +227,11 @@ public struct Arguments {
         guard let v = value(name) else { return d }
         if choices.contains(v) { return v }
         if let c = aliases[v] { return c }
-        throw .usage("--\(name) '\(v)' is not one of: \(choices.joined(separator: ", "))")
+        let close = NearMatch.closest(v, among: choices + aliases.keys.sorted(), limit: 1).first
+        throw .usage(
+            "--\(name) '\(v)' is not one of: \(choices.joined(separator: ", "))"
+                + (close.map { "; did you mean '\(aliases[$0] ?? $0)'?" } ?? "")
+        )
     }
 }
 

@@ -2,6 +2,7 @@ import Foundation
 import LiveBusActivity
 import LiveBusClock
 import LiveBusDaemon
+import LiveBusLayout
 import LiveBusLoop
 import LiveBusWire
 
@@ -556,6 +557,32 @@ enum WatchCommand {
         return .object(o)
     }
 
+    /// Says on stderr which `--topic` filters match none of the daemon's current topics (`orders/<id>` of every
+    /// order), with the closest topics (case-insensitive: `M0001` → `orders/M0001`). Watching goes on: a later
+    /// order may match. Nothing is said when the daemon cannot list its orders (the connection reports that).
+    static func warnUnmatched(_ patterns: [String], socket: String) {
+        guard patterns != [">"], let orders = try? AdminClient.allOrders(socket: socket, timeoutMs: 2000) else {
+            return
+        }
+        let topics = orders.compactMap { o in o["topic"]?.stringValue ?? o["id"]?.stringValue.map { "orders/\($0)" } }
+        for (pattern, close) in unmatched(patterns, topics: topics) {
+            StandardStream.err(
+                "warning: --topic '\(pattern)' matches none of the \(topics.count) current topics"
+                    + (close.isEmpty
+                        ? "; topics look like orders/<order-id> (`livebus order list`)\n"
+                        : "; closest: \(close.joined(separator: ", "))\n")
+            )
+        }
+    }
+
+    /// The filters that match none of `topics`, each with the closest topics (at most 3).
+    static func unmatched(_ patterns: [String], topics: [String]) -> [(String, [String])] {
+        patterns.compactMap { p in
+            topics.contains { Topic.matches(pattern: p, topic: $0) }
+                ? nil : (p, NearMatch.closestTopics(p, among: topics))
+        }
+    }
+
     static func run(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
         let a = try Arguments(argv, command: "watch", options: ["socket", "topic", "duration"], flags: ["json"])
         try a.allowPositionals(0)
@@ -570,6 +597,7 @@ enum WatchCommand {
         let loop: EventLoop
         do { loop = try EventLoop() } catch { throw CLIError("internal", "\(error)", exit: .daemonUnreachable) }
         try checkSocketDirectory(socket)
+        warnUnmatched(patterns, socket: socket)
         var failure: CLIError?
         var connection: Connection?
         Connection.connect(loop: loop, path: socket) { r in

@@ -174,6 +174,7 @@ final class DaemonProcess {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: daemonBinary())
         p.arguments = arguments
+        p.environment = ConfigFile.privateEnvironment()
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         p.standardError = FileHandle(forWritingAtPath: logPath)
         p.standardOutput = FileHandle.nullDevice

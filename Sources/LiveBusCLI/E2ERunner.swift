@@ -331,6 +331,7 @@ final class E2ERun {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: exe)
         p.arguments = args
+        p.environment = ConfigFile.privateEnvironment()
         p.standardOutput = FileHandle(forWritingAtPath: logPath)
         p.standardError = FileHandle(forWritingAtPath: errPath)
         p.standardInput = FileHandle.nullDevice

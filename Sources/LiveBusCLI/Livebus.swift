@@ -285,6 +285,50 @@ public enum LivebusCommand {
             ]
         ),
         Command(
+            name: "completion",
+            summary: "Print the shell completion script for bash, zsh or fish",
+            usage: "livebus completion bash|zsh|fish",
+            details: """
+                The script completes commands, flags and their values from the usage lines `livebus help` prints,
+                and asks a running daemon (the --socket typed, else $LIVEBUS_SOCKET, the config file's socket or the
+                default) for attached session names, order ids and device ids; without one, device ids come from the
+                bundled catalog. It completes livebusd's options too.
+                """,
+            examples: [
+                "source <(livebus completion bash)", "livebus completion zsh > \"${fpath[1]}/_livebus\"",
+                "livebus completion fish > ~/.config/fish/completions/livebus.fish",
+            ]
+        ),
+        Command(
+            name: "man",
+            summary: "Print or write the man pages livebus.1 and livebusd.8",
+            usage: "livebus man livebus|livebusd [--output DIR]",
+            details:
+                "Generated from the texts `livebus help` and `livebusd --help` print. Without --output the page goes to standard output (view it with `livebus man livebus | man -l -`); with --output DIR it is written to DIR/livebus.1 or DIR/livebusd.8. tools/man DIR writes both.",
+            examples: ["livebus man livebus | man -l -", "livebus man livebusd --output /tmp/man"]
+        ),
+        Command(
+            name: "config",
+            summary: "Show the effective settings and where each came from (flag, env, file, default)",
+            usage: "livebus config show [--socket PATH] [--json]",
+            details: """
+                The config file is livebus.json in the current directory or the nearest one above it (found as git
+                finds .git), else $XDG_CONFIG_HOME/livebus/config.json (~/.config/livebus/config.json);
+                $LIVEBUS_CONFIG names another file (empty: none). It is one JSON object: "socket",
+                "activitySchema", "attach": {"device", "posture", "clockSkew", "clockDrift"}, "e2e": {"timeScale",
+                "report"} and "daemon": {livebusd's options in camelCase: "logLevel", "dataDir", "timeScale",
+                "memory" …}; livebusd reads it too. Relative paths are taken from the file's directory. Flags win
+                over the environment ($LIVEBUS_SOCKET, $LIVEBUS_DEVICE, $LIVEBUS_POSTURE, $LIVEBUS_CLOCK_SKEW,
+                $LIVEBUS_CLOCK_DRIFT, $LIVEBUS_E2E_TIME_SCALE, $LIVEBUS_E2E_REPORT, $LIVEBUS_ACTIVITY_SCHEMA), which
+                wins over the file. An unknown key or a value of the wrong type is exit 2 with file:line (and the
+                nearest key). show prints each key, its value and its source (flag, env:NAME, file:PATH:LINE, default).
+                """,
+            examples: [
+                "livebus config show",
+                "echo '{\"socket\": \"/tmp/bus.sock\"}' > livebus.json && livebus config show -j",
+            ]
+        ),
+        Command(
             name: "help",
             summary: "Show help for livebus or one command",
             usage: "livebus help [COMMAND]",
@@ -308,8 +352,18 @@ public enum LivebusCommand {
         s += """
 
             GLOBAL FLAGS
-              --json       print {"ok": true, "data": …} or {"ok": false, "error": {code, message, recovery}}
+              --json, -j   print {"ok": true, "data": …} or {"ok": false, "error": {code, message, recovery}}
               --version    print the version
+
+            ENVIRONMENT
+              LIVEBUS_SOCKET  the daemon's socket when --socket is not given (before the config file's "socket");
+                              else $XDG_RUNTIME_DIR/livebus.sock when it is yours, else /tmp/livebus-<uid>/livebus.sock
+              LIVEBUS_CONFIG  the config file to read instead of livebus.json / ~/.config/livebus/config.json (empty: none)
+
+            CONFIG
+              livebus.json here or in a parent directory, else $XDG_CONFIG_HOME/livebus/config.json: socket, attach and
+              e2e defaults, the activity schema, livebusd's settings. Flags win over env, env over the file.
+              `livebus config show` prints each value and its source; `livebus help config` lists the keys.
 
             EXIT CODES
               0 success · 1 a verdict failed · 2 usage or input error · 3 daemon unreachable or connection lost
@@ -332,7 +386,7 @@ public enum LivebusCommand {
 
     /// Runs `livebus`; returns the process exit code.
     public static func run(_ argv: [String]) -> Int32 {
-        let json = argv.contains("--json")
+        let json = argv.contains("--json") || argv.contains("-j")
         let out = Output(json: json)
         guard let first = argv.first else {
             print(help)
@@ -343,7 +397,7 @@ public enum LivebusCommand {
             return 0
         }
         if first == "--help" || first == "-h" || first == "help" {
-            let words = argv.dropFirst().filter { $0 != "--json" }
+            let words = argv.dropFirst().filter { $0 != "--json" && $0 != "-j" }
             if words.count > 1 {
                 out.failure(
                     .usage(
@@ -357,19 +411,32 @@ public enum LivebusCommand {
                 print(help(for: c), terminator: "")
                 return 0
             } else if argv.count > 1 {
-                out.failure(.usage("unknown command '\(argv[1])'", recovery: "see `livebus help`"))
+                out.failure(unknownCommand(argv[1]))
                 return ExitCode.usage.rawValue
             }
             print(help)
             return 0
         }
-        let rest = Array(argv.dropFirst())
+        var rest = Array(argv.dropFirst())
         if rest.contains("--help") || rest.contains("-h"), let c = commands.first(where: { $0.name == first }) {
             print(help(for: c), terminator: "")
             return 0
         }
+        if first == "__complete" { return complete(rest) }
+        var applied: [(flag: String, source: ConfigSource)] = []
         do throws(CLIError) {
+            if !["completion", "man", "config"].contains(first) {
+                (rest, applied) = ConfigFile.apply(
+                    command: first,
+                    argv: rest,
+                    environment: ProcessInfo.processInfo.environment,
+                    file: try ConfigFile.current()
+                )
+            }
             switch first {
+            case "completion": return try completion(rest, out: out)
+            case "man": return try man(rest, out: out)
+            case "config": return try config(rest, out: out)
             case "demo": return try DemoCommand.run(rest, json: json)
             case "attach": return try AttachCommand.run(rest, json: json)
             case "status": return try status(rest, out: out)
@@ -390,17 +457,125 @@ public enum LivebusCommand {
             case "watch": return try WatchCommand.run(rest, out: out)
             case "simulate": return try SimulateCommand.run(rest, out: out)
             default:
-                let close = commands.first { $0.name.hasPrefix(String(first.prefix(2))) }
-                throw CLIError.usage(
-                    "unknown command '\(first)'",
-                    recovery: close.map { "did you mean `livebus \($0.name)`? see `livebus help`" }
-                        ?? "see `livebus help`"
-                )
+                throw unknownCommand(first)
             }
         } catch {
-            out.failure(error)
-            return error.exit.rawValue
+            let e = ConfigFile.annotate(error, applied: applied)
+            out.failure(e)
+            return e.exit.rawValue
         }
+    }
+
+    /// `livebus __complete [--livebusd] WORD…` (hidden; the completion scripts call it): one candidate a line.
+    static func complete(_ words: [String]) -> Int32 {
+        if words.first == "--livebusd" {
+            for c in Completion.daemonCandidates(Array(words.dropFirst())) { print(c) }
+            return 0
+        }
+        var socket = ProcessInfo.processInfo.environment["LIVEBUS_SOCKET"].flatMap { $0.isEmpty ? nil : $0 }
+        if let i = words.firstIndex(of: "--socket"), i + 1 < words.count - 1 { socket = words[i + 1] }
+        if socket == nil, let file = try? ConfigFile.current() { socket = file.values["socket"]?.value }
+        let source = CompletionSource.live(socket: socket ?? defaultSocketPath())
+        for c in Completion.candidates(words.isEmpty ? [""] : words, source: source) { print(c) }
+        return 0
+    }
+
+    /// `livebus completion bash|zsh|fish`
+    static func completion(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
+        let a = try Arguments(argv, command: "completion", options: [], flags: [])
+        try a.allowPositionals(1)
+        guard let shell = a.positionals.first else {
+            throw .usage(
+                "livebus completion needs a shell: bash, zsh or fish",
+                recovery: "source <(livebus completion bash)"
+            )
+        }
+        guard let script = Completion.script(shell) else {
+            let close = NearMatch.closest(shell, among: ["bash", "zsh", "fish"], limit: 1).first
+            throw .usage(
+                "unknown shell '\(shell)'; completion is written for bash, zsh and fish"
+                    + (close.map { "; did you mean \($0)?" } ?? ""),
+                recovery: "livebus completion bash"
+            )
+        }
+        print(script, terminator: "")
+        return 0
+    }
+
+    /// `livebus man livebus|livebusd [--output DIR]`
+    static func man(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
+        let a = try Arguments(argv, command: "man", options: ["output"], flags: [])
+        try a.allowPositionals(1)
+        let pages = ["livebus": ("livebus.1", ManPage.livebus), "livebusd": ("livebusd.8", ManPage.livebusd)]
+        guard let name = a.positionals.first, let (file, text) = pages[name] else {
+            let close = a.positionals.first.flatMap {
+                NearMatch.closest($0, among: ["livebus", "livebusd"], limit: 1).first
+            }
+            throw .usage(
+                a.positionals.first.map { "no man page '\($0)'" + (close.map { "; did you mean \($0)?" } ?? "") }
+                    ?? "livebus man needs livebus or livebusd",
+                recovery: "livebus man livebus | man -l -"
+            )
+        }
+        guard let dir = a.value("output") else {
+            print(text, terminator: "")
+            return 0
+        }
+        let path = (dir as NSString).appendingPathComponent(file)
+        do {
+            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+        } catch {
+            throw CLIError(
+                "cannotWrite",
+                "cannot write \(path): \(fileErrorReason(error))",
+                recovery: "choose a writable --output directory",
+                exit: .usage
+            )
+        }
+        print(path)
+        return 0
+    }
+
+    /// `livebus config show [--socket PATH] [--json]`
+    static func config(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
+        let a = try Arguments(argv, command: "config", options: ["socket"], flags: ["json"])
+        try a.allowPositionals(1)
+        guard a.positionals.first == "show" else {
+            throw .usage("livebus config needs show", recovery: "livebus config show")
+        }
+        let env = ProcessInfo.processInfo.environment
+        let path = ConfigFile.discover(from: FileManager.default.currentDirectoryPath, environment: env)
+        let file = try path.map { p throws(CLIError) in try ConfigFile.load(p) }
+        let given = a.value("socket").map { ["--socket", $0] } ?? []
+        var rows: [JSONValue] = []
+        var text =
+            "config file: \(path ?? "none (livebus.json here or above, or $XDG_CONFIG_HOME/livebus/config.json)")\n"
+        let width = (ConfigFile.settings.map(\.key.count).max() ?? 0) + 2
+        for s in ConfigFile.settings {
+            let (value, source) = ConfigFile.resolve(s, argv: given, environment: env, file: file)
+            text += s.key.padding(toLength: width, withPad: " ", startingAt: 0) + value + "  (\(source))\n"
+            rows.append(
+                .object([
+                    "key": .string(s.key), "value": .string(value), "source": .string("\(source)"),
+                    "flag": .string("--" + s.flag), "env": s.env.map { .string($0) } ?? .null,
+                ])
+            )
+        }
+        out.success(
+            text,
+            data: .object(["file": path.map { .string($0) } ?? .null, "settings": .array(rows)])
+        )
+        return 0
+    }
+
+    /// `unknown command 'X'`, with the nearest command (case-insensitive) as "did you mean".
+    static func unknownCommand(_ word: String) -> CLIError {
+        let close = NearMatch.closest(word, among: commands.map(\.name), limit: 1).first
+        return CLIError.usage(
+            "unknown command '\(word)'",
+            recovery: close.map { "did you mean `livebus \($0)`? see `livebus help`" } ?? "see `livebus help`"
+        )
     }
 
     static func resultData(_ r: ResultBody) throws(CLIError) -> JSONValue {

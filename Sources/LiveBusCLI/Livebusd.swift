@@ -15,8 +15,9 @@ public enum LivebusdCommand {
 
         OPTIONS
           --socket PATH        Unix socket to listen on (mode 0600, at most 107 bytes).
-                               Default: $LIVEBUS_SOCKET, else $XDG_RUNTIME_DIR/livebus.sock (when it is yours, mode
-                               0700), else /tmp/livebus-<uid>/livebus.sock (the directory is created 0700 and checked).
+                               Default: $LIVEBUS_SOCKET, else the config file's "socket", else
+                               $XDG_RUNTIME_DIR/livebus.sock (when it is yours, mode 0700), else
+                               /tmp/livebus-<uid>/livebus.sock (the directory is created 0700 and checked).
                                A socket file of another user, or one that does not refuse connections, is never removed.
           --scenario NAME|FILE demo-120s, random (with --orders K; also random:K) or a timeline file
                                (Protocol/SCENARIOS.md). Default: none (orders only from `livebus order create`).
@@ -66,6 +67,12 @@ public enum LivebusdCommand {
           livebusd --socket /tmp/bus.sock --scenario random --orders 20 --seed 7
           livebusd --socket /tmp/bus.sock --scenario Protocol/scenarios/timeline-stall-recover.json
           livebusd --socket /tmp/bus.sock --scenario demo-120s --fresh      # start the demo over
+
+        CONFIG
+          livebus.json in the current directory or a parent, else $XDG_CONFIG_HOME/livebus/config.json ($LIVEBUS_CONFIG
+          names another; empty: none): "socket", "activitySchema" and "daemon": {these options in camelCase, e.g.
+          "logLevel": "debug", "dataDir": "state", "memory": true}. Flags win over $LIVEBUS_SOCKET, which wins over the
+          file. A wrong key or type: exit 2 with file:line. `livebus config show` prints what applies.
 
         SIGNALS
           SIGINT, SIGTERM      say BYE to every session, remove the socket file, exit 0.
@@ -118,7 +125,16 @@ public enum LivebusdCommand {
             print("livebusd \(liveBusVersion)")
             return 0
         }
+        var applied: [(flag: String, source: ConfigSource)] = []
         do throws(CLIError) {
+            // The config file's "socket", "activitySchema" and "daemon" settings, under the flags and environment.
+            let (argv, fromConfig) = ConfigFile.apply(
+                command: "livebusd",
+                argv: argv,
+                environment: ProcessInfo.processInfo.environment,
+                file: try ConfigFile.current()
+            )
+            applied = fromConfig
             let a = try Arguments(
                 argv,
                 command: "livebusd",
@@ -215,8 +231,9 @@ public enum LivebusdCommand {
             logger.log(.notice, "livebusd stopped")
             return 0
         } catch {
-            out.failure(error)
-            return error.exit.rawValue
+            let e = ConfigFile.annotate(error, applied: applied)
+            out.failure(e)
+            return e.exit.rawValue
         }
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import LiveBusClock
 import LiveBusFaults
+import LiveBusLayout
 import LiveBusScheduler
 import LiveBusSimulator
 import LiveBusWire
@@ -103,6 +104,10 @@ extension Daemon {
             reply(s, id: id, ResultBody(ok: true, data: statusData(explain: c.args["explain"]?.boolValue ?? false)))
         case "push.explain":
             pushExplain(c.args, id: id, from: s)
+        case "devices":
+            // The device ids HELLO and POSTURE accept (the catalog and any --device-file), for shell completion.
+            let ids = ((try? DeviceCatalog.bundled())?.devices ?? []).map { JSONValue.string($0.id) }
+            reply(s, id: id, ResultBody(ok: true, data: .array(ids)))
         case "order.list":
             // A page within what a JSON number holds exactly; anything else is refused, not clamped.
             func page(_ key: String, _ d: Int, _ range: ClosedRange<Double>) -> Int? {

@@ -406,7 +406,12 @@ public struct DeviceCatalog: Codable, Sendable {
         guard let device = devices.first(where: { $0.id == id }) else {
             throw LayoutError(
                 .unknownDevice,
-                "unknown device id '\(id)'; valid ids: \(devices.map(\.id).joined(separator: ", "))"
+                "unknown device id '\(id)'"
+                    + (NearMatch.closest(id, among: devices.map(\.id), limit: 1).first.map {
+                        " (did you mean '\($0)'?)"
+                    }
+                        ?? "")
+                    + "; valid ids: \(devices.map(\.id).joined(separator: ", "))"
             )
         }
         return device

@@ -1,0 +1,275 @@
+import Foundation
+import LiveBusLayout
+import Testing
+
+@testable import LiveBusCLI
+
+/// Issue 22, pure parts: the config file (discovery, precedence, errors with file:line), completion candidates from
+/// the help texts' usage lines, near matches, `-j`, and the man pages' content.
+@Suite struct CLIConfigCompletionTests {
+    static func config(_ text: String, path: String = "/home/u/proj/livebus.json") throws(CLIError) -> ConfigFile {
+        try ConfigFile.parse(Array(text.utf8), path: path)
+    }
+
+    static func error(_ text: String) -> CLIError? {
+        do throws(CLIError) {
+            _ = try config(text)
+            return nil
+        } catch { return error }
+    }
+
+    @Test func discoveryFindsTheNearestLivebusJsonThenTheUserConfig() {
+        let files: Set<String> = ["/a/livebus.json", "/a/b/c/livebus.json", "/x/cfg/livebus/config.json"]
+        let exists = { (p: String) in files.contains(p) }
+        #expect(ConfigFile.discover(from: "/a/b/c/d", environment: [:], exists: exists) == "/a/b/c/livebus.json")
+        #expect(ConfigFile.discover(from: "/a/b", environment: [:], exists: exists) == "/a/livebus.json")
+        #expect(ConfigFile.discover(from: "/a", environment: [:], exists: exists) == "/a/livebus.json")
+        #expect(
+            ConfigFile.discover(from: "/z/y", environment: ["XDG_CONFIG_HOME": "/x/cfg"], exists: exists)
+                == "/x/cfg/livebus/config.json"
+        )
+        #expect(ConfigFile.discover(from: "/z/y", environment: ["HOME": "/x"], exists: exists) == nil)
+        #expect(
+            ConfigFile.discover(
+                from: "/z",
+                environment: ["HOME": "/x", "XDG_CONFIG_HOME": "relative"],
+                exists: { $0 == "/x/.config/livebus/config.json" }
+            )
+                == "/x/.config/livebus/config.json"
+        )
+        // $LIVEBUS_CONFIG names the file; empty means none, even where a livebus.json exists.
+        #expect(
+            ConfigFile.discover(from: "/a/b", environment: ["LIVEBUS_CONFIG": "/etc/lb.json"], exists: exists)
+                == "/etc/lb.json"
+        )
+        #expect(ConfigFile.discover(from: "/a/b", environment: ["LIVEBUS_CONFIG": ""], exists: exists) == nil)
+    }
+
+    @Test func precedenceIsFlagThenEnvironmentThenFileThenDefault() throws {
+        let file = try Self.config(
+            """
+            {
+              "socket": "bus.sock",
+              "attach": {"device": "iphone-duo", "posture": "half-opened", "clockSkew": "+90s", "clockDrift": 5},
+              "e2e": {"timeScale": 20, "report": "out/e2e.json"},
+              "daemon": {"logLevel": "debug", "memory": true, "resumeWindow": "30s"}
+            }
+            """
+        )
+        let socket = ConfigFile.settings.first { $0.key == "socket" }!
+        // A relative path is taken from the config file's directory.
+        #expect(
+            ConfigFile.resolve(socket, argv: [], environment: [:], file: file) == (
+                "/home/u/proj/bus.sock", .file("/home/u/proj/livebus.json", line: 2)
+            )
+        )
+        #expect(
+            ConfigFile.resolve(socket, argv: [], environment: ["LIVEBUS_SOCKET": "/e.sock"], file: file) == (
+                "/e.sock", .env("LIVEBUS_SOCKET")
+            )
+        )
+        #expect(
+            ConfigFile.resolve(
+                socket,
+                argv: ["--socket", "/f.sock"],
+                environment: ["LIVEBUS_SOCKET": "/e.sock"],
+                file: file
+            ) == ("/f.sock", .flag)
+        )
+        #expect(
+            ConfigFile.resolve(socket, argv: ["--socket=/g.sock"], environment: [:], file: file) == ("/g.sock", .flag)
+        )
+        #expect(ConfigFile.resolve(socket, argv: [], environment: ["LIVEBUS_SOCKET": ""], file: nil).1 == .default)
+
+        let (argv, applied) = ConfigFile.apply(
+            command: "attach",
+            argv: ["--posture", "folded", "--name", "p"],
+            environment: ["LIVEBUS_DEVICE": "iphone-16"],
+            file: file
+        )
+        #expect(argv.contains("--device=iphone-16"), "env beats the file: \(argv)")
+        #expect(!argv.contains("--posture=half-opened"), "the flag beats the file: \(argv)")
+        #expect(argv.contains("--clock-skew=+90s") && argv.contains("--clock-drift=5"))
+        #expect(argv.contains("--socket=/home/u/proj/bus.sock"))
+        #expect(Array(argv.suffix(4)) == ["--posture", "folded", "--name", "p"], "the user's words come last")
+        #expect(applied.contains { $0.flag == "device" && $0.source == .env("LIVEBUS_DEVICE") })
+        // --device-file keeps the configured device away.
+        let withFile = ConfigFile.apply(
+            command: "attach",
+            argv: ["--device-file", "d.json"],
+            environment: [:],
+            file: file
+        )
+        #expect(!withFile.argv.contains { $0.hasPrefix("--device=") })
+        // The daemon: booleans become the bare flag; --data-dir on the command line keeps "memory" away.
+        let daemon = ConfigFile.apply(command: "livebusd", argv: [], environment: [:], file: file).argv
+        #expect(
+            daemon.contains("--memory") && daemon.contains("--log-level=debug")
+                && daemon.contains("--resume-window=30s")
+        )
+        #expect(
+            !ConfigFile.apply(command: "livebusd", argv: ["--data-dir", "/d"], environment: [:], file: file).argv
+                .contains("--memory")
+        )
+        // e2e defaults go to e2e only.
+        let e2e = ConfigFile.apply(command: "e2e", argv: ["x.json"], environment: [:], file: file).argv
+        #expect(e2e.contains("--time-scale=20") && e2e.contains("--report=/home/u/proj/out/e2e.json"))
+        #expect(
+            !ConfigFile.apply(command: "status", argv: [], environment: [:], file: file).argv.contains {
+                $0.hasPrefix("--time-scale")
+            }
+        )
+    }
+
+    @Test func pathsAreTakenFromTheFilesDirectoryAndScenarioNamesStayNames() throws {
+        let file = try Self.config(
+            #"{"activitySchema": "../schemas/ride.json", "daemon": {"scenario": "demo-120s", "deviceFile": "/abs/d.json"}}"#
+        )
+        #expect(file.values["activitySchema"]?.value == "/home/u/schemas/ride.json")
+        #expect(file.values["daemon.scenario"]?.value == "demo-120s")
+        #expect(file.values["daemon.deviceFile"]?.value == "/abs/d.json")
+        let timeline = try Self.config(#"{"daemon": {"scenario": "timelines/t.json"}}"#)
+        #expect(timeline.values["daemon.scenario"]?.value == "/home/u/proj/timelines/t.json")
+    }
+
+    /// The daemons and phones `demo` and `e2e` start read no config file and no setting's variable.
+    @Test func privateChildrenIgnoreTheUsersSettings() {
+        let env = ConfigFile.privateEnvironment(["LIVEBUS_SOCKET": "/s", "LIVEBUS_DEVICE": "x", "PATH": "/bin"])
+        #expect(env == ["LIVEBUS_CONFIG": "", "PATH": "/bin"])
+        #expect(ConfigFile.discover(from: "/", environment: env, exists: { _ in true }) == nil)
+    }
+
+    @Test func aWrongKeyOrTypeNamesTheFileAndLine() {
+        let unknown = Self.error("{\n  \"socket\": \"/s\",\n  \"atach\": {}\n}")
+        #expect(unknown?.message == "/home/u/proj/livebus.json:3: unknown key 'atach'; did you mean 'attach'?")
+        #expect(unknown?.exit == .usage && unknown?.code == "invalidConfig")
+        let nested = Self.error("{\n  \"attach\": {\n    \"devcie\": \"iphone-duo\"\n  }\n}")
+        #expect(
+            nested?.message == "/home/u/proj/livebus.json:3: unknown key 'attach.devcie'; did you mean 'attach.device'?"
+        )
+        #expect(
+            nested?.recovery?.contains("device, posture, clockSkew, clockDrift") == true,
+            "\(nested?.recovery ?? "")"
+        )
+        let daemonKey = Self.error("{\"daemon\": {\n\"loglevel\": \"debug\"}}")
+        #expect(
+            daemonKey?.message.hasSuffix(":2: unknown key 'daemon.loglevel'; did you mean 'daemon.logLevel'?") == true
+        )
+        let type = Self.error("{\n  \"attach\": {\n    \"clockDrift\": \"5\"\n  }\n}")
+        #expect(type?.message == "/home/u/proj/livebus.json:3: attach.clockDrift must be a number, found a string")
+        let bool = Self.error("{\"daemon\": {\"memory\": \"yes\"}}")
+        #expect(bool?.message == "/home/u/proj/livebus.json:1: daemon.memory must be true or false, found a string")
+        let duration = Self.error("{\n\"attach\": {\"clockSkew\": \"90\"}}")
+        #expect(
+            duration?.message.contains(":2: attach.clockSkew: --clock-skew '90' has no unit") == true,
+            "\(duration?.message ?? "")"
+        )
+        let twice = Self.error("{\n\"socket\": \"/a\",\n\"socket\": \"/b\"}")
+        #expect(twice?.message == "/home/u/proj/livebus.json:3: socket is given twice (first on line 2)")
+        #expect(
+            Self.error("{\n\"socket\": \"/a\",,}")?.message.hasPrefix("/home/u/proj/livebus.json:2: not valid JSON")
+                == true
+        )
+        #expect(
+            Self.error("[1]")?.message
+                == "/home/u/proj/livebus.json:1: the config must be a JSON object, found an array"
+        )
+        #expect(
+            Self.error("{\"attach\": 3}")?.message
+                == "/home/u/proj/livebus.json:1: attach must be an object, found a number"
+        )
+    }
+
+    @Test func everyDaemonOptionIsAConfigKeyAndDefaultsComeFromTheHelp() {
+        let keys = Set(ConfigFile.settings.map(\.key))
+        for o in HelpSections(LivebusdCommand.help).daemonOptions
+        where !["help", "version", "fresh", "socket", "activity-schema"].contains(o.name) {
+            #expect(ConfigFile.settings.contains { $0.flag == o.name && $0.commands == ["livebusd"] }, "--\(o.name)")
+        }
+        #expect(
+            keys.isSuperset(of: ["daemon.logLevel", "daemon.dataDir", "daemon.maxFramesPerSecond", "daemon.scenario"])
+        )
+        let d = Dictionary(uniqueKeysWithValues: ConfigFile.settings.map { ($0.key, $0.defaultText) })
+        #expect(d["daemon.pushBudget"] == "12" && d["daemon.logLevel"] == "info" && d["daemon.sync"] == "normal")
+        #expect(d["daemon.maxSubscriptions"] == "1000" && d["daemon.resumeWindow"] == "10m")
+    }
+
+    static let source = CompletionSource(
+        sessions: { ["duo", "pro"] },
+        devices: { ["iphone-16-pro", "iphone-duo"] },
+        orders: { ["A1001"] }
+    )
+
+    @Test func completionListsCommandsFlagsAndValuesFromTheUsageLines() {
+        let c = { (words: [String]) in Completion.candidates(words, source: Self.source) }
+        #expect(c([""]).contains("attach") && c([""]).contains("completion") && !c([""]).contains("__complete"))
+        #expect(c(["att"]) == ["attach"])
+        let attachFlags = c(["attach", "--"])
+        for f in ["--device", "--posture", "--clock-skew", "--json", "--socket", "--exit-when", "--no-reconnect"] {
+            #expect(attachFlags.contains(f), "\(f) in \(attachFlags)")
+        }
+        #expect(c(["attach", "-"]).contains("-j"))
+        #expect(c(["attach", "--device", ""]) == ["iphone-16-pro", "iphone-duo"])
+        #expect(c(["attach", "--posture", "h"]) == ["half-opened"])
+        #expect(c(["attach", "--socket", ""]) == [Completion.fileMarker])
+        #expect(c(["posture", ""]) == ["duo", "pro", "all", "current"])
+        #expect(c(["posture", "duo", ""]).contains("half-opened"))
+        #expect(c(["posture", "duo", "--orientation", ""]) == ["portrait", "landscape"])
+        #expect(c(["order", ""]) == ["list", "create", "cancel"])
+        #expect(c(["order", "cancel", ""]) == ["A1001"])
+        #expect(c(["fault", ""]) == ["add", "list", "remove", "preset"])
+        #expect(c(["fault", "preset", ""]).contains("very-bad"))
+        #expect(c(["fault", "add", "latency", "--session", ""]) == ["duo", "pro"])
+        #expect(c(["profile", "duo", "--low-power", ""]) == ["on", "off"])
+        #expect(c(["watch", "--topic", ""]) == ["orders/A1001", ">", "orders/*"])
+        #expect(c(["completion", ""]) == ["bash", "zsh", "fish"])
+        #expect(c(["man", ""]) == ["livebus", "livebusd"])
+        #expect(c(["e2e", ""]) == [Completion.fileMarker])
+        #expect(c(["help", "de"]) == ["demo", "devices"])
+        #expect(Completion.daemonCandidates(["--log"]) == ["--log-level"])
+        #expect(Completion.daemonCandidates(["--log-level", ""]) == ["debug", "info", "notice", "warning", "error"])
+        #expect(
+            Completion.daemonCandidates(["--sync", ""]) == ["normal", "full"]
+                || Completion.daemonCandidates(["--sync", ""]) == ["full"]
+        )
+        #expect(Completion.daemonCandidates(["--data-dir", ""]).first == Completion.fileMarker)
+    }
+
+    @Test func nearMatchesAreCaseInsensitive() {
+        #expect(NearMatch.closest("jsn", among: ["json", "socket"]) == ["json"])
+        #expect(NearMatch.closest("sockt", among: ["json", "socket"]) == ["socket"])
+        #expect(NearMatch.closest("iPhone-16-Pro", among: ["iphone-16", "iphone-16-pro"]).first == "iphone-16-pro")
+        #expect(NearMatch.closest("stauts", among: ["status", "simulate"]) == ["status"])
+        #expect(NearMatch.closest("frobnicate", among: ["status", "simulate"]).isEmpty)
+        #expect(NearMatch.closestTopics("M0001", among: ["orders/A1001", "orders/M0001"]) == ["orders/M0001"])
+        #expect(NearMatch.closestTopics("m0001", among: ["orders/M0001"]) == ["orders/M0001"])
+        #expect(
+            NearMatch.closestTopics("orders/M0010", among: ["orders/M0001", "orders/Z9999"]).first == "orders/M0001"
+        )
+        #expect(NearMatch.closestTopics("zzz", among: ["orders/M0001"]).isEmpty)
+        let u = WatchCommand.unmatched(["M0001", "orders/*"], topics: ["orders/M0001"])
+        #expect(u.count == 1 && u[0].0 == "M0001" && u[0].1 == ["orders/M0001"])
+    }
+
+    @Test func dashJIsJsonWhereJsonExists() throws {
+        let a = try Arguments(["-j"], command: "status", options: ["socket"], flags: ["json"])
+        #expect(a.flag("json"))
+        #expect(throws: CLIError.self) { try Arguments(["-j"], command: "man", options: ["output"], flags: []) }
+        do throws(CLIError) {
+            _ = try Arguments(["--jsn"], command: "status", options: ["socket"], flags: ["json"])
+        } catch {
+            #expect(error.recovery?.hasPrefix("did you mean --json?") == true)
+        }
+    }
+
+    @Test func manPagesCarryEveryCommandAndDaemonOption() {
+        let page = ManPage.livebus
+        for c in LivebusCommand.commands { #expect(page.contains(".SS \"\(ManPage.escape(c.name))\"")) }
+        #expect(page.contains("LIVEBUS\\_SOCKET") || page.contains("LIVEBUS_SOCKET"))
+        let d = ManPage.livebusd
+        for o in HelpSections(LivebusdCommand.help).daemonOptions {
+            #expect(d.contains(".B \\-\\-\(o.name.replacingOccurrences(of: "-", with: "\\-"))"))
+        }
+        #expect(ManPage.escape(".x -y \\ — é") == "\\&.x \\-y \\e \\(em \\[u00E9]")
+    }
+}
