@@ -660,6 +660,36 @@ final class E2ERun {
             }
             if !wanted.isSubset(of: attached) { usleep(50_000) }
         }
+        // The first action addressed to a session also waits (within the same 10 s) until the session has processed
+        // what the backend had published when it attached: a replay still in flight must not be overtaken (an app
+        // sent to the background before its replayed start arrives refuses the start, as iOS does).
+        let fresh = wanted.subtracting(caughtUp)
+        guard !fresh.isEmpty, let published = fetchOrders(timeoutMs: 2000) else { return }
+        for name in fresh.sorted() {
+            guard let c = clients[name] else { continue }
+            while e2eNowMs() < deadline && daemon != nil {
+                let seen = Self.sequencesProcessed(inLog: c.logPath)
+                if published.values.allSatisfy({ $0.seq == 0 || (seen[$0.order] ?? 0) >= $0.seq }) { break }
+                usleep(50_000)
+            }
+            caughtUp.insert(name)
+        }
+    }
+
+    private var caughtUp: Set<String> = []
+
+    /// Order → the highest sequence a phone's JSON-lines log shows it processed (applied or refused).
+    static func sequencesProcessed(inLog path: String) -> [String: UInt64] {
+        var seen: [String: UInt64] = [:]
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return seen }
+        for line in text.split(separator: "\n") where line.contains("\"seq\"") {
+            guard let o = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                let type = o["type"] as? String, type == "update" || type == "reconvert",
+                let order = o["order"] as? String, let seq = (o["seq"] as? NSNumber)?.uint64Value
+            else { continue }
+            seen[order] = max(seen[order] ?? 0, seq)
+        }
+        return seen
     }
 
     // MARK: - End
