@@ -32,7 +32,7 @@ final class SessionLimitState {
     var pauses: Set<ReadPause> = []
     var repliesPausedSinceMs: Int64?
     var pumpScheduled = false
-    var rateTimer: LoopTimer?
+    var rateTimer: (any BusTimer)?
     var ledger = OutboxLedger()
     var catchUp: [CatchUpJob] = []
     var catchUpHead = 0
@@ -51,7 +51,7 @@ final class SessionLimitState {
 
 /// The daemon's state for the limits (loop-bound).
 final class DaemonLimitState {
-    var sweepTimer: LoopTimer?
+    var sweepTimer: (any BusTimer)?
     var connectionCap = Int.max
     var descriptorLimit = 0
     var refusedSinceLog = 0
@@ -72,18 +72,11 @@ extension Daemon {
         return Int(min(UInt64(r.rlim_cur), UInt64(Int32.max)))  // RLIM_INFINITY is all ones: Int32.max
     }
 
-    /// CPU time of the loop's thread, nanoseconds (`CLOCK_THREAD_CPUTIME_ID`): the per-turn budget counts the work
-    /// done, not the time the machine gave to other processes.
-    static func threadCPUNanoseconds() -> UInt64 {
-        var t = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t)
-        return UInt64(t.tv_sec) &* 1_000_000_000 &+ UInt64(t.tv_nsec)
-    }
-
     /// Works out the connection cap and starts the liveness sweep (handshake and idle timeouts, grace periods).
     /// - Throws: ``DaemonError`` when `--max-connections` is above what the descriptors allow.
     func startLimits() throws(DaemonError) {
-        let fds = Daemon.descriptorLimit()
+        // An embedded daemon holds no descriptors: only --max-connections caps it.
+        let fds = uvLoop == nil ? Int(Int32.max) : Daemon.descriptorLimit()
         limitState.descriptorLimit = fds
         limitState.connectionCap = try limits.effectiveConnectionCap(descriptorLimit: fds)
         let shortest = min(
@@ -92,7 +85,7 @@ extension Daemon {
             limits.graceMilliseconds
         )
         let every = UInt64(min(1000, max(10, shortest / 4)))
-        limitState.sweepTimer = loop.schedule(after: every, repeat: every) { [unowned self] in self.sweep() }
+        limitState.sweepTimer = loop.scheduleTimer(after: every, repeat: every) { [unowned self] in self.sweep() }
         limitState.sweepTimer?.unref()
     }
 
@@ -127,7 +120,7 @@ extension Daemon {
 
     /// Refuses `c` with ERROR `tooManyConnections` when the daemon serves its cap of connections.
     /// - Returns: whether the connection may become a session.
-    func admit(_ c: Connection) -> Bool {
+    func admit(_ c: any BusConnection) -> Bool {
         guard sessions.count >= limitState.connectionCap else { return true }
         c.write(
             refusalFrame(
@@ -184,7 +177,7 @@ extension Daemon {
     private func unpause(_ s: Session, _ reason: ReadPause) {
         guard s.limits.pauses.remove(reason) != nil, s.limits.pauses.isEmpty, s.phase != .closed else { return }
         do {
-            try s.connection.startReading()
+            try s.connection.resumeReading()
         } catch {
             closeSession(s, reason: "read failed: \(error)", flush: false)
         }
@@ -198,7 +191,7 @@ extension Daemon {
         var budget = max(1, limits.framesPerTurn)
         var handled = 0
         let now = monotonicMs
-        let started = Daemon.threadCPUNanoseconds()
+        let started = loop.cpuNanoseconds()
         let turnNs = UInt64(max(0, limits.turnBudgetMicroseconds)) &* 1000
         while s.phase != .closed {
             if answersOverLimit(s) {
@@ -221,7 +214,7 @@ extension Daemon {
                 unpause(s, .backlog)
                 return
             }
-            if budget == 0 || (handled > 0 && Daemon.threadCPUNanoseconds() &- started > turnNs) {
+            if budget == 0 || (handled > 0 && loop.cpuNanoseconds() &- started > turnNs) {
                 pause(s, .backlog)
                 schedulePump(s)
                 return
@@ -298,12 +291,12 @@ extension Daemon {
         pause(s, .rate)
         s.limits.rateTimer?.cancel()
         let wait = s.limits.bucket.millisecondsUntil(tokens: limits.framesPerTurn, nowMs: now)
-        s.limits.rateTimer = loop.schedule(after: UInt64(max(1, wait))) { [weak self, weak s] in
+        s.limits.rateTimer = loop.scheduleTimer(after: UInt64(max(1, wait)), repeat: 0) { [weak self, weak s] in
             guard let self, let s, s.phase != .closed else { return }
             s.limits.rateTimer = nil
             s.limits.pauses.remove(.rate)
             self.pump(s)
-            if s.limits.pauses.isEmpty, s.phase != .closed { try? s.connection.startReading() }
+            if s.limits.pauses.isEmpty, s.phase != .closed { try? s.connection.resumeReading() }
         }
     }
 
@@ -353,7 +346,7 @@ extension Daemon {
             s.limits.repliesPausedSinceMs = nil
             s.limits.pauses.remove(.replies)
             pump(s)
-            if s.limits.pauses.isEmpty, s.phase != .closed { try? s.connection.startReading() }
+            if s.limits.pauses.isEmpty, s.phase != .closed { try? s.connection.resumeReading() }
         }
         if s.limits.hasCatchUp { scheduleCatchUp(s) }
     }
