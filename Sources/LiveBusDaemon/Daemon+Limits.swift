@@ -13,16 +13,6 @@ enum ReadPause: Hashable {
     case replies
 }
 
-/// One catch-up of one topic (replay from the log or a snapshot, then UPTODATE), or `topic == nil`: the UPTODATE
-/// that ends a whole SUBSCRIBE (PROTOCOL.md §5.3).
-struct CatchUpJob {
-    var topic: String?
-    var after: UInt64
-    var started = false
-    var events: [StoredEvent] = []
-    var index = 0
-}
-
 /// A session's state for the limits (loop-bound).
 final class SessionLimitState {
     var bucket = TokenBucket(ratePerSecond: 1, burst: 1, nowMs: 0)
@@ -34,19 +24,13 @@ final class SessionLimitState {
     var pumpScheduled = false
     var rateTimer: (any BusTimer)?
     var ledger = OutboxLedger()
-    var catchUp: [CatchUpJob] = []
-    var catchUpHead = 0
-    /// The running number of `catchUp[0]` (jobs are numbered as queued).
-    var catchUpBase = 0
-    /// Topic → running number of its queued catch-up that has not started: a new one for the topic joins it.
-    var pendingTopicJob: [String: Int] = [:]
-    /// Topic → catch-ups queued for it; live events of such a topic wait for the catch-up, which sends them.
-    var catchingUp: [String: Int] = [:]
+    /// The session's catch-ups (LiveBusCore's state machine), paced by its drain.
+    var catchUp = CatchUpQueue()
     var catchUpScheduled = false
 
-    var hasCatchUp: Bool { catchUpHead < catchUp.count }
+    var hasCatchUp: Bool { catchUp.hasWork }
     /// Catch-ups queued and not finished.
-    var pendingCatchUps: Int { catchUp.count - catchUpHead }
+    var pendingCatchUps: Int { catchUp.count }
 }
 
 /// The daemon's state for the limits (loop-bound).
@@ -158,10 +142,7 @@ extension Daemon {
     func endLimits(_ s: Session) {
         s.limits.rateTimer?.cancel()
         s.limits.rateTimer = nil
-        s.limits.catchUp = []
-        s.limits.catchUpHead = 0
-        s.limits.catchingUp = [:]
-        s.limits.pendingTopicJob = [:]
+        s.limits.catchUp.removeAll()
     }
 
     /// Notes that bytes arrived (idle timeout).
@@ -417,21 +398,9 @@ extension Daemon {
     /// Queues the catch-up of `topic` after sequence `after` (or, with `topic == nil`, the UPTODATE ending a
     /// SUBSCRIBE); it is written a window at a time (``SessionLimits/catchUpWindowBytes``) as the phone drains.
     func enqueueCatchUp(_ s: Session, topic: String?, after: UInt64) {
-        if let topic, let n = s.limits.pendingTopicJob[topic] {
-            // A second catch-up of a topic whose first has not started (a repeated SUBSCRIBE or RESEND): one job,
-            // from the lower sequence, so repeats cannot grow the queue.
-            let i = n - s.limits.catchUpBase
-            if i >= s.limits.catchUpHead, i < s.limits.catchUp.count, !s.limits.catchUp[i].started {
-                s.limits.catchUp[i].after = min(s.limits.catchUp[i].after, after)
-                scheduleCatchUp(s)
-                return
-            }
-        }
-        if let topic {
-            s.limits.pendingTopicJob[topic] = s.limits.catchUpBase + s.limits.catchUp.count
-            s.limits.catchingUp[topic, default: 0] += 1
-        }
-        s.limits.catchUp.append(CatchUpJob(topic: topic, after: after))
+        // A second catch-up of a topic whose first has not started (a repeated SUBSCRIBE or RESEND) joins it, from
+        // the lower sequence, so repeats cannot grow the queue.
+        s.limits.catchUp.enqueue(topic: topic, after: after)
         scheduleCatchUp(s)
     }
 
@@ -446,25 +415,11 @@ extension Daemon {
     }
 
     /// Whether live events of `topic` wait for a catch-up of it (which will send them, in order).
-    func isCatchingUp(_ s: Session, topic: String) -> Bool { s.limits.catchingUp[topic] != nil }
+    func isCatchingUp(_ s: Session, topic: String) -> Bool { s.limits.catchUp.isCatchingUp(topic: topic) }
 
     private func finishJob(_ s: Session) {
         // A write above may have closed the session (a toxic, a slow consumer): its queue is gone with it.
-        guard s.limits.hasCatchUp else { return }
-        if let topic = s.limits.catchUp[s.limits.catchUpHead].topic {
-            let n = (s.limits.catchingUp[topic] ?? 1) - 1
-            s.limits.catchingUp[topic] = n > 0 ? n : nil
-        }
-        s.limits.catchUpHead += 1
-        if s.limits.catchUpHead == s.limits.catchUp.count {
-            s.limits.catchUpBase += s.limits.catchUp.count
-            s.limits.catchUp.removeAll(keepingCapacity: false)
-            s.limits.catchUpHead = 0
-        } else if s.limits.catchUpHead > 1024 && s.limits.catchUpHead * 2 > s.limits.catchUp.count {
-            s.limits.catchUpBase += s.limits.catchUpHead
-            s.limits.catchUp.removeFirst(s.limits.catchUpHead)
-            s.limits.catchUpHead = 0
-        }
+        s.limits.catchUp.finishCurrent()
     }
 
     /// Writes catch-up until the session's queue holds a window's worth; the rest waits for its drain.
@@ -475,8 +430,8 @@ extension Daemon {
         defer { s.limits.ledger.record(.catchUp, from: before, to: s.connection.bytesQueuedTotal) }
         while s.limits.hasCatchUp, s.phase == .established {
             if s.connection.outstandingBytes >= window { return }  // afterDrain goes on
-            let i = s.limits.catchUpHead
-            guard let topic = s.limits.catchUp[i].topic else {
+            guard let head = s.limits.catchUp.current else { return }
+            guard let topic = head.topic else {
                 send(s, .upToDate, body: UpToDateBody(sequence: 0))
                 finishJob(s)
                 continue
@@ -485,10 +440,10 @@ extension Daemon {
                 finishJob(s)
                 continue
             }
-            var job = s.limits.catchUp[i]
+            var job = head
             if !job.started {
+                s.limits.catchUp.startCurrent()
                 job.started = true
-                if s.limits.pendingTopicJob[topic] == s.limits.catchUpBase + i { s.limits.pendingTopicJob[topic] = nil }
                 if latest.sequence > job.after {
                     if let events = store.events(topic: topic, from: job.after + 1) {
                         job.events = events
@@ -501,9 +456,9 @@ extension Daemon {
                 writeCatchUp(job.events[job.index], to: s, flags: .replay)
                 job.index += 1
             }
-            guard s.phase == .established, i < s.limits.catchUp.count else { return }  // closed while writing
+            guard s.phase == .established, s.limits.catchUp.hasWork else { return }  // closed while writing
             if job.index < job.events.count {
-                s.limits.catchUp[i] = job
+                s.limits.catchUp.updateCurrent(job)
                 return  // the window is full: afterDrain goes on
             }
             // Everything fetched is written; events published meanwhile are sent by this catch-up too, in order.
@@ -512,7 +467,7 @@ extension Daemon {
                 if let more = store.events(topic: topic, from: last + 1), !more.isEmpty {
                     job.events = more
                     job.index = 0
-                    s.limits.catchUp[i] = job
+                    s.limits.catchUp.updateCurrent(job)
                     continue
                 }
                 writeCatchUp(latest, to: s, flags: .snapshot)
