@@ -96,6 +96,7 @@ extension Daemon {
             )
             return
         }
+        if journalCommand(c, id: id, from: s) { return }
         if relayCommand(c, id: id, from: s) { return }
         if faultCommand(c, id: id, from: s) { return }
         switch c.command {
