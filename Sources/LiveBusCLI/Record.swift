@@ -212,6 +212,7 @@ enum RecordCommand {
         var phonesAttached = 0
         var lastStatus = first
         var polls = 0
+        var clocked: Set<String> = []
         func poll(final: Bool = false) throws(CLIError) {
             for e in try reader.journal() {
                 guard case .object(var o) = e, let kind = o["kind"]?.stringValue else { continue }
@@ -221,15 +222,34 @@ enum RecordCommand {
                 write(.object(o))
                 switch kind {
                 case "verdict": verdicts.append(e)
-                case "attach": phonesAttached += 1
+                case "attach":
+                    phonesAttached += 1
+                    if let name = o["session"]?.stringValue { clocked.remove(name) }
                 default: break
                 }
                 if kind != "verdict" { inputs += 1 }
             }
             polls += 1
-            guard final || (exitWhen == "finished" && polls % 5 == 0) else { return }
+            guard final || polls % 5 == 0 else { return }
             let st = try reader.status()
             lastStatus = st
+            // Each phone's clock offset once the daemon's probes settled (a better estimate than the handshake's).
+            if case .array(let sessions)? = st["sessions"] {
+                for s in sessions where Recording.isPhone(s) {
+                    guard let name = s["name"]?.stringValue, !clocked.contains(name),
+                        let c = s["clock"], let off = c["offsetMs"]?.doubleValue,
+                        (c["samples"]?.doubleValue ?? 0) >= 5 || final
+                    else { continue }
+                    clocked.insert(name)
+                    write(
+                        .object([
+                            "type": .string("clock"), "t": .number(Double(uptime())), "session": .string(name),
+                            "offsetMs": .number(off.rounded()), "errorBoundMs": c["errorBoundMs"] ?? .null,
+                            "driftPPM": c["driftPPM"] ?? .null,
+                        ])
+                    )
+                }
+            }
             if exitWhen == "finished", st["scenarioFinished"]?.boolValue == true, phonesAttached > 0 {
                 let phones = Recording.phones(status: st, events: tap.facts, verdicts: verdicts)
                 let done =
@@ -337,7 +357,7 @@ enum ReplayCommand {
                 ?? CLIError("connectionLost", "the replay's daemon closed the connection", exit: .daemonUnreachable)
             loop.stop()
         }
-        let inputs = rec.entries.filter { $0.type != "event" && $0.type != "verdict" }.sorted { $0.t < $1.t }
+        let inputs = rec.entries.filter { !["event", "verdict", "clock"].contains($0.type) }.sorted { $0.t < $1.t }
         var next = 0
         var verdicts: [JSONValue] = []
         var mismatch: [String] = []
@@ -345,6 +365,15 @@ enum ReplayCommand {
         let endWall = start + Int64((Double(rec.finalT) * factor).rounded())
         let progress = !a.flag("quiet") && !out.json
         func note(_ s: String) { if progress { StandardStream.err(s + "\n") } }
+        /// The phone's clock offset: the first `clock` line after its attach (the daemon's settled estimate), else
+        /// the handshake's.
+        func skew(of e: Recording.Entry) -> Int64 {
+            let name = e.json["session"]?.stringValue
+            let later = rec.entries.first {
+                $0.type == "clock" && $0.line > e.line && $0.json["session"]?.stringValue == name
+            }
+            return (later?.json["offsetMs"] ?? e.json["clockSkewMs"])?.int64Value ?? 0
+        }
         func attach(_ e: Recording.Entry) {
             let j = e.json
             let name = j["session"]?.stringValue ?? "phone"
@@ -353,7 +382,7 @@ enum ReplayCommand {
                 "--posture", j["posture"]?["foldState"]?.stringValue ?? "flat",
                 "--orientation", j["posture"]?["orientation"]?.stringValue ?? "portrait",
                 "--app-state", j["appState"]?.stringValue ?? "foreground",
-                "--clock-skew=\(j["clockSkewMs"]?.int64Value ?? 0)ms",
+                "--clock-skew=\(skew(of: e))ms",
             ]
             if let w = j["posture"]?["windowWidth"]?.doubleValue, let h = j["posture"]?["windowHeight"]?.doubleValue {
                 args += ["--window", "\(E2ERun.points(w))x\(E2ERun.points(h))"]
@@ -433,7 +462,7 @@ enum ReplayCommand {
                 else { return }
                 p.terminate()
                 attached.remove(name)
-            case "clockChanged":
+            case "clockChanged", "clock":
                 break  // the phone's own clock change: its amount is not known (a `session.clock` command is)
             case "posture":
                 restore(e, key: "posture", command: "session.posture", args: ["posture": j["posture"] ?? .null])

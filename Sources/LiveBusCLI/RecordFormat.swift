@@ -12,7 +12,8 @@ enum Recording {
     static let version = 1
     /// Line types after the header.
     static let entryTypes: Set<String> = [
-        "attach", "detach", "posture", "appState", "profile", "clockChanged", "command", "verdict", "event", "final",
+        "attach", "detach", "posture", "appState", "profile", "clockChanged", "clock", "command", "verdict", "event",
+        "final",
     ]
 
     /// The daemon the recording was made against (what `replay` starts).
@@ -300,6 +301,11 @@ enum Recording {
             case "profile":
                 _ = try string("session")
                 try object("profile")
+            case "clock":
+                _ = try string("session")
+                guard value["offsetMs"]?.doubleValue != nil else {
+                    throw bad(lineNumber, "offsetMs: missing or not a number (clock line)")
+                }
             case "command":
                 _ = try string("command")
                 try object("args")

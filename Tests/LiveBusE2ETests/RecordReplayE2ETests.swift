@@ -71,6 +71,57 @@ struct E2ERecordReplayTests {
         #expect(badOut.contains("activity orders/A1001: recorded delivering, replayed delivered"), "\(badOut)")
     }
 
+    /// `livebus record` against a daemon with one `livebus attach` phone, a posture command and a push the phone
+    /// ignores: the recording holds the attach, the command with its payload and the verdict; `--exit-when finished`
+    /// ends it once the order is delivered; the replay sends the same push and gets the same verdict.
+    @Test func recordedCommandsAndPushVerdictsReplay() throws {
+        let dir = temporaryDirectory("lbrec")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let payload =
+            #"{"aps":{"timestamp":1767225630,"event":"update","content-state":{"status":"cooking","etaEnd":788919600}}}"#
+        try payload.write(toFile: "\(dir)/old.json", atomically: true, encoding: .utf8)
+        let (code, out) = try Self.shell(
+            """
+            set -u
+            B=\(Self.bin); S=\(dir)/b.sock; R=\(dir)/r.jsonl
+            $B/livebusd --socket $S --memory --scenario demo-120s --time-scale 20 2>\(dir)/d.log &
+            DP=$!
+            for i in $(seq 200); do $B/livebus status --socket $S >/dev/null 2>&1 && break; sleep 0.05; done
+            timeout 60 $B/livebus record --socket $S --out $R --exit-when finished > \(dir)/rec.out 2>&1 &
+            RP=$!
+            for i in $(seq 200); do [ -s $R ] && break; sleep 0.05; done
+            timeout 60 $B/livebus attach --socket $S --name solo --device iphone-duo --json --duration 30s > \(dir)/solo.jsonl 2>&1 &
+            AP=$!
+            for i in $(seq 200); do grep -q '"start"' \(dir)/solo.jsonl 2>/dev/null && break; sleep 0.05; done
+            $B/livebus posture solo half-opened --socket $S > /dev/null
+            $B/livebus push solo \(dir)/old.json --order A1001 --socket $S
+            wait $RP; echo "record=$?"
+            kill $AP $DP 2>/dev/null; wait $AP $DP 2>/dev/null
+            timeout 60 $B/livebus replay $R --quiet; echo "replay=$?"
+            """
+        )
+        #expect(code == 0)
+        #expect(out.contains("record=0"), "\(out)")
+        #expect(out.contains("replay=0"), "\(out)")
+        #expect(out.contains("1 phones end as recorded"), "\(out)")
+        let rec = try Recording.parse(String(contentsOfFile: "\(dir)/r.jsonl", encoding: .utf8), file: "r.jsonl")
+        #expect(rec.entries.contains { $0.type == "command" && $0.json["command"]?.stringValue == "session.posture" })
+        let push = rec.entries.first { $0.type == "command" && $0.json["command"]?.stringValue == "push" }
+        #expect(
+            push?.json["args"]?["payload"] != nil || push?.json["args"]?["aps"] != nil,
+            "\(String(describing: push))"
+        )
+        #expect(rec.entries.contains { $0.type == "verdict" && $0.json["pushID"]?.stringValue == "p1" })
+        #expect(
+            rec.entries.contains {
+                $0.type == "posture" && $0.json["posture"]?["foldState"]?.stringValue == "half-opened"
+            }
+        )
+        #expect(rec.final.count == 1)
+        #expect(rec.final.first?.foldState == "half-opened")
+        #expect(rec.final.first?.verdicts["p1"]?.hasPrefix("not applied: olderTimestamp") == true, "\(rec.final)")
+    }
+
     /// A malformed recording is exit 2 with FILE:LINE and what is wrong, before any daemon starts.
     @Test func malformedRecordingNamesTheLineAndField() throws {
         let dir = temporaryDirectory("lbrec")
