@@ -150,7 +150,7 @@ extension Daemon {
                 code: "unknownCommand",
                 "unknown command '\(c.command)'",
                 recovery:
-                    "known commands: status, order.list, order.create, order.cancel, session.posture, session.app-state, session.profile, session.clock, session.simulate, push, backend.stall"
+                    "known commands: status, order.list, order.create, order.cancel, session.posture, session.app-state, session.profile, session.clock, session.simulate, push, backend.stall, journal"
             )
         }
     }
