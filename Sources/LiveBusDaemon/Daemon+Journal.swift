@@ -4,11 +4,13 @@ import LiveBusWire
 /// something, each phone's attach (its HELLO), its own posture, app-state, profile and clock reports, its detach, and
 /// each push's verdict. `livebus record` reads it with the `journal` admin command (Protocol/RECORD.md).
 ///
-/// Entries are numbered from 1 for the daemon's life; the oldest are dropped past ``capacity`` (the reader asks for
-/// entries after the last number it saw, and is told how many it missed).
+/// Entries are numbered from 1 for the daemon's life; the oldest are dropped past ``capacity`` or ``capacityBytes``
+/// (the reader asks for entries after the last number it saw, and is told how many it missed).
 final class AdminJournal {
-    /// Entries kept.
+    /// Entries kept, at most.
     static let capacity = 10_000
+    /// Bytes of entries kept, at most (10,000 pushes of 4 KiB would be 40 MB): the oldest go first.
+    static let capacityBytes = 8 << 20
     /// An answer holds entries up to this many bytes (a push's payload is at most 4 KiB), and at least one.
     static let pageBytes = 40_000
     /// Commands that change the daemon's or a phone's state; read-only ones (`status`, `order.list`, `fault.list`,
@@ -18,6 +20,7 @@ final class AdminJournal {
         "session.simulate", "push", "backend.stall", "fault.add", "fault.preset", "fault.remove",
     ]
     private var entries: [(entry: JSONValue, bytes: Int)] = []
+    private var bytes = 0
     private(set) var total = 0
 
     /// Appends an entry of `kind` at `uptimeMs` (ms since the daemon started, its clock) with `fields`.
@@ -28,8 +31,15 @@ final class AdminJournal {
         o["uptimeMs"] = .number(Double(uptimeMs))
         o["kind"] = .string(kind)
         let entry = JSONValue.object(o)
-        entries.append((entry, (try? WireJSON.encode(entry).count) ?? 256))
-        if entries.count > Self.capacity { entries.removeFirst(entries.count - Self.capacity) }
+        let size = (try? WireJSON.encode(entry).count) ?? 256
+        entries.append((entry, size))
+        bytes += size
+        var drop = 0
+        while entries.count - drop > Self.capacity || (bytes > Self.capacityBytes && entries.count - drop > 1) {
+            bytes -= entries[drop].bytes
+            drop += 1
+        }
+        if drop > 0 { entries.removeFirst(drop) }
     }
 
     /// The entries numbered after `after`, within ``pageBytes``, how many were dropped before the reader could see
@@ -38,11 +48,11 @@ final class AdminJournal {
         let first = total - entries.count + 1  // number of entries[0]
         let missed = max(0, first - 1 - after)
         var out: [JSONValue] = []
-        var bytes = 0
+        var size = 0
         for e in entries.dropFirst(max(0, after + 1 - first)) {
-            if !out.isEmpty && bytes + e.bytes > Self.pageBytes { break }
+            if !out.isEmpty && size + e.bytes > Self.pageBytes { break }
             out.append(e.entry)
-            bytes += e.bytes
+            size += e.bytes
         }
         return .object([
             "entries": .array(out), "total": .number(Double(total)), "missed": .number(Double(missed)),
