@@ -8,7 +8,12 @@ import LiveBusWire
 /// once every phone shows the order delivered.
 enum DemoCommand {
     static func run(_ argv: [String], json: Bool) throws(CLIError) -> Int32 {
-        let a = try Arguments(argv, command: "demo", options: ["time-scale", "seed", "scenario"], flags: ["json"])
+        let a = try Arguments(
+            argv,
+            command: "demo",
+            options: ["time-scale", "seed", "scenario", "record"],
+            flags: ["json"]
+        )
         try a.allowPositionals(0)
         let scale = try a.double("time-scale", default: 10, in: 0.1...1000)
         let seed = try a.uint("seed", default: 1)
@@ -43,6 +48,9 @@ enum DemoCommand {
             throw error
         }
         defer { daemon.stop() }
+        // --record FILE: `livebus record` against the private daemon, from before the first phone to the last state.
+        let recorder = try a.value("record").map { path throws(CLIError) in try startRecorder(path, socket: socket) }
+        defer { if let r = recorder, r.isRunning { r.terminate() } }
         let loop: EventLoop
         do { loop = try EventLoop() } catch { throw CLIError("internal", "\(error)", exit: .usage) }
         let specs: [(String, ClientOptions)] = [
@@ -120,6 +128,7 @@ enum DemoCommand {
         timeout.cancel()
         signals?.close()
         if !json { draw() }
+        if let r = recorder { try stopRecorder(r) }
         for s in sessions { s.close() }
         loop.run()
         loop.close()
@@ -137,6 +146,48 @@ enum DemoCommand {
         }
         if !json { print("demo finished: every session shows the order delivered") }
         return 0
+    }
+}
+
+extension DemoCommand {
+    /// Starts `livebus record --out PATH` on the demo's socket and waits until it has written its header.
+    /// - Throws: ``CLIError`` when it cannot start or exits first (its own error, e.g. an unwritable path).
+    static func startRecorder(_ path: String, socket: String) throws(CLIError) -> Process {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: E2ERun.livebusBinary())
+        p.arguments = ["record", "--socket", socket, "--out", path]
+        p.standardInput = FileHandle.nullDevice
+        p.standardOutput = FileHandle.nullDevice
+        do { try p.run() } catch {
+            throw CLIError("internal", "cannot start livebus record: \(error)", exit: .usage)
+        }
+        for _ in 0..<500 {
+            if let d = FileManager.default.contents(atPath: path), d.contains(0x0A) { return p }
+            if !p.isRunning { break }
+            usleep(10_000)
+        }
+        if p.isRunning { p.terminate() }
+        p.waitUntilExit()
+        throw CLIError(
+            "recordFailed",
+            "livebus record --out \(path) did not start (exit \(p.terminationStatus); its error is above)",
+            recovery: "choose a writable path for --record",
+            exit: .usage
+        )
+    }
+
+    /// Stops the recorder (SIGINT: it writes the final state) and waits for it.
+    /// - Throws: ``CLIError`` when it did not exit 0.
+    static func stopRecorder(_ p: Process) throws(CLIError) {
+        kill(p.processIdentifier, SIGINT)
+        p.waitUntilExit()
+        guard p.terminationReason == .exit, p.terminationStatus == 0 else {
+            throw CLIError(
+                "recordFailed",
+                "livebus record ended with \(p.terminationStatus) (its error is above)",
+                exit: .verdictFailed
+            )
+        }
     }
 }
 

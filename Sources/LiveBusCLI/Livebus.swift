@@ -21,17 +21,18 @@ public enum LivebusCommand {
         Command(
             name: "demo",
             summary: "Start a private daemon, attach three phones and play demo-120s live",
-            usage: "livebus demo [--time-scale X] [--seed N] [--scenario NAME|FILE] [--json]",
+            usage: "livebus demo [--time-scale X] [--seed N] [--scenario NAME|FILE] [--record FILE] [--json]",
             details: """
                 Starts livebusd on a private socket, attaches an iPhone 16 Pro (portrait, foreground), an iPhone Duo
                 unfolded (flat) and an iPhone Duo half-opened in the background whose clock runs 90 s fast, and
                 plays the scenario (default demo-120s at 10×, about 12 s). Exits 0 once every phone shows the order
                 delivered, 4 if that does not happen in time (quoting the daemon log's last lines), 2 for a bad
                 --scenario, 130 on Ctrl-C. Its private directory ($TMPDIR or /tmp/livebus-demo-*) is removed on
-                every exit.
+                every exit. --record FILE records the run (`livebus record`, Protocol/RECORD.md) for
+                `livebus replay FILE`.
                 """,
             examples: [
-                "livebus demo", "livebus demo --time-scale 4",
+                "livebus demo", "livebus demo --time-scale 4", "livebus demo --time-scale 20 --record demo.jsonl",
                 "livebus demo --json | jq -c 'select(.type==\"update\")'",
             ]
         ),
@@ -329,6 +330,45 @@ public enum LivebusCommand {
             ]
         ),
         Command(
+            name: "record",
+            summary: "Record a running daemon's events, its phones' inputs and push verdicts to a file",
+            usage:
+                "livebus record --out FILE [--exit-when finished|never] [--duration D] [--socket PATH] [--json]",
+            details: """
+                Writes JSON Lines (Protocol/RECORD.md, schema Protocol/record.schema.json): a versioned header with
+                the daemon's scenario, time scale and seed; every EVENT it publishes (topic, sequence, flags, body);
+                and from the daemon's journal, read every 100 ms: each phone's attach (device, posture, app state,
+                OS, profile, clock offset at the handshake) and detach, what it reports about itself (posture,
+                app state, profile, a clock change; from commands or its own keys), every command that changes
+                something (posture, app-state, profile, clock, push, simulate, fault, backend stall, order
+                create/cancel) and every push's verdict. Each line has t, milliseconds since the daemon started.
+                It stops at Ctrl-C, after --duration, when the daemon goes away, or with --exit-when finished once
+                the scenario is finished and every phone's activities are delivered or canceled, and then writes
+                the final line: every phone's device, posture, app state, activities (status of the last update it
+                was sent, stale when its stale date had passed) and push verdicts.
+                """,
+            examples: [
+                "livebus record --out bug-1234.jsonl --socket /tmp/bus.sock",
+                "livebus record --out run.jsonl --exit-when finished",
+            ]
+        ),
+        Command(
+            name: "replay",
+            summary: "Replay a recording against a fresh private daemon and check every phone ends as recorded",
+            usage: "livebus replay FILE [--time-scale X] [--settle D] [--quiet] [--json]",
+            details: """
+                Starts livebusd with the recording's scenario, time scale and seed on a private socket and data
+                directory (removed after), attaches each phone as a `livebus attach` process at its recorded time
+                with its recorded device, posture, app state, OS, profile and clock, sends every recorded command
+                at its time (scaled by recorded ÷ --time-scale) and restores each recorded posture, app-state and
+                profile change the phone does not already have. From the recording's end it waits up to --settle
+                (default 10s, wall time) for the final state to equal the recorded one: exit 0 when it does, else 1
+                with one line per difference (phone, field, recorded vs replayed). A malformed file is exit 2 with
+                FILE:LINE and the field.
+                """,
+            examples: ["livebus replay bug-1234.jsonl", "livebus replay run.jsonl --time-scale 40"]
+        ),
+        Command(
             name: "help",
             summary: "Show help for livebus or one command",
             usage: "livebus help [COMMAND]",
@@ -456,6 +496,8 @@ public enum LivebusCommand {
             case "fault": return try FaultCommand.run(rest, out: out)
             case "watch": return try WatchCommand.run(rest, out: out)
             case "simulate": return try SimulateCommand.run(rest, out: out)
+            case "record": return try RecordCommand.run(rest, out: out)
+            case "replay": return try ReplayCommand.run(rest, out: out)
             default:
                 throw unknownCommand(first)
             }

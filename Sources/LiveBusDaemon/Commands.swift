@@ -97,6 +97,7 @@ extension Daemon {
             )
             return
         }
+        if journalCommand(c, id: id, from: s) { return }
         if relayCommand(c, id: id, from: s) { return }
         if faultCommand(c, id: id, from: s) { return }
         switch c.command {
@@ -154,7 +155,7 @@ extension Daemon {
                 code: "unknownCommand",
                 "unknown command '\(c.command)'",
                 recovery:
-                    "known commands: status, order.list, order.create, order.cancel, session.posture, session.app-state, session.profile, session.clock, session.simulate, push, backend.stall"
+                    "known commands: status, order.list, order.create, order.cancel, session.posture, session.app-state, session.profile, session.clock, session.simulate, push, backend.stall, journal"
             )
         }
     }

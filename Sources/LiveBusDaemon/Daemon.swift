@@ -70,6 +70,8 @@ public final class Daemon {
     var places: [String: PlacesBody] = [:]
     /// Verdicts of recent pushes, newest last (`livebus explain`).
     var pushLog: [JSONValue] = []
+    /// Mutating admin commands and push verdicts, for `livebus record` (Daemon+Journal.swift).
+    let journal = AdminJournal()
     /// Simulator events the store refused (a full disk), held in order until it takes them (Daemon+Durability.swift).
     var held = HeldEvents()
     /// Retries storing ``held`` while the store refuses writes.
@@ -535,6 +537,7 @@ public final class Daemon {
         if flush && s.pendingAcks > 0 { commitTurn() }
         guard s.phase != .closed else { return }
         let wasEstablished = s.phase == .established
+        if wasEstablished { journalDetach(s, reason: reason) }
         s.phase = .closed
         index.remove(s.number)
         byNumber[s.number] = nil
@@ -754,6 +757,7 @@ public final class Daemon {
         if let name = h.name { s.name = name }
         s.phase = .established
         saveResume(s)
+        journalAttach(s, resumed: resumed)
         send(
             s,
             .welcome,
@@ -955,6 +959,7 @@ public final class Daemon {
             s.profile = s.profile.merging(p)
             schedulerProfileChanged(s)
         }
+        journalReport(s, b)
         if b.clockChanged == true {
             // The phone says its clock was set: probe now (the first sample after a step is held back as an outlier
             // and the next, 200 ms later, confirms it), unless a probe is already on its way.

@@ -52,6 +52,7 @@ struct E2ECLIGoldenTests {
         "demo", "attach", "status", "order", "posture", "app-state", "profile", "clock", "push", "explain", "fault",
         "backend",
         "devices", "layout", "schema", "doctor", "e2e", "watch", "simulate", "completion", "man", "config", "help",
+        "record", "replay",
     ]
 
     static func assertSnapshot(_ name: String, _ text: String) throws {
