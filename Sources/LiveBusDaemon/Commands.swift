@@ -96,6 +96,7 @@ extension Daemon {
             )
             return
         }
+        dashboardCommandSeen(c)
         if relayCommand(c, id: id, from: s) { return }
         if faultCommand(c, id: id, from: s) { return }
         switch c.command {

@@ -295,6 +295,7 @@ extension Daemon {
         relay.waiting.remove(s.id)
         if relay.kind == "push", let d = body?.data {
             pushLog.append(d)
+            dashboardPushAnswered(d, from: s)
             if pushLog.count > 1000 { pushLog.removeFirst(pushLog.count - 1000) }
         }
         if relay.waiting.isEmpty { finishRelay(f.sequence) }

@@ -76,6 +76,8 @@ public final class Daemon {
     let limitState = DaemonLimitState()
     /// Called once the daemon has stopped accepting and closed every session.
     public var onShutdown: (() -> Void)?
+    /// The browser dashboard (`--http`, Daemon+Dashboard.swift), when serving.
+    var dashboard: Dashboard?
 
     /// Creates a daemon; nothing happens until ``start()``.
     ///
@@ -494,6 +496,7 @@ public final class Daemon {
         s.faultTimer = nil
         endLimits(s)
         sessions[s.id] = nil
+        dashboardPhoneChanged(s)
         if flush { s.connection.closeAfterFlush() } else { s.connection.close() }
         s.announceTimer?.cancel()
         s.announceTimer = nil
@@ -701,6 +704,7 @@ public final class Daemon {
         }
         if let name = h.name { s.name = name }
         s.phase = .established
+        dashboardPhoneChanged(s)
         saveResume(s)
         send(
             s,
@@ -868,6 +872,7 @@ public final class Daemon {
             }
             s.lastSent[e.topic] = max(s.lastSent[e.topic] ?? 0, e.sequence)
             s.eventsSent += 1
+            dashboardWrote(e, to: s, trailer: trailer)
         } catch {
             logger.log(.error, "cannot encode event", [("topic", e.topic), ("error", "\(error)")])
         }
@@ -884,6 +889,7 @@ public final class Daemon {
     }
 
     private func postureChanged(_ s: Session, _ b: PostureChangeBody) throws(WireError) {
+        defer { dashboardPhoneChanged(s) }
         if let p = b.posture {
             try Daemon.validate(posture: p, device: s.device)
             s.posture = p
@@ -978,6 +984,7 @@ public final class Daemon {
             }
         }
         reconvertIfNeeded(s)
+        dashboardPhoneChanged(s)
         armProbe(s, after: s.clock.nextProbeDelayMilliseconds(isBackground: s.appState != "foreground"))
     }
 
