@@ -162,16 +162,21 @@ function drawLock(box, d) {
   if (!ordered.length) { const p = document.createElement("p"); p.textContent = "—"; box.appendChild(p); return; }
   for (const a of ordered) {
     const lines = a.lockScreen.length ? a.lockScreen : [a.statusText];
-    for (const line of lines) {
-      const p = document.createElement("p");
-      p.textContent = line;
-      box.appendChild(p);
-    }
-    const c = document.createElement("p");
-    c.className = "lock-countdown countdown";
-    c.dataset.order = a.orderID;
-    box.appendChild(c);
+    for (const line of lines) box.appendChild(withCountdown("p", line, a));
   }
+}
+
+// A line the daemon rendered with the countdown as it was when sent: that part ticks here, in the phone's clock.
+function withCountdown(tag, line, a) {
+  const e = document.createElement(tag);
+  const at = a.compactTrailing ? line.indexOf(a.compactTrailing) : -1;
+  if (at < 0) { e.textContent = line; return e; }
+  const c = document.createElement("span");
+  c.className = "countdown";
+  c.dataset.order = a.orderID;
+  c.textContent = a.compactTrailing;
+  e.append(line.slice(0, at), c, line.slice(at + a.compactTrailing.length));
+  return e;
 }
 
 function drawIsland(box, d) {
@@ -186,7 +191,7 @@ function drawIsland(box, d) {
     right.className = "countdown island-countdown";
     right.dataset.order = a.orderID;
     if (a.island.startsWith("minimal")) left.textContent = `${a.island}: ${a.minimal || ""}`;
-    else if (a.island === "expanded") left.textContent = a.expanded.join(" · ");
+    else if (a.island === "expanded") left.appendChild(withCountdown("span", a.expanded.join(" · "), a));
     else left.textContent = `${a.island}: ${a.compactLeading.join(" ")}`;
     pill.append(left, right);
     box.appendChild(pill);

@@ -203,7 +203,7 @@ extension Daemon {
     // MARK: - Hooks (called from the daemon)
 
     /// An event was written to phone `s` with its per-session instants.
-    func dashboardWrote(_ e: StoredEvent, to s: Session, trailer t: EventTrailer) {
+    func dashboardWrote(_ e: StoredEvent, to s: Session, flags: FrameFlags, trailer t: EventTrailer) {
         guard let d = dashboard, s.role == .session else { return }
         var body = e.body
         body.client = ClientInstantsBody(
@@ -219,11 +219,14 @@ extension Daemon {
             ?? PhoneMirror(liveActivities: s.profile.liveActivities, foreground: s.appState == "foreground")
         let v = m.apply(topic: e.topic, sequence: e.sequence, body: body, now: phoneNow(s))
         d.mirrors[s.id] = m
+        let delivery =
+            flags.contains(.reconvert)
+            ? " (reconvert)" : flags.contains(.snapshot) ? " (snapshot)" : flags.contains(.replay) ? " (replay)" : ""
         dashboardLog(
             kind: "event",
             phone: s.name,
             text:
-                "\(e.topic) #\(e.sequence) \(body.event) \(body.contentState.status) — \(v.applied ? "applied" : "refused: \(v.reason?.code ?? "?")")",
+                "\(e.topic) #\(e.sequence)\(delivery) \(body.event) \(body.contentState.status) — \(v.applied ? "applied" : "refused: \(v.reason?.code ?? "?")")",
             failed: !v.applied
         )
         dashboardPhoneChanged(s)

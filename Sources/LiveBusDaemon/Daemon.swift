@@ -872,7 +872,7 @@ public final class Daemon {
             }
             s.lastSent[e.topic] = max(s.lastSent[e.topic] ?? 0, e.sequence)
             s.eventsSent += 1
-            dashboardWrote(e, to: s, trailer: trailer)
+            dashboardWrote(e, to: s, flags: flags, trailer: trailer)
         } catch {
             logger.log(.error, "cannot encode event", [("topic", e.topic), ("error", "\(error)")])
         }

@@ -81,11 +81,20 @@ final class DashboardServer {
     }
 
     /// Stops listening and closes every connection (libwebsockets closes its libuv handles in later turns).
+    ///
+    /// libwebsockets calls back while its handles close (in later loop turns, after the daemon let go of this
+    /// object), so the object is kept alive from here on, answering those calls with the default handler: a few
+    /// hundred bytes once per daemon.
     func close() {
         guard let c = context else { return }
         context = nil
         clients = [:]
         wsis = [:]
+        bodies = [:]
+        responses = [:]
+        onCommand = nil
+        onSubscribe = nil
+        _ = Unmanaged.passRetained(self)
         lws_context_destroy(c)
     }
 
@@ -134,7 +143,8 @@ final class DashboardServer {
         _ input: UnsafeMutableRawPointer?,
         _ len: Int
     ) -> Int32 {
-        let key = Int(bitPattern: UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(wsi))))
+        guard context != nil else { return lws_callback_http_dummy(wsi, reason, user, input, len) }
+        let key = Int(bitPattern: UnsafeRawPointer(wsi))
         switch reason {
         case LWS_CALLBACK_HTTP:
             let path = input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/"
