@@ -22,7 +22,7 @@ enum DashboardCommand {
         let env = ProcessInfo.processInfo.environment
         let display = !(env["DISPLAY"] ?? "").isEmpty || !(env["WAYLAND_DISPLAY"] ?? "").isEmpty
         var opened = false
-        if display && !a.flag("print") && !a.flag("json") && url.hasPrefix("http") {
+        if display && !a.flag("print") && !a.flag("json") && url.hasPrefix("http://") {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             p.arguments = ["xdg-open", url]

@@ -204,6 +204,12 @@ public enum LivebusdCommand {
             )
             let loop: EventLoop
             do { loop = try EventLoop() } catch { throw CLIError("internal", "\(error)", exit: .daemonUnreachable) }
+            // A bad --http address is a usage error before anything starts.
+            if let http = a.value("http") {
+                do {
+                    _ = try DashboardOptions(address: http, allowRemote: a.flag("http-allow-remote"), root: "").parsed()
+                } catch { throw CLIError.usage(error.message) }
+            }
             let daemon = Daemon(options: options, loop: loop, logger: logger)
             do {
                 try daemon.start()

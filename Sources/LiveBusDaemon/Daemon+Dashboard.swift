@@ -81,6 +81,8 @@ final class Dashboard {
     var pending: [UInt64: Int] = [:]
     /// Commands waiting for the admin connection.
     var queued: [(UInt64, CommandBody)] = []
+    /// The page's Unix socket, removed at shutdown.
+    var unixPath: String?
     /// Phone → a timer at its board's next deadline (stale date), so the mark is drawn when it passes.
     var deadlines: [String: LoopTimer] = [:]
 
@@ -163,6 +165,8 @@ extension Daemon {
             )
         }
         let token = o.token ?? Daemon.makeDashboardToken()
+        // A stale socket file of this user is removed, a live one or another user's refused (as for the bus).
+        if unix { try Daemon.clearSocketPath(host, logger: logger) }
         let server = try DashboardServer(
             loop: loop.rawLoop,
             host: host,
@@ -171,8 +175,11 @@ extension Daemon {
             token: token,
             root: o.root
         )
+        // The page's socket is this user's alone, like the bus's.
+        if unix { _ = chmod(host, 0o600) }
         let shown = unix ? "unix:\(host)" : "http://\(host):\(server.port ?? port)"
-        let d = Dashboard(server: server, url: "\(shown)/?token=\(token)")
+        let d = Dashboard(server: server, url: unix ? "\(shown)?token=\(token)" : "\(shown)/?token=\(token)")
+        d.unixPath = unix ? host : nil
         dashboard = d
         server.onSubscribe = { [unowned self] key in self.dashboardSnapshot(to: key) }
         server.onCommand = { [unowned self] key, body in self.dashboardCommand(key: key, body: body) }
@@ -193,6 +200,7 @@ extension Daemon {
         for t in d.deadlines.values { t.cancel() }
         d.admin?.close()
         d.server.close()
+        if let path = d.unixPath { unlink(path) }
     }
 
     static func makeDashboardToken() -> String {

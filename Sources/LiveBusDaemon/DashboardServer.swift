@@ -19,11 +19,41 @@ final class DashboardServer {
     /// Largest command body accepted, bytes.
     static let maximumBodyBytes = 65_536
 
+    /// One browser's queue: one entry per `phone:` key (the newest state replaces what is queued), other keys (log
+    /// lines) at most `logLimit`, the oldest dropped and counted. Pure.
     struct Client {
         var keys: [String] = []
         var payload: [String: [UInt8]] = [:]
         var logCount = 0
+        /// Log lines dropped because the browser read too slowly.
         var dropped = 0
+        var logLimit = DashboardServer.logQueueLimit
+
+        /// Queues `frame` under `key`.
+        mutating func push(key: String, frame: [UInt8]) {
+            let isLog = !key.hasPrefix("phone:")
+            if payload[key] == nil {
+                keys.append(key)
+                if isLog { logCount += 1 }
+            }
+            payload[key] = frame
+            if isLog && logCount > logLimit, let i = keys.firstIndex(where: { !$0.hasPrefix("phone:") }) {
+                payload[keys.remove(at: i)] = nil
+                logCount -= 1
+                dropped += 1
+            }
+        }
+
+        /// The next frame to write, oldest key first.
+        mutating func pop() -> [UInt8]? {
+            guard !keys.isEmpty else { return nil }
+            let k = keys.removeFirst()
+            if !k.hasPrefix("phone:") { logCount -= 1 }
+            return payload.removeValue(forKey: k)
+        }
+
+        /// Queued bytes.
+        var bytes: Int { payload.values.reduce(0) { $0 + $1.count } }
     }
 
     struct Response {
@@ -108,17 +138,7 @@ final class DashboardServer {
         let targets = to.map { [$0] } ?? Array(clients.keys)
         for k in targets {
             guard var c = clients[k] else { continue }
-            let isLog = !key.hasPrefix("phone:")
-            if c.payload[key] == nil {
-                c.keys.append(key)
-                if isLog { c.logCount += 1 }
-            }
-            c.payload[key] = frame
-            if isLog && c.logCount > Self.logQueueLimit, let i = c.keys.firstIndex(where: { !$0.hasPrefix("phone:") }) {
-                c.payload[c.keys.remove(at: i)] = nil
-                c.logCount -= 1
-                c.dropped += 1
-            }
+            c.push(key: key, frame: frame)
             clients[k] = c
             if let w = wsis[k] { lws_callback_on_writable(w) }
         }
@@ -171,10 +191,7 @@ final class DashboardServer {
                     livebus_lws_respond(wsi, r.status, r.contentType, b.baseAddress, b.count, nil, nil)
                 } != 0 ? -1 : 0
             }
-            guard var c = clients[key], !c.keys.isEmpty else { return 0 }
-            let k = c.keys.removeFirst()
-            let frame = c.payload.removeValue(forKey: k) ?? []
-            if !k.hasPrefix("phone:") { c.logCount -= 1 }
+            guard var c = clients[key], let frame = c.pop() else { return 0 }
             let more = !c.keys.isEmpty
             clients[key] = c
             let failed = frame.withUnsafeBufferPointer { livebus_lws_sse_write(wsi, $0.baseAddress, $0.count) }

@@ -129,6 +129,24 @@ struct E2EDashboardTests {
     }
 }
 
+/// A slow browser's queue: bounded and coalesced, newest state per phone wins (issue 21).
+struct DashboardQueueTests {
+    @Test func newestStatePerPhoneWinsAndLogLinesAreBounded() {
+        var q = DashboardServer.Client()
+        q.logLimit = 3
+        for i in 0..<1000 {
+            q.push(key: "phone:s\(i % 3)", frame: Array("state \(i)".utf8))
+            q.push(key: "log:\(i)", frame: Array("line \(i)".utf8))
+        }
+        #expect(q.keys.count == 6, "three phones and three log lines, whatever was pushed")
+        #expect(q.dropped == 997)
+        var out: [String] = []
+        while let f = q.pop() { out.append(String(decoding: f, as: UTF8.self)) }
+        #expect(out == ["state 999", "state 997", "state 998", "line 997", "line 998", "line 999"])
+        #expect(q.bytes == 0 && q.logCount == 0)
+    }
+}
+
 /// The attach box measured in terminal cells (issue 21): Hangul 2, box drawing 1.
 struct TerminalViewTests {
     @Test func cellWidths() {
