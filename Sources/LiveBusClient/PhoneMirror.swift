@@ -50,6 +50,26 @@ public struct PhoneMirror: Sendable {
         return board.apply(update, at: now)
     }
 
+    /// Applies an APNs payload the phone applied (`livebus push`), as the phone does: decoded with `schema`, its
+    /// dates moved into the phone's clock by `offsetMilliseconds`.
+    /// - Returns: the board's verdict.
+    @discardableResult
+    public mutating func push(
+        _ payload: [UInt8],
+        orderID: String,
+        schema: ActivitySchema,
+        offsetMilliseconds offset: Int64,
+        now: ClientInstant
+    ) -> Verdict {
+        board.schema = schema
+        return board.push(
+            payload,
+            orderID: orderID,
+            toClient: { ClientInstant(millisecondsSinceEpoch: $0.millisecondsSinceEpoch.saturatingAdding(offset)) },
+            at: now
+        )
+    }
+
     /// Runs the board's due transitions (stale date, dismissal).
     public mutating func tick(at now: ClientInstant) { _ = board.tick(at: now) }
 

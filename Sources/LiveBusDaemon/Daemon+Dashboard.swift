@@ -81,6 +81,8 @@ final class Dashboard {
     var pending: [UInt64: Int] = [:]
     /// Commands waiting for the admin connection.
     var queued: [(UInt64, CommandBody)] = []
+    /// Push id → the relayed `push` arguments, until the phones answer (newest 64).
+    var pushes: [String: [String: JSONValue]] = [:]
     /// The page's Unix socket, removed at shutdown.
     var unixPath: String?
     /// Phone → a timer at its board's next deadline (stale date), so the mark is drawn when it passes.
@@ -262,9 +264,49 @@ extension Daemon {
         )
     }
 
-    /// A phone answered a push with its verdict.
+    /// A push is on its way to phones (`livebus push`): kept until they answer, to apply it to their mirrors.
+    func dashboardPushRelayed(_ args: [String: JSONValue]) {
+        guard let d = dashboard, let id = args["pushID"]?.stringValue else { return }
+        d.pushes[id] = args
+        if d.pushes.count > 64, let oldest = d.pushes.keys.sorted().first { d.pushes[oldest] = nil }
+    }
+
+    /// A phone answered a push with its verdict: an applied push is applied to the phone's mirror too (the phone
+    /// shows it; the daemon wrote no EVENT for it).
     func dashboardPushAnswered(_ data: JSONValue, from s: Session) {
-        guard dashboard != nil else { return }
+        guard let d = dashboard else { return }
+        if data["applied"]?.boolValue == true, let id = data["pushID"]?.stringValue, let args = d.pushes[id],
+            let order = args["order"]?.stringValue, let payload = args["payload"]?.stringValue
+        {
+            var schema = ActivitySchema.delivery
+            if let text = args["activitySchema"]?.stringValue,
+                let parsed = try? ActivitySchema.parse(Array(text.utf8), file: "livebusd --activity-schema")
+            {
+                schema = parsed
+            }
+            let now = clock.now()
+            let pnow = phoneNow(s)
+            var m =
+                d.mirrors[s.id]
+                ?? PhoneMirror(liveActivities: s.profile.liveActivities, foreground: s.appState == "foreground")
+            let v = m.push(
+                Array(payload.utf8),
+                orderID: order,
+                schema: schema,
+                offsetMilliseconds: pnow.millisecondsSinceEpoch - now.millisecondsSinceEpoch,
+                now: pnow
+            )
+            d.mirrors[s.id] = m
+            if !v.applied {
+                dashboardLog(
+                    kind: "push",
+                    phone: s.name,
+                    text: "push \(id): the phone applied it, its mirror did not (\(v.reason?.code ?? "?")): the page may differ",
+                    failed: true
+                )
+            }
+            dashboardPhoneChanged(s)
+        }
         let verdict = data["verdict"] ?? data
         let applied = verdict["applied"]?.boolValue ?? data["applied"]?.boolValue ?? false
         let reason = verdict["reason"]?["code"]?.stringValue ?? verdict["reason"]?.stringValue

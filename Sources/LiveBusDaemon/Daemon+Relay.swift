@@ -276,6 +276,7 @@ extension Daemon {
             args["pushID"] = .string("p\(pushCounter)")
             relay.pushID = args["pushID"]
             if let schema = options.activitySchemaText { args["activitySchema"] = .string(schema) }
+            dashboardPushRelayed(args)
         }
         for s in targets { relay.names[s.id] = s.name }
         for s in targets {
