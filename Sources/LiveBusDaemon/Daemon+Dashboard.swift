@@ -301,7 +301,8 @@ extension Daemon {
                 dashboardLog(
                     kind: "push",
                     phone: s.name,
-                    text: "push \(id): the phone applied it, its mirror did not (\(v.reason?.code ?? "?")): the page may differ",
+                    text:
+                        "push \(id): the phone applied it, its mirror did not (\(v.reason?.code ?? "?")): the page may differ",
                     failed: true
                 )
             }
