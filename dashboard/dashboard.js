@@ -78,6 +78,7 @@ function drawPhone(p) {
     (s.clockErrorBoundMs != null ? ` ±${Math.round(s.clockErrorBoundMs)} ms` : " (no estimate yet)") +
     (d.faults.length ? ` · faults: ${d.faults.join(", ")}` : "");
   drawDevice(node.querySelector(".drawing"), d);
+  drawPresentations(node, d);
   drawLock(node.querySelector(".lock-body"), d);
   drawIsland(node.querySelector(".island-body"), d);
   const problems = node.querySelector(".problems");
@@ -153,6 +154,75 @@ function drawDevice(svg, d) {
   if (d.dynamicIsland) {
     const di = d.dynamicIsland;
     el("rect", { x: di.x, y: di.y, width: di.width, height: di.height, rx: di.height / 2, fill: "#000" }, g);
+  }
+}
+
+// The Live Activity presentations as the layout engine placed them (points): the Dynamic Island's compact,
+// minimal or expanded presentation (the lead activity's, as the planner assigned it) around the island, and the
+// lock-screen presentation. Overflowing elements (the engine's truncations) in red, the reason on hover.
+const PSCALE = 0.55; // lock screen, pixels per point
+const ISCALE = 0.8; // Dynamic Island, pixels per point
+function drawPresentations(node, d) {
+  const L = d.layout, a = lead(d);
+  const island = node.querySelector(".island-drawing"), lock = node.querySelector(".lock-drawing");
+  island.textContent = "";
+  lock.textContent = "";
+  if (!L || !a) { island.setAttribute("height", 0); lock.setAttribute("height", 0); return; }
+  const byKind = new Map(L.presentations.map((p) => [p.kind, p]));
+  const over = new Map(L.truncations.map((t) => [t.element, t]));
+  const kinds = a.island === "compact" ? ["compactLeading", "compactTrailing"]
+    : a.island.startsWith("minimal") ? ["minimal"] : a.island === "expanded" ? ["expanded"] : [];
+  const shown = kinds.map((k) => byKind.get(k)).filter(Boolean);
+  if (shown.length && d.screen) {
+    const left = Math.min(...shown.map((p) => p.frame.x)) - 10;
+    const right = Math.max(...shown.map((p) => p.frame.x + p.frame.width)) + 10;
+    const top = Math.min(...shown.map((p) => p.frame.y));
+    const bottom = Math.max(...shown.map((p) => p.frame.y + p.frame.height));
+    // Only the island's region of the screen, at the island scale.
+    island.setAttribute("width", Math.ceil((right - left + 8) * ISCALE));
+    island.setAttribute("height", Math.ceil((bottom - top + 8) * ISCALE));
+    island.setAttribute("viewBox", `${left - 4} ${top - 4} ${right - left + 8} ${bottom - top + 8}`);
+    el("rect", { x: left, y: top, width: right - left, height: bottom - top, rx: (bottom - top) / 2, fill: "#000" }, island);
+    if (d.dynamicIsland && a.island === "compact") {
+      const di = d.dynamicIsland;
+      el("rect", { x: di.x, y: di.y, width: di.width, height: di.height, rx: di.height / 2, fill: "#222", stroke: "#444" }, island);
+    }
+    for (const p of shown) drawElements(island, p, over, a, "#fff");
+  } else {
+    island.setAttribute("height", 0);
+  }
+  const ls = byKind.get("lockScreen");
+  if (ls) {
+    const f = ls.frame;
+    lock.setAttribute("width", Math.ceil(f.width * PSCALE));
+    lock.setAttribute("height", Math.ceil(f.height * PSCALE));
+    lock.setAttribute("viewBox", `${f.x} ${f.y} ${f.width} ${f.height}`);
+    el("rect", { x: f.x, y: f.y, width: f.width, height: f.height, rx: 22, fill: "#2b2f36" }, lock);
+    drawElements(lock, ls, over, a, "#fff");
+  } else {
+    lock.setAttribute("height", 0);
+  }
+}
+
+function drawElements(svg, p, over, a, color) {
+  for (const e of p.elements) {
+    const r = e.rect;
+    const t = over.get(e.name) || over.get(`${p.kind}.${e.name}`);
+    if (e.role === "box") {
+      const b = el("rect", { x: r.x, y: r.y, width: r.width, height: r.height, fill: "none", stroke: t ? "#f33" : "#555", "stroke-width": t ? 2 : 1 }, svg);
+      if (t) el("title", {}, b).textContent = `overflow: “${t.text}” needs ${t.measured} pt, ${t.available} pt available`;
+    } else if (e.role === "progress") {
+      el("rect", { x: r.x, y: r.y, width: r.width, height: Math.max(r.height, 4), rx: 2, fill: "#555" }, svg);
+      el("rect", { x: r.x, y: r.y, width: r.width * Math.max(0, Math.min(1, a.progress)), height: Math.max(r.height, 4), rx: 2, fill: "#4cd964" }, svg);
+    } else if (e.role === "icon") {
+      el("circle", { cx: r.x + r.width / 2, cy: r.y + r.height / 2, r: Math.min(r.width, r.height) / 3, fill: "#4cd964" }, svg);
+    } else if (e.text) {
+      const isTimer = /timer/.test(e.name);
+      const tx = el("text", { x: r.x, y: r.y + r.height * 0.8, "font-size": Math.max(10, r.height * 0.8), fill: t ? "#f66" : color }, svg);
+      if (isTimer) { tx.classList.add("countdown"); tx.dataset.order = a.orderID; }
+      tx.textContent = e.text;
+      if (t) el("title", {}, tx).textContent = `overflow: “${t.text}” needs ${t.measured} pt, ${t.available} pt available`;
+    }
   }
 }
 
