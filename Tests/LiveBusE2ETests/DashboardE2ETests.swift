@@ -129,6 +129,27 @@ struct E2EDashboardTests {
     }
 }
 
+/// `livebus dashboard` prints the URL livebusd --http wrote next to its socket, and says when there is none; a
+/// non-loopback --http address is refused before the daemon starts.
+struct DashboardCommandTests {
+    @Test func printsTheURLOrSaysThereIsNone() throws {
+        let dir = temporaryDirectory("lbdc")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let socket = dir + "/bus.sock"
+        let none = try E2ECLIGoldenTests.run(["dashboard", "--socket", socket, "--print"])
+        #expect(none.exit == 3 && none.stderr.contains("serves no dashboard"), "\(none.stderr)")
+        try "http://127.0.0.1:8421/?token=abc\n".write(toFile: socket + ".dashboard", atomically: true, encoding: .utf8)
+        let r = try E2ECLIGoldenTests.run(["dashboard", "--socket", socket, "--print"])
+        #expect(r.exit == 0 && r.stdout == "http://127.0.0.1:8421/?token=abc\n", "\(r.stdout)")
+        let remote = try E2ECLIGoldenTests.run(
+            ["--socket", socket, "--memory", "--http", "0.0.0.0:8421"],
+            tool: "livebusd"
+        )
+        #expect(remote.exit == 2 && remote.stderr.contains("not a loopback address"), "\(remote.stderr)")
+        #expect(!remote.stderr.contains("listening"), "refused before the daemon started")
+    }
+}
+
 /// A slow browser's queue: bounded and coalesced, newest state per phone wins (issue 21).
 struct DashboardQueueTests {
     @Test func newestStatePerPhoneWinsAndLogLinesAreBounded() {
