@@ -21,7 +21,12 @@ struct E2EDashboardTests {
         let done = DispatchSemaphore(value: 0)
         var status = 0
         var text = ""
-        init(port: Int, path: String, enough: @escaping @Sendable (String) -> Bool = { _ in false }) {
+        init(
+            port: Int,
+            path: String,
+            post: String? = nil,
+            enough: @escaping @Sendable (String) -> Bool = { _ in false }
+        ) {
             let t = Thread { [self] in
                 defer { done.signal() }
                 let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
@@ -38,7 +43,11 @@ struct E2EDashboardTests {
                     }
                 }
                 guard ok == 0 else { return }
-                let req = Array("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n".utf8)
+                let head =
+                    post.map {
+                        "POST \(path) HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: \($0.utf8.count)\r\n"
+                    } ?? "GET \(path) HTTP/1.1\r\n"
+                let req = Array((head + "Host: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n" + (post ?? "")).utf8)
                 _ = req.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
                 var bytes: [UInt8] = []
                 var buf = [UInt8](repeating: 0, count: 65536)
@@ -86,8 +95,10 @@ struct E2EDashboardTests {
             DashboardOptions(address: "127.0.0.1:\(port)", root: Self.root, token: "test-token-0123456789")
         )
         #expect(url == "http://127.0.0.1:\(port)/?token=test-token-0123456789")
-        func get(_ path: String, enough: @escaping @Sendable (String) -> Bool = { _ in false }) -> Request {
-            let r = Request(port: port, path: path, enough: enough)
+        func get(_ path: String, post: String? = nil, enough: @escaping @Sendable (String) -> Bool = { _ in false })
+            -> Request
+        {
+            let r = Request(port: port, path: path, post: post, enough: enough)
             bus.run(timeoutMs: 10_000) { r.done.wait(timeout: .now()) == .success }
             return r
         }
@@ -124,6 +135,19 @@ struct E2EDashboardTests {
         }.map { "\($0.name) \($0.rect.x) \($0.rect.y) \($0.rect.width) \($0.rect.height)" }
         #expect(!expected.isEmpty && drawn == expected, "the page's rects \(drawn) are the phone's \(expected)")
         #expect(json?["reservedRegion"] != nil, "half-opened: the reserved region is sent")
+        // Controls: bad bodies are named, a control runs as the CLI's admin command and answers with its RESULT.
+        let q = "/api/command?token=test-token-0123456789"
+        let garbage = get(q, post: "not json")
+        #expect(garbage.status == 400 && garbage.text.contains("is not {"), "\(garbage.text)")
+        let unknown = get(q, post: #"{"command":"order.cancel","args":{"order":"A1001"}}"#)
+        #expect(unknown.status == 400 && unknown.text.contains("not a dashboard control"), "\(unknown.text)")
+        #expect(get(q.replacingOccurrences(of: "0123456789", with: "x"), post: "{}").status == 403)
+        let fold = get(
+            q,
+            post: #"{"command":"session.posture","args":{"session":"duo","posture":{"foldState":"flat"}}}"#
+        )
+        #expect(fold.status == 200 && fold.text.contains("\"ok\":true"), "\(fold.text)")
+        #expect(bus.run(timeoutMs: 5000) { duo.options.posture.foldState == "flat" }, "the phone unfolded")
         duo.close()
         bus.shutdown()
     }
