@@ -68,6 +68,7 @@ function drawPhone(p) {
   node.dataset.staleDate = String(a && a.staleDateMs != null ? a.staleDateMs : 0);
   node.dataset.fold = pos.foldState || "flat";
   node.dataset.orientation = pos.orientation || "portrait";
+  node.dataset.clockOffset = String(Math.round(d.clockOffsetMs));
   node.dataset.arrangement = L ? L.arrangement : "";
   const hasColumn = !!(L && L.rects.some((r) => r.role === "cardColumn"));
   node.dataset.cardColumn = String(hasColumn);
@@ -329,6 +330,7 @@ function addLog(entry) {
   if (logEntries.length > 500) logEntries.shift();
   const li = document.createElement("li");
   if (entry.failed) li.className = "failed";
+  li.dataset.kind = entry.kind;
   const k = document.createElement("span");
   k.className = "k";
   k.textContent = entry.kind;

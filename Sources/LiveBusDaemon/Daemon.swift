@@ -981,6 +981,7 @@ public final class Daemon {
         for ev in s.clock.add(sample) {
             if case .stepDetected = ev {
                 logger.log(.notice, "client clock step detected", [("session.id", s.id), ("event", "\(ev)")])
+                dashboardLog(kind: "clock", phone: s.name, text: "clock step detected: \(ev)")
             }
         }
         reconvertIfNeeded(s)
