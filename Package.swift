@@ -29,6 +29,12 @@ let package = Package(
             pkgConfig: "sqlite3",
             providers: [.apt(["libsqlite3-dev"])]
         ),
+        // The dashboard's HTTP server on the daemon's libuv loop (issue 21; README "Dashboard" says why this one).
+        .systemLibrary(
+            name: "CLibWebSockets",
+            pkgConfig: "libwebsockets",
+            providers: [.apt(["libwebsockets-dev", "libwebsockets-evlib-uv"])]
+        ),
 
         // MARK: - Pure rule targets (no sockets, no real clock)
         .target(name: "LiveBusWire", dependencies: ["CZlib"]),
@@ -62,6 +68,7 @@ let package = Package(
             dependencies: [
                 "LiveBusWire", "LiveBusCore", "LiveBusLoop", "LiveBusClock", "LiveBusSimulator", "LiveBusScheduler",
                 "LiveBusActivity", "LiveBusLayout", "LiveBusFaults", "CSQLite",
+                "CLibWebSockets", "LiveBusClient",
             ]
         ),
         .target(

@@ -127,7 +127,8 @@ enum AttachCommand {
         do { loop = try EventLoop() } catch { throw CLIError("internal", "\(error)", exit: .daemonUnreachable) }
         let session = ClientSession(loop: loop, options: options, trueClock: SystemServerClock())
         let out = Output(json: json)
-        let tty = InputReader.outputIsTerminal && !json
+        // Repaints only on a real terminal (not TERM=dumb, not a pipe or file): otherwise plain lines, once each.
+        let tty = TerminalText.mayRepaint && !json
         var exitCode: Int32 = 0
         var failure: CLIError?
         var welcomed = false
@@ -239,10 +240,20 @@ enum AttachCommand {
         var redraw: LoopTimer?
         if tty {
             redraw = loop.schedule(after: 0, repeat: 200) {
-                let lines = SessionView.render(session, showLayout: true)
-                let help =
-                    "keys: f fold · u unfold · h half-open · r rotate · b background · g foreground · s step clock +30 s · q quit"
-                let note = notice.map { "\n\(session.name): \($0)" } ?? ""
+                let (columns, rows) = TerminalText.size
+                let width = min(max(columns, 40), 160)
+                let help = TerminalText.truncate(
+                    "keys: f fold · u unfold · h half-open · r rotate · b background · g foreground · s step clock +30 s · q quit",
+                    to: width
+                )
+                let note = notice.map { "\n" + TerminalText.truncate("\(session.name): \($0)", to: width) } ?? ""
+                // The title and sync lines stay on screen however many orders there are.
+                let lines = TerminalText.fitRows(
+                    SessionView.render(session, showLayout: true, width: width),
+                    rows: rows - 1 - (notice == nil ? 0 : 1),
+                    head: 2,
+                    tail: 1
+                ) { SessionView.pad("… \($0) more lines: enlarge the terminal to see them", width: width) }
                 print("\u{1B}[H\u{1B}[2J" + lines.joined(separator: "\n") + "\n" + help + note, terminator: "")
                 fflush(nil)
             }

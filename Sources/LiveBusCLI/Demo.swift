@@ -80,7 +80,8 @@ enum DemoCommand {
             ),
         ]
         let out = Output(json: json)
-        let tty = InputReader.outputIsTerminal && !json
+        // Repaints only on a real terminal (not TERM=dumb, not a pipe or file).
+        let tty = TerminalText.mayRepaint && !json
         let sessions = specs.map { ClientSession(loop: loop, options: $0.1, trueClock: SystemServerClock()) }
         var finished = false
         func allDelivered() -> Bool {
@@ -92,8 +93,15 @@ enum DemoCommand {
         }
         func draw() {
             var text = "LiveBus demo · scenario \(scenario) at \(scale)×\n"
+            let (columns, rows) = tty ? TerminalText.size : (SessionView.width, Int.max)
+            let width = tty ? min(max(columns, 40), 160) : SessionView.width
+            // Each box keeps its title and sync lines on screen: the rows are shared among the three.
+            let share = rows == Int.max ? Int.max : max(4, (rows - 1) / max(1, sessions.count))
             for s in sessions {
-                text += SessionView.render(s).joined(separator: "\n") + "\n"
+                let box = TerminalText.fitRows(SessionView.render(s, width: width), rows: share, head: 2, tail: 1) {
+                    SessionView.pad("… \($0) more lines", width: width)
+                }
+                text += box.joined(separator: "\n") + "\n"
             }
             print(tty ? "\u{1B}[H\u{1B}[2J" + text : text, terminator: "")
             fflush(nil)

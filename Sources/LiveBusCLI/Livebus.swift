@@ -369,6 +369,17 @@ public enum LivebusCommand {
             examples: ["livebus replay bug-1234.jsonl", "livebus replay run.jsonl --time-scale 40"]
         ),
         Command(
+            name: "dashboard",
+            summary: "Open the live dashboard of a daemon started with --http, or print its URL",
+            usage: "livebus dashboard [--socket PATH] [--print] [--json]",
+            details: """
+                Reads the URL (with its token) that livebusd --http wrote next to its socket (PATH.dashboard, mode
+                0600) and opens it with xdg-open when a display is there ($DISPLAY or $WAYLAND_DISPLAY), else (or
+                with --print) prints it. Exit 3 when the daemon serves no dashboard.
+                """,
+            examples: ["livebusd --http 127.0.0.1:8421 &  livebus dashboard", "livebus dashboard --print"]
+        ),
+        Command(
             name: "help",
             summary: "Show help for livebus or one command",
             usage: "livebus help [COMMAND]",
@@ -498,6 +509,7 @@ public enum LivebusCommand {
             case "simulate": return try SimulateCommand.run(rest, out: out)
             case "record": return try RecordCommand.run(rest, out: out)
             case "replay": return try ReplayCommand.run(rest, out: out)
+            case "dashboard": return try DashboardCommand.run(rest, out: out)
             default:
                 throw unknownCommand(first)
             }

@@ -12,6 +12,7 @@ public enum LivebusdCommand {
         USAGE
           livebusd [--socket PATH] [--scenario NAME|FILE] [--time-scale X] [--seed N] [--data-dir DIR|--memory] [--fresh]
                    [--sync normal|full] [--log-level LEVEL] [--device-file FILE]
+                   [--http HOST:PORT|unix:PATH [--http-root DIR] [--http-allow-remote]]
 
         OPTIONS
           --socket PATH        Unix socket to listen on (mode 0600, at most 107 bytes).
@@ -59,6 +60,12 @@ public enum LivebusdCommand {
           --log-level LEVEL    debug, info, notice, warning or error. Default info. Logs go to stderr.
           --device-file FILE   A device of your own (one device in the catalog's format, Protocol/DEVICES.md),
                                validated like the catalog's; phones may then attach with its id.
+          --http HOST:PORT|unix:PATH  Serve the live dashboard (every attached phone drawn, with controls) on
+                               this loopback address or Unix socket; prints its URL (with its token) and writes it to
+                               PATH.dashboard next to the socket (mode 0600) for `livebus dashboard`.
+          --http-root DIR      The page's files. Default: $LIVEBUS_DASHBOARD_DIR, else dashboard/ of the repository
+                               the binary was built in, else /usr/local/share/livebus/dashboard.
+          --http-allow-remote  Allow a non-loopback --http address (anyone with the URL controls the phones).
           --version            Print the version.
           --help               Print this help.
 
@@ -143,9 +150,9 @@ public enum LivebusdCommand {
                     "coalesce-bytes",
                     "slow-consumer-bytes", "orders", "resume-window", "max-frames-per-second", "max-subscriptions",
                     "max-reply-bytes", "limit-grace", "handshake-timeout", "idle-timeout", "max-connections",
-                    "catch-up-window-bytes", "activity-schema", "device-file",
+                    "catch-up-window-bytes", "activity-schema", "device-file", "http", "http-root",
                 ],
-                flags: ["memory", "fresh"]
+                flags: ["memory", "fresh", "http-allow-remote"]
             )
             guard a.positionals.isEmpty else {
                 throw CLIError.usage("unexpected argument '\(a.positionals[0])'", recovery: "see `livebusd --help`")
@@ -213,6 +220,12 @@ public enum LivebusdCommand {
             )
             let loop: EventLoop
             do { loop = try EventLoop() } catch { throw CLIError("internal", "\(error)", exit: .daemonUnreachable) }
+            // A bad --http address is a usage error before anything starts.
+            if let http = a.value("http") {
+                do {
+                    _ = try DashboardOptions(address: http, allowRemote: a.flag("http-allow-remote"), root: "").parsed()
+                } catch { throw CLIError.usage(error.message) }
+            }
             let daemon = Daemon(options: options, loop: loop, logger: logger)
             do {
                 try daemon.start()
@@ -226,7 +239,23 @@ public enum LivebusdCommand {
                     exit: isScenario ? .usage : .daemonUnreachable
                 )
             }
+            if let http = a.value("http") {
+                let root = a.value("http-root") ?? LivebusdCommand.dashboardRoot()
+                do {
+                    let url = try daemon.startDashboard(
+                        DashboardOptions(address: http, allowRemote: a.flag("http-allow-remote"), root: root)
+                    )
+                    try? Data((url + "\n").utf8).write(to: URL(fileURLWithPath: options.socketPath + ".dashboard"))
+                    _ = chmod(options.socketPath + ".dashboard", 0o600)
+                    print("dashboard: \(url)")
+                    fflush(nil)
+                } catch {
+                    daemon.shutdown(reason: "dashboard failed")
+                    throw CLIError.usage(error.message)
+                }
+            }
             loop.run()
+            unlink(options.socketPath + ".dashboard")
             loop.close()
             logger.log(.notice, "livebusd stopped")
             return 0
@@ -235,5 +264,21 @@ public enum LivebusdCommand {
             out.failure(e)
             return e.exit.rawValue
         }
+    }
+
+    /// Where the dashboard's page is: `$LIVEBUS_DASHBOARD_DIR`, else `dashboard/` in a directory above the binary
+    /// (the repository it was built in: `.build/debug/livebusd`), else `/usr/local/share/livebus/dashboard`.
+    public static func dashboardRoot() -> String {
+        if let d = ProcessInfo.processInfo.environment["LIVEBUS_DASHBOARD_DIR"], !d.isEmpty { return d }
+        var dir = URL(
+            fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+                ?? CommandLine.arguments[0]
+        ).deletingLastPathComponent()
+        for _ in 0..<5 {
+            let candidate = dir.appendingPathComponent("dashboard")
+            if FileManager.default.fileExists(atPath: candidate.path + "/index.html") { return candidate.path }
+            dir = dir.deletingLastPathComponent()
+        }
+        return "/usr/local/share/livebus/dashboard"
     }
 }

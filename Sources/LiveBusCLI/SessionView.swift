@@ -27,16 +27,23 @@ enum SessionView {
         return String(format: "%02d:%02d:%02d", t.tm_hour, t.tm_min, t.tm_sec)
     }
 
-    /// Lines for one session (no trailing newline), at most ``width`` columns of box drawing.
-    static func render(_ s: ClientSession, title: String? = nil, showLayout: Bool = false) -> [String] {
+    /// Lines for one session (no trailing newline), each exactly `width` terminal cells of box drawing (East Asian
+    /// width: Hangul 2, box drawing 1; ``TerminalText``); longer text is cut with `…`.
+    static func render(_ s: ClientSession, title: String? = nil, showLayout: Bool = false, width: Int = width)
+        -> [String]
+    {
+        let width = max(20, width)
+        func pad(_ text: String) -> String { SessionView.pad(text, width: width) }
         let o = s.options
         let now = s.now()
         var head = "\(title ?? s.name) · \(deviceName(o.device)) · \(o.posture.foldState) \(o.posture.orientation)"
         head += " · \(o.appState) · clock \(clockText(o.clockSkewMilliseconds))"
         if o.clockDriftPPM != 0 { head += String(format: " %+.0f ppm", o.clockDriftPPM) }
         // "┌─ " + head + " " + dashes + "┐" is exactly `width` columns; a head too long for it is cut with "…".
-        if head.count > width - 5 { head = String(head.prefix(width - 6)) + "…" }
-        var lines = ["┌─ " + head + " " + String(repeating: "─", count: max(0, width - 5 - head.count)) + "┐"]
+        head = TerminalText.truncate(head, to: width - 5)
+        var lines = [
+            "┌─ " + head + " " + String(repeating: "─", count: max(0, width - 5 - TerminalText.columns(head))) + "┐"
+        ]
         var sync = "sync: \(s.syncState.rawValue)"
         if let live = s.lastLive, s.syncState != .live {
             sync += " (last live \(timeOfDay(live.millisecondsSinceEpoch)) client time)"
@@ -87,10 +94,8 @@ enum SessionView {
         return lines
     }
 
-    static func pad(_ text: String) -> String {
-        // Hangul is two columns wide in a terminal.
-        let cols = text.unicodeScalars.reduce(0) { $0 + (($1.value >= 0x1100 && $1.value <= 0xD7A3) ? 2 : 1) }
-        let fill = max(0, width - 4 - cols)
-        return "│ " + text + String(repeating: " ", count: fill) + " │"
+    /// One row of the box: `│ text │`, exactly `width` cells (text cut with `…` or padded).
+    static func pad(_ text: String, width: Int = width) -> String {
+        "│ " + TerminalText.fit(text, width: width - 4) + " │"
     }
 }

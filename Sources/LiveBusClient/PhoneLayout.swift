@@ -64,27 +64,54 @@ public enum PhoneLayout {
     /// Computes the layout of `session`'s overlay map screen with its leading activity on the lock screen.
     /// - Returns: The input and result, or the error for an impossible posture.
     public static func compute(_ s: ClientSession) -> Result<(LayoutInput, LayoutResult), LayoutError> {
+        compute(
+            device: s.options.device,
+            posture: s.options.posture,
+            os: s.options.os,
+            board: s.board,
+            body: { s.replicas[$0]?.body },
+            now: s.now()
+        )
+    }
+
+    /// Computes the layout of a phone's overlay map screen with its leading activity on the lock screen, from its
+    /// parts: what the phone itself does (``compute(_:)``) and what the daemon's dashboard does with its mirror of
+    /// each phone (the same call, so the page draws the same rects as `attach --json` and the SVG).
+    /// - Parameters:
+    ///   - device: catalog device id.
+    ///   - p: the phone's posture (points for window and keyboard).
+    ///   - os: OS version (`27.1`), nil for the newest.
+    ///   - board: the phone's activities.
+    ///   - body: the latest event body of a topic (`orders/<id>`), for the map's markers.
+    ///   - now: the phone's clock.
+    /// - Returns: The input and result, or the error for an impossible posture.
+    public static func compute(
+        device: String,
+        posture p: PostureBody,
+        os: String?,
+        board: ActivityBoard,
+        body: (String) -> EventBody?,
+        now: ClientInstant
+    ) -> Result<(LayoutInput, LayoutResult), LayoutError> {
         do {
             let catalog = try DeviceCatalog.bundled()
-            let o = s.options
             var window: Size?
-            if let w = o.posture.windowWidth, let h = o.posture.windowHeight { window = Size(width: w, height: h) }
+            if let w = p.windowWidth, let h = p.windowHeight { window = Size(width: w, height: h) }
             let posture = Posture(
-                deviceID: o.device,
-                foldState: FoldState(rawValue: o.posture.foldState) ?? .flat,
-                orientation: Orientation(rawValue: o.posture.orientation) ?? .portrait,
+                deviceID: device,
+                foldState: FoldState(rawValue: p.foldState) ?? .flat,
+                orientation: Orientation(rawValue: p.orientation) ?? .portrait,
                 windowSize: window,
-                keyboardHeight: o.posture.keyboardHeight ?? 0,
-                osVersion: (try? OSVersion.parse(o.os ?? "newest")) ?? .newest
+                keyboardHeight: p.keyboardHeight ?? 0,
+                osVersion: (try? OSVersion.parse(os ?? "newest")) ?? .newest
             )
             let resolved = try resolve(posture, in: catalog)
-            let now = s.now()
-            let lead = plan(s).lockScreenOrder.first.flatMap { s.board.activity($0) }
+            let lead = plan(board).lockScreenOrder.first.flatMap { board.activity($0) }
             var content: LiveActivityContent?
             var markers: [MapMarker] = []
             if let a = lead {
                 let v = ActivityView(activity: a, at: now, language: .korean)
-                let schema = s.board.schema
+                let schema = board.schema
                 content = LiveActivityContent(
                     statusText: schema.readsAsDelivery
                         ? a.content.summary.ko
@@ -96,7 +123,7 @@ public enum PhoneLayout {
                     staleLines: v.showsStaleLines ? Array(v.lockScreen.suffix(3)) : []
                 )
                 content?.boxes = Self.boxes(schema.presentation)
-                if let body = s.replicas["orders/\(a.orderID)"]?.body {
+                if let body = body("orders/\(a.orderID)") {
                     if let p = body.places?.store {
                         markers.append(MapMarker(kind: .store, latitude: p.latitude, longitude: p.longitude))
                     }
@@ -163,8 +190,12 @@ public enum PhoneLayout {
 
     /// Which Dynamic Island presentation and lock-screen position each activity gets.
     /// Source: ../shared/reference/live-activities.md §1.1, §4.1.
-    public static func plan(_ s: ClientSession) -> ActivityPlan {
-        let summaries = s.board.activities.sorted { $0.startedAt < $1.startedAt }.enumerated().map { i, a in
+    public static func plan(_ s: ClientSession) -> ActivityPlan { plan(s.board) }
+
+    /// Which Dynamic Island presentation and lock-screen position each activity of `board` gets.
+    /// Source: ../shared/reference/live-activities.md §1.1, §4.1.
+    public static func plan(_ board: ActivityBoard) -> ActivityPlan {
+        let summaries = board.activities.sorted { $0.startedAt < $1.startedAt }.enumerated().map { i, a in
             ActivitySummary(
                 id: a.orderID,
                 relevanceScore: a.relevanceScore,

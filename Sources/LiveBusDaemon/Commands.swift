@@ -98,6 +98,7 @@ extension Daemon {
             return
         }
         if journalCommand(c, id: id, from: s) { return }
+        dashboardCommandSeen(c)
         if relayCommand(c, id: id, from: s) { return }
         if faultCommand(c, id: id, from: s) { return }
         switch c.command {

@@ -277,6 +277,7 @@ extension Daemon {
             args["pushID"] = .string("p\(pushCounter)")
             relay.pushID = args["pushID"]
             if let schema = options.activitySchemaText { args["activitySchema"] = .string(schema) }
+            dashboardPushRelayed(args)
         }
         for s in targets { relay.names[s.id] = s.name }
         for s in targets {
@@ -297,6 +298,7 @@ extension Daemon {
         if relay.kind == "push", let d = body?.data {
             pushLog.append(d)
             journalVerdict(d, from: s)
+            dashboardPushAnswered(d, from: s)
             if pushLog.count > 1000 { pushLog.removeFirst(pushLog.count - 1000) }
         }
         if relay.waiting.isEmpty { finishRelay(f.sequence) }

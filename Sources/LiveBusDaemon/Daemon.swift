@@ -81,6 +81,8 @@ public final class Daemon {
     let limitState = DaemonLimitState()
     /// Called once the daemon has stopped accepting and closed every session.
     public var onShutdown: (() -> Void)?
+    /// The browser dashboard (`--http`, Daemon+Dashboard.swift), when serving.
+    var dashboard: Dashboard?
 
     /// Creates a daemon; nothing happens until ``start()``.
     ///
@@ -549,6 +551,7 @@ public final class Daemon {
         s.faultTimer = nil
         endLimits(s)
         sessions[s.id] = nil
+        dashboardPhoneChanged(s)
         if flush { s.connection.closeAfterFlush() } else { s.connection.close() }
         s.announceTimer?.cancel()
         s.announceTimer = nil
@@ -756,6 +759,7 @@ public final class Daemon {
         }
         if let name = h.name { s.name = name }
         s.phase = .established
+        dashboardPhoneChanged(s)
         saveResume(s)
         journalAttach(s, resumed: resumed)
         send(
@@ -924,6 +928,7 @@ public final class Daemon {
             }
             s.lastSent[e.topic] = max(s.lastSent[e.topic] ?? 0, e.sequence)
             s.eventsSent += 1
+            dashboardWrote(e, to: s, flags: flags, trailer: trailer)
         } catch {
             logger.log(.error, "cannot encode event", [("topic", e.topic), ("error", "\(error)")])
         }
@@ -940,6 +945,7 @@ public final class Daemon {
     }
 
     private func postureChanged(_ s: Session, _ b: PostureChangeBody) throws(WireError) {
+        defer { dashboardPhoneChanged(s) }
         if let p = b.posture {
             try Daemon.validate(posture: p, device: s.device)
             s.posture = p
@@ -1032,9 +1038,11 @@ public final class Daemon {
         for ev in s.clock.add(sample) {
             if case .stepDetected = ev {
                 logger.log(.notice, "client clock step detected", [("session.id", s.id), ("event", "\(ev)")])
+                dashboardLog(kind: "clock", phone: s.name, text: "clock step detected: \(ev)")
             }
         }
         reconvertIfNeeded(s)
+        dashboardPhoneChanged(s)
         armProbe(s, after: s.clock.nextProbeDelayMilliseconds(isBackground: s.appState != "foreground"))
     }
 

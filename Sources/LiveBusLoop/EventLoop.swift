@@ -90,6 +90,10 @@ public final class EventLoop {
     /// Milliseconds of the loop's cached monotonic clock (`uv_now`), updated at the start of each iteration.
     public var nowMilliseconds: UInt64 { uv_now(loop) }
 
+    /// The `uv_loop_t *` itself, for a C library that runs on this loop (libwebsockets' foreign-loop mode, the
+    /// dashboard). Loop-bound like the loop.
+    public var rawLoop: UnsafeMutableRawPointer { UnsafeMutableRawPointer(loop) }
+
     /// A fresh monotonic reading in nanoseconds (`uv_hrtime`).
     public static func monotonicNanoseconds() -> UInt64 { uv_hrtime() }
 

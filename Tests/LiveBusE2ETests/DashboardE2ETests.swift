@@ -1,0 +1,236 @@
+import Foundation
+import LiveBusClient
+import LiveBusLayout
+import LiveBusLoop
+import LiveBusWire
+import Testing
+
+@testable import LiveBusCLI
+@testable import LiveBusDaemon
+
+/// The dashboard served from the daemon's loop (issue 21), in process: the token on every request, and the phone's
+/// drawing made of the same rects the phone computes itself. The browser checks are tools/dashboard-test.
+@Suite(.serialized)
+struct E2EDashboardTests {
+    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("dashboard").path
+
+    /// A blocking HTTP/1.1 request on another thread (the loop serves it meanwhile): the status and what was read
+    /// until `enough` held or the peer closed.
+    final class Request: @unchecked Sendable {
+        let done = DispatchSemaphore(value: 0)
+        var status = 0
+        var text = ""
+        init(
+            port: Int,
+            path: String,
+            post: String? = nil,
+            enough: @escaping @Sendable (String) -> Bool = { _ in false }
+        ) {
+            let t = Thread { [self] in
+                defer { done.signal() }
+                let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+                defer { close(fd) }
+                var tv = timeval(tv_sec: 10, tv_usec: 0)
+                setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+                var a = sockaddr_in()
+                a.sin_family = sa_family_t(AF_INET)
+                a.sin_port = in_port_t(UInt16(port).bigEndian)
+                a.sin_addr.s_addr = inet_addr("127.0.0.1")
+                let ok = withUnsafePointer(to: &a) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                        connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+                    }
+                }
+                guard ok == 0 else { return }
+                let head =
+                    post.map {
+                        "POST \(path) HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: \($0.utf8.count)\r\n"
+                    } ?? "GET \(path) HTTP/1.1\r\n"
+                let req = Array((head + "Host: 127.0.0.1:\(port)\r\nConnection: close\r\n\r\n" + (post ?? "")).utf8)
+                _ = req.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, 0) }
+                var bytes: [UInt8] = []
+                var buf = [UInt8](repeating: 0, count: 65536)
+                while true {
+                    let n = recv(fd, &buf, buf.count, 0)
+                    if n <= 0 { break }
+                    bytes += buf[0..<n]
+                    if enough(String(decoding: bytes, as: UTF8.self)) { break }
+                }
+                text = String(decoding: bytes, as: UTF8.self)
+                status = Int(text.split(separator: " ").dropFirst().first ?? "") ?? 0
+            }
+            t.start()
+        }
+    }
+
+    static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var a = sockaddr_in()
+        a.sin_family = sa_family_t(AF_INET)
+        a.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &a) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
+            }
+        }
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &a) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
+        }
+        return Int(UInt16(bigEndian: a.sin_port))
+    }
+
+    @Test func tokenOnEveryRequestAndTheRectsThePhoneComputes() throws {
+        let bus = try TestBus(scenario: "demo-120s", timeScale: 20)
+        let duo = bus.session("duo") { o in
+            o.device = "iphone-duo"
+            o.posture = PostureBody(foldState: "half-opened", orientation: "landscape")
+        }
+        duo.start()
+        #expect(bus.run(timeoutMs: 10_000) { duo.syncState == .live && !duo.board.activities.isEmpty })
+        let port = Self.freePort()
+        let url = try bus.daemon.startDashboard(
+            DashboardOptions(address: "127.0.0.1:\(port)", root: Self.root, token: "test-token-0123456789")
+        )
+        #expect(url == "http://127.0.0.1:\(port)/?token=test-token-0123456789")
+        func get(_ path: String, post: String? = nil, enough: @escaping @Sendable (String) -> Bool = { _ in false })
+            -> Request
+        {
+            let r = Request(port: port, path: path, post: post, enough: enough)
+            bus.run(timeoutMs: 10_000) { r.done.wait(timeout: .now()) == .success }
+            return r
+        }
+        #expect(get("/").status == 403)
+        #expect(get("/?token=test-token-0123456788").status == 403)
+        #expect(get("/events").status == 403)
+        #expect(get("/dashboard.js?token=").status == 403)
+        let page = get("/?token=test-token-0123456789")
+        #expect(page.status == 200)
+        #expect(page.text.contains("set-cookie: livebus_dashboard=test-token-0123456789"))
+        #expect(get("/../Package.swift?token=test-token-0123456789").status != 200)
+        // The stream: the phone with the rects of its own layout.
+        let events = get("/events?token=test-token-0123456789") {
+            $0.contains("\"name\":\"duo\"") && $0.hasSuffix("\n\n")
+        }
+        #expect(events.status == 200)
+        let line = try #require(
+            events.text.split(separator: "\n").first { $0.hasPrefix("data: ") && $0.contains("\"name\":\"duo\"") }
+        )
+        let json = try JSONSerialization.jsonObject(with: Data(line.dropFirst(6).utf8)) as? [String: Any]
+        let layout = try #require(json?["layout"] as? [String: Any])
+        let (_, own) = try #require(duo.layout)
+        #expect(layout["arrangement"] as? String == "\(own.arrangement)")
+        let drawn = (layout["rects"] as? [[String: Any]] ?? []).compactMap { r -> String? in
+            guard let role = r["role"] as? String,
+                ["map", "cardColumn", "reservedRegion", "hinge", "focusArea"].contains(role),
+                let rect = r["rect"] as? [String: Double]
+            else { return nil }
+            return
+                "\(r["name"] ?? "") \(rect["x"] ?? -1) \(rect["y"] ?? -1) \(rect["width"] ?? -1) \(rect["height"] ?? -1)"
+        }
+        let expected = own.rects.filter {
+            ["map", "cardColumn", "reservedRegion", "hinge", "focusArea"].contains($0.role.rawValue)
+        }.map { "\($0.name) \($0.rect.x) \($0.rect.y) \($0.rect.width) \($0.rect.height)" }
+        #expect(!expected.isEmpty && drawn == expected, "the page's rects \(drawn) are the phone's \(expected)")
+        #expect(json?["reservedRegion"] != nil, "half-opened: the reserved region is sent")
+        // Controls: bad bodies are named, a control runs as the CLI's admin command and answers with its RESULT.
+        let q = "/api/command?token=test-token-0123456789"
+        let garbage = get(q, post: "not json")
+        #expect(garbage.status == 400 && garbage.text.contains("is not {"), "\(garbage.text)")
+        let unknown = get(q, post: #"{"command":"order.cancel","args":{"order":"A1001"}}"#)
+        #expect(unknown.status == 400 && unknown.text.contains("not a dashboard control"), "\(unknown.text)")
+        #expect(get(q.replacingOccurrences(of: "0123456789", with: "x"), post: "{}").status == 403)
+        let fold = get(
+            q,
+            post: #"{"command":"session.posture","args":{"session":"duo","posture":{"foldState":"flat"}}}"#
+        )
+        #expect(fold.status == 200 && fold.text.contains("\"ok\":true"), "\(fold.text)")
+        #expect(bus.run(timeoutMs: 5000) { duo.options.posture.foldState == "flat" }, "the phone unfolded")
+        duo.close()
+        bus.shutdown()
+    }
+}
+
+/// `livebus dashboard` prints the URL livebusd --http wrote next to its socket, and says when there is none; a
+/// non-loopback --http address is refused before the daemon starts.
+struct DashboardCommandTests {
+    @Test func printsTheURLOrSaysThereIsNone() throws {
+        let dir = temporaryDirectory("lbdc")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let socket = dir + "/bus.sock"
+        let none = try E2ECLIGoldenTests.run(["dashboard", "--socket", socket, "--print"])
+        #expect(none.exit == 3 && none.stderr.contains("serves no dashboard"), "\(none.stderr)")
+        try "http://127.0.0.1:8421/?token=abc\n".write(toFile: socket + ".dashboard", atomically: true, encoding: .utf8)
+        let r = try E2ECLIGoldenTests.run(["dashboard", "--socket", socket, "--print"])
+        #expect(r.exit == 0 && r.stdout == "http://127.0.0.1:8421/?token=abc\n", "\(r.stdout)")
+        let remote = try E2ECLIGoldenTests.run(
+            ["--socket", socket, "--memory", "--http", "0.0.0.0:8421"],
+            tool: "livebusd"
+        )
+        #expect(remote.exit == 2 && remote.stderr.contains("not a loopback address"), "\(remote.stderr)")
+        #expect(!remote.stderr.contains("listening"), "refused before the daemon started")
+    }
+}
+
+/// A slow browser's queue: bounded and coalesced, newest state per phone wins (issue 21).
+struct DashboardQueueTests {
+    @Test func newestStatePerPhoneWinsAndLogLinesAreBounded() {
+        var q = DashboardServer.Client()
+        q.logLimit = 3
+        for i in 0..<1000 {
+            q.push(key: "phone:s\(i % 3)", frame: Array("state \(i)".utf8))
+            q.push(key: "log:\(i)", frame: Array("line \(i)".utf8))
+        }
+        #expect(q.keys.count == 6, "three phones and three log lines, whatever was pushed")
+        #expect(q.dropped == 997)
+        var out: [String] = []
+        while let f = q.pop() { out.append(String(decoding: f, as: UTF8.self)) }
+        #expect(out == ["state 999", "state 997", "state 998", "line 997", "line 998", "line 999"])
+        #expect(q.bytes == 0 && q.logCount == 0)
+    }
+}
+
+/// The attach box measured in terminal cells (issue 21): Hangul 2, box drawing 1.
+struct TerminalViewTests {
+    @Test func cellWidths() {
+        #expect(TerminalText.columns("배달 중") == 7)
+        #expect(TerminalText.columns("┌─┐│└┘") == 6)
+        #expect(TerminalText.columns("⟦픽업 완료 │ 0:19⟧") == 18)
+        #expect(TerminalText.columns("abc") == 3)
+        #expect(TerminalText.truncate("라이더가 배달 중이에요", to: 9) == "라이더가…")
+        #expect(TerminalText.columns(TerminalText.fit("배달 중", width: 10)) == 10)
+    }
+
+    /// Every row of the attach box (with its layout drawing) for a Korean status is exactly the terminal's width,
+    /// at 80 and 100 columns; with few rows the title and sync lines stay.
+    @Test func attachBoxRowsAreTheTerminalWidth() throws {
+        let bus = try TestBus(scenario: "demo-120s", timeScale: 20)
+        let duo = bus.session("duo") { o in
+            o.device = "iphone-duo"
+            o.posture = PostureBody(foldState: "half-opened", orientation: "landscape")
+        }
+        duo.start()
+        #expect(
+            bus.run(timeoutMs: 10_000) { duo.syncState == .live && duo.layout != nil && !duo.board.activities.isEmpty }
+        )
+        for width in [80, 100] {
+            let lines = SessionView.render(duo, showLayout: true, width: width)
+            #expect(
+                lines.contains { $0.unicodeScalars.contains { (0xAC00...0xD7A3).contains($0.value) } },
+                "a Korean status"
+            )
+            #expect(lines.contains { $0.contains("─") && $0.hasPrefix("│") }, "the layout drawing's box lines")
+            for l in lines {
+                #expect(TerminalText.columns(l) == width, "\(width) columns: '\(l)' is \(TerminalText.columns(l))")
+            }
+            let kept = TerminalText.fitRows(lines, rows: 8, head: 2, tail: 1) {
+                SessionView.pad("… \($0) more", width: width)
+            }
+            #expect(kept.count == 8 && kept[0] == lines[0] && kept[1] == lines[1] && kept.last == lines.last)
+        }
+        duo.close()
+        bus.shutdown()
+    }
+}
