@@ -88,6 +88,11 @@ let package = Package(
         .executableTarget(name: "livebusd", dependencies: ["LiveBusCLI"]),
         .executableTarget(name: "livebus", dependencies: ["LiveBusCLI"]),
 
+        // MARK: - APNs provider API (issue 17): OpenSSL for ES256 provider tokens and TLS; the request model and
+        // APNs's validation are pure (no sockets, no clock of their own).
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .target(name: "LiveBusAPNs", dependencies: ["LiveBusClock", "COpenSSL"]),
+
         // MARK: - Tests
         .testTarget(name: "LiveBusWireTests", dependencies: ["LiveBusWire"]),
         .testTarget(name: "LiveBusCoreTests", dependencies: ["LiveBusCore", "LiveBusWire"]),
@@ -110,6 +115,7 @@ let package = Package(
             ],
             exclude: ["Snapshots"]
         ),
+        .testTarget(name: "LiveBusAPNsTests", dependencies: ["LiveBusAPNs", "LiveBusClock", "COpenSSL"]),
     ],
     swiftLanguageModes: [.v6]
 )
