@@ -57,7 +57,7 @@ let package = Package(
             name: "LiveBusDaemon",
             dependencies: [
                 "LiveBusWire", "LiveBusCore", "LiveBusLoop", "LiveBusClock", "LiveBusSimulator", "LiveBusScheduler",
-                "LiveBusActivity", "LiveBusLayout", "LiveBusFaults", "CSQLite",
+                "LiveBusActivity", "LiveBusLayout", "LiveBusFaults", "CSQLite", "LiveBusAPNs", "LiveBusAPNsServer",
             ]
         ),
         .target(
@@ -92,6 +92,9 @@ let package = Package(
         // APNs's validation are pure (no sockets, no clock of their own).
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .target(name: "LiveBusAPNs", dependencies: ["LiveBusClock", "COpenSSL"]),
+        // The endpoint: nghttp2 sessions fed by the libuv loop's streams, TLS over OpenSSL memory BIOs, its CA.
+        .systemLibrary(name: "CNghttp2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
+        .target(name: "LiveBusAPNsServer", dependencies: ["LiveBusAPNs", "LiveBusLoop", "CNghttp2", "COpenSSL"]),
 
         // MARK: - Tests
         .testTarget(name: "LiveBusWireTests", dependencies: ["LiveBusWire"]),
@@ -111,7 +114,7 @@ let package = Package(
             name: "LiveBusE2ETests",
             dependencies: [
                 "LiveBusDaemon", "LiveBusCore", "LiveBusClient", "LiveBusWire", "LiveBusLoop", "LiveBusClock",
-                "LiveBusCLI",
+                "LiveBusCLI", "LiveBusAPNs",
             ],
             exclude: ["Snapshots"]
         ),

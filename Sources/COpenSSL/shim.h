@@ -13,6 +13,9 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
+/* MBSTRING_ASC is a composite macro. */
+static const int COpenSSL_MBSTRING_ASC = MBSTRING_ASC;
+
 /* OPENSSL_free is a macro Swift cannot import. */
 static inline void COpenSSL_free(void *p) { OPENSSL_free(p); }
 

@@ -267,3 +267,58 @@ public enum Base64URL {
             .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 }
+
+/// Makes provider tokens as an APNs client library does (header `alg` ES256 + `kid`, claims `iss` + `iat`,
+/// signed with the team's `.p8` key): LiveBus's own clients (`livebus push --via http2`, tests) use it.
+public struct ProviderTokenSigner: Sendable {
+    let key: ProviderKey
+    /// The key id (`kid`).
+    public var keyID: String
+    /// The team id (`iss`).
+    public var teamID: String
+
+    /// A signer with the private key `pem` (a `.p8` file's text).
+    /// - Throws: ``ProviderKeyError`` when it is not an EC P-256 private key.
+    public init(pem: String, keyID: String, teamID: String) throws(ProviderKeyError) {
+        key = try ProviderKey(pem: pem)
+        self.keyID = keyID
+        self.teamID = teamID
+    }
+
+    /// A token issued at `issuedAtSeconds` (Unix seconds), or `nil` when signing failed.
+    public func token(issuedAtSeconds: Int64) -> String? {
+        let header = Base64URL.encode(Array(#"{"alg":"ES256","kid":"\#(keyID)"}"#.utf8))
+        let claims = Base64URL.encode(Array(#"{"iss":"\#(teamID)","iat":\#(issuedAtSeconds)}"#.utf8))
+        let input = "\(header).\(claims)"
+        guard let signature = key.signES256(Array(input.utf8)) else { return nil }
+        return "\(input).\(Base64URL.encode(signature))"
+    }
+}
+
+extension ProviderKey {
+    /// ES256 over `message` in JWS form (r ‖ s, 32 bytes each), or `nil` (a public key cannot sign).
+    func signES256(_ message: [UInt8]) -> [UInt8]? {
+        guard let ctx = EVP_MD_CTX_new() else { return nil }
+        defer { EVP_MD_CTX_free(ctx) }
+        defer { ERR_clear_error() }
+        guard EVP_DigestSignInit(ctx, nil, EVP_sha256(), nil, pkey) == 1 else { return nil }
+        var length = 0
+        guard EVP_DigestSign(ctx, nil, &length, message, message.count) == 1 else { return nil }
+        var der = [UInt8](repeating: 0, count: length)
+        guard EVP_DigestSign(ctx, &der, &length, message, message.count) == 1 else { return nil }
+        let sig: OpaquePointer? = der.withUnsafeBufferPointer { b in
+            var p: UnsafePointer<UInt8>? = b.baseAddress
+            return d2i_ECDSA_SIG(nil, &p, length)
+        }
+        guard let sig else { return nil }
+        defer { ECDSA_SIG_free(sig) }
+        var r: OpaquePointer?
+        var s: OpaquePointer?
+        ECDSA_SIG_get0(sig, &r, &s)
+        var out = [UInt8](repeating: 0, count: 64)
+        let ok = out.withUnsafeMutableBufferPointer { b in
+            BN_bn2binpad(r, b.baseAddress, 32) == 32 && BN_bn2binpad(s, b.baseAddress! + 32, 32) == 32
+        }
+        return ok ? out : nil
+    }
+}

@@ -76,6 +76,8 @@ public final class Daemon {
     let limitState = DaemonLimitState()
     /// Called once the daemon has stopped accepting and closed every session.
     public var onShutdown: (() -> Void)?
+    /// The APNs endpoint (Daemon+APNs.swift), when `--apns`/`--apns-socket` asked for one.
+    var apns: DaemonAPNs?
 
     /// Creates a daemon; nothing happens until ``start()``.
     ///
@@ -186,6 +188,11 @@ public final class Daemon {
             listener = l
         } catch {
             throw DaemonError("cannot listen on \(path): \(error)")
+        }
+        do { try startAPNs() } catch {
+            listener?.close()
+            listener = nil
+            throw error
         }
         if handleSignals {
             signals = try? SignalWatcher(loop: loop, signals: [SIGINT, SIGTERM]) { [unowned self] sig in
@@ -326,6 +333,7 @@ public final class Daemon {
         resumeSweep = nil
         listener?.close()
         listener = nil
+        stopAPNs()
         signals?.close()
         signals = nil
         for s in sessions.values {

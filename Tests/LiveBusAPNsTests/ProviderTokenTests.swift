@@ -143,3 +143,17 @@ struct ProviderTokenTests {
         }
     }
 }
+
+/// LiveBus's own signer makes tokens the test's OpenSSL-checked verifier accepts, and a public key cannot sign.
+struct ProviderTokenSignerTests {
+    @Test func signedTokensVerify() throws {
+        let k = TestKey()
+        let signer = try ProviderTokenSigner(pem: k.privatePEM, keyID: "KEY1234567", teamID: "TEAM123456")
+        let jwt = try #require(signer.token(issuedAtSeconds: t0.millisecondsSinceEpoch / 1000))
+        var v = ProviderTokenVerifier(key: try ProviderKey(pem: k.publicPEM), teamID: "TEAM123456", keyID: "KEY1234567")
+        let token = try v.verify(authorization: "bearer " + jwt, at: t0)
+        #expect(token.issuedAtSeconds == t0.millisecondsSinceEpoch / 1000)
+        let publicOnly = try ProviderTokenSigner(pem: k.publicPEM, keyID: "K", teamID: "T")
+        #expect(publicOnly.token(issuedAtSeconds: 0) == nil)
+    }
+}
