@@ -120,6 +120,21 @@ final class HTTP2Session {
             s.onRequest?(id, request)
             return 0
         }
+        nghttp2_session_callbacks_set_on_frame_send_callback(cbs) { session, frame, user in
+            // A response sent in full before its request ended (a timeout): reset the stream with NO_ERROR, as
+            // RFC 9113 §8.1 allows, once the answer is out.
+            let s = HTTP2Session.of(user)
+            guard let frame, frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0,
+                let st = s.streams[frame.pointee.hd.stream_id], !st.complete
+            else { return 0 }
+            nghttp2_submit_rst_stream(
+                session,
+                UInt8(NGHTTP2_FLAG_NONE.rawValue),
+                frame.pointee.hd.stream_id,
+                NGHTTP2_NO_ERROR.rawValue
+            )
+            return 0
+        }
         nghttp2_session_callbacks_set_on_stream_close_callback(cbs) { _, streamID, _, user in
             HTTP2Session.of(user).streams[streamID] = nil
             return 0
@@ -211,10 +226,6 @@ final class HTTP2Session {
             withUnsafePointer(to: &provider) { p in
                 _ = nghttp2_submit_response(session, id, nva.baseAddress, nva.count, hasBody ? p : nil)
             }
-        }
-        if !st.complete {
-            // Answered before the request ended (a timeout): end the stream.
-            nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), id, NGHTTP2_NO_ERROR.rawValue)
         }
     }
 
