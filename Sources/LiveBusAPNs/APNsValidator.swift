@@ -3,8 +3,8 @@ import LiveBusClock
 
 /// What LiveBus knows of a device token when a push names it.
 public enum APNsTokenStatus: Sendable, Equatable {
-    /// A phone holds it, for this bundle id.
-    case active(bundleID: String)
+    /// A phone holds it, for this bundle id (`nil`: the phone's app takes any bundle id's pushes).
+    case active(bundleID: String?)
     /// It was valid until `sinceMilliseconds` (server clock, ms since the Unix epoch; e.g. the activity ended
     /// and was dismissed) and no phone holds it now.
     case unregistered(bundleID: String, sinceMilliseconds: Int64)
@@ -262,10 +262,10 @@ public struct APNsValidator: Sendable {
                     "no phone was given device token \(deviceToken): see `livebus status` for the push tokens"
                 )
             case .active(let owner):
-                guard owner == bundleID else {
+                guard owner == nil || owner == bundleID else {
                     throw APNsRejection(
                         .deviceTokenNotForTopic,
-                        "device token \(deviceToken) belongs to \(owner), not \(bundleID)"
+                        "device token \(deviceToken) belongs to \(owner ?? ""), not \(bundleID)"
                     )
                 }
             case .unregistered(let owner, let since):

@@ -3,6 +3,7 @@ import LiveBusAPNs
 import LiveBusAPNsServer
 import LiveBusClock
 import LiveBusLoop
+import LiveBusWire
 
 /// The APNs-compatible endpoint's settings (`livebusd --apns …`, issue 17).
 public struct APNsOptions: Sendable {
@@ -150,18 +151,52 @@ extension Daemon {
             )
             return .failure(rejection, apnsID: verdict.apnsID, uniqueID: uniqueID)
         case .success(let push):
+            guard case .device(let token) = push.route, let (phone, order) = apnsActivity(forToken: token) else {
+                // Broadcasts: no channel exists yet (channel management is still to come), so none is known.
+                let rejection = APNsRejection(
+                    .badChannelId,
+                    "no channel \(push.channelID ?? "") exists for \(push.bundleID): LiveBus has no channel management yet"
+                )
+                logger.info("apns push refused", [("apns_id", push.apnsID), ("reason", rejection.reason.rawValue)])
+                return .failure(rejection, apnsID: push.apnsID, uniqueID: uniqueID)
+            }
+            var args: [String: JSONValue] = [
+                "session": .string(phone.name), "order": .string(order),
+                "payload": .string(String(decoding: push.body, as: UTF8.self)), "apnsID": .string(push.apnsID),
+                "priority": .number(Double(push.priority)),
+            ]
+            if let c = push.collapseID { args["collapseID"] = .string(c) }
+            if let e = push.expirationSeconds { args["expiration"] = .number(Double(e)) }
+            // The same path as `livebus push`: relayed to the phone, whose verdict goes to the push log
+            // (`livebus explain`). The refresh scheduler's budget does not apply yet (issue 17, step 3).
+            startRelay(CommandBody(command: "push", args: args), id: 0, admin: nil, targets: [phone])
+            let pushID = "p\(pushCounter)"
             logger.info(
-                "apns push accepted",
+                "apns push relayed",
                 [
-                    ("apns_id", push.apnsID), ("priority", "\(push.priority)"),
-                    ("no_phone", "\(verdict.noPhoneHoldsToken)"),
+                    ("apns_id", push.apnsID), ("push_id", pushID), ("session.name", phone.name), ("order", order),
+                    ("priority", "\(push.priority)"),
                 ]
             )
-            return .success(apnsID: push.apnsID, uniqueID: uniqueID)
+            return .success(apnsID: push.apnsID, uniqueID: uniqueID, extraHeaders: [("livebus-push-id", pushID)])
         }
     }
 
-    /// What LiveBus knows of a device token. No phone holds push tokens yet (issue 17 step 4), so every token is
-    /// unknown and a valid push is answered 400 `BadDeviceToken`.
-    func apnsTokenStatus(_ token: String) -> APNsTokenStatus { .unknown }
+    /// The attached phone and order whose activity push token is `token` (``LiveBusPushTokens/activityToken(phone:order:)``
+    /// over every attached phone and every order topic), or `nil`.
+    func apnsActivity(forToken token: String) -> (Session, String)? {
+        let phones = sessions.values.filter { $0.role == .session && $0.phase == .established }
+        let orders = store.topics.filter { $0.hasPrefix("orders/") }.map { String($0.dropFirst("orders/".count)) }
+        for s in phones {
+            for o in orders where LiveBusPushTokens.activityToken(phone: s.name, order: o) == token { return (s, o) }
+        }
+        return nil
+    }
+
+    /// What LiveBus knows of a device token: the push token of an attached phone's activity (any bundle id), or
+    /// unknown. Tokens of phones that went away, of ended activities (410) and push-to-start tokens are still to
+    /// come (issue 17, step 4).
+    func apnsTokenStatus(_ token: String) -> APNsTokenStatus {
+        apnsActivity(forToken: token) == nil ? .unknown : .active(bundleID: nil)
+    }
 }

@@ -199,3 +199,19 @@ struct ValidationTests {
         #expect(ok.status == 200 && ok.body.isEmpty)
     }
 }
+
+struct PushTokenTests {
+    /// SHA-256 of the documented input: 64 hex characters, the same for the same phone and order, another for
+    /// another; the empty input's digest is the standard one (FIPS 180-2).
+    @Test func activityTokens() {
+        #expect(
+            LiveBusPushTokens.sha256Hex([]) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
+        )
+        let t = LiveBusPushTokens.activityToken(phone: "pro", order: "A1001")
+        #expect(t == LiveBusPushTokens.sha256Hex(Array("livebus-activity/pro/A1001".utf8)))
+        #expect(t.count == 64 && t.allSatisfy(\.isHexDigit))
+        #expect(t != LiveBusPushTokens.activityToken(phone: "pro", order: "A1002"))
+        #expect(t != LiveBusPushTokens.activityToken(phone: "duo", order: "A1001"))
+        #expect(reason(request(path: "/3/device/\(t)"), directory: [t: .active(bundleID: nil)]) == nil)
+    }
+}

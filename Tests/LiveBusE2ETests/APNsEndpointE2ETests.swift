@@ -261,3 +261,65 @@ struct APNsEndpointE2ETests {
         #expect(newer.status == 429 && newer.reason == "TooManyProviderTokenUpdates", "\(newer.body)")
     }
 }
+
+/// A push to an activity's token reaches the phone through the same path as `livebus push`.
+@Suite(.serialized)
+struct APNsDeliveryE2ETests {
+    /// An update sent with curl to the token of phone `solo`'s activity for A1001 is answered 200 (with the push
+    /// id), applied by the phone (its `attach --json` log shows the state) and traced by `livebus explain`.
+    @Test func anUpdateReachesThePhone() throws {
+        let dir = temporaryDirectory("lbd")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let sock = dir + "/bus.sock"
+        let apnsSock = dir + "/apns.sock"
+        let d = try DaemonChild(
+            [
+                "--socket", sock, "--memory", "--scenario", "demo-120s", "--time-scale", "2", "--log-level", "info",
+                "--apns-socket", apnsSock,
+            ],
+            log: dir + "/d.log"
+        )
+        defer { d.terminate() }
+        for _ in 0..<300 where !FileManager.default.fileExists(atPath: apnsSock) { usleep(10_000) }
+        let attach = Process()
+        attach.executableURL = URL(fileURLWithPath: E2ECLIGoldenTests.bin + "/livebus")
+        attach.arguments = ["attach", "--socket", sock, "--name", "solo", "--json", "--duration", "20s"]
+        _ = FileManager.default.createFile(atPath: dir + "/phone.log", contents: nil)
+        attach.standardOutput = FileHandle(forWritingAtPath: dir + "/phone.log")
+        attach.standardError = FileHandle.nullDevice
+        try attach.run()
+        defer { attach.terminate() }
+        for _ in 0..<300 {
+            let log = (try? String(contentsOfFile: dir + "/phone.log", encoding: .utf8)) ?? ""
+            if log.contains("A1001") { break }
+            usleep(10_000)
+        }
+        let now = Int64(Date().timeIntervalSince1970)
+        let payload =
+            #"{"aps":{"timestamp":\#(now + 5),"event":"update","content-state":{"status":"delivering","etaEnd":\#(now - 978_307_200 + 600)}}}"#
+        let token = LiveBusPushTokens.activityToken(phone: "solo", order: "A1001")
+        let a = curl(
+            ["--http2-prior-knowledge", "--unix-socket", apnsSock] + pushArgs(body: payload).args
+                + ["http://localhost/3/device/\(token)"]
+        )
+        #expect(a.status == 200, "\(a.status) \(a.body)")
+        let pushID = try #require(a.headers["livebus-push-id"])
+        var phoneLog = ""
+        for _ in 0..<300 {
+            phoneLog = (try? String(contentsOfFile: dir + "/phone.log", encoding: .utf8)) ?? ""
+            if phoneLog.contains(#""type":"push""#) { break }
+            usleep(10_000)
+        }
+        let line = phoneLog.split(separator: "\n").first { $0.contains(#""type":"push""#) }.map(String.init) ?? ""
+        #expect(line.contains(#""status":"delivering""#) && line.contains(#""applied":true"#), "\(line)")
+        let explain = try E2ECLIGoldenTests.run(["explain", pushID, "--socket", sock, "--json"])
+        #expect(explain.exit == 0 && explain.stdout.contains("solo"), "\(explain.stdout) \(explain.stderr)")
+        // Another phone's token for the same order is unknown: 400 BadDeviceToken, never a silent 200.
+        let other = LiveBusPushTokens.activityToken(phone: "nobody", order: "A1001")
+        let b = curl(
+            ["--http2-prior-knowledge", "--unix-socket", apnsSock] + pushArgs(body: payload).args
+                + ["http://localhost/3/device/\(other)"]
+        )
+        #expect(b.reason == "BadDeviceToken")
+    }
+}
