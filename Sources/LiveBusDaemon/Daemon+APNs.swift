@@ -3,6 +3,7 @@ import LiveBusAPNs
 import LiveBusAPNsServer
 import LiveBusClock
 import LiveBusLoop
+import LiveBusScheduler
 import LiveBusWire
 
 /// The APNs-compatible endpoint's settings (`livebusd --apns …`, issue 17).
@@ -40,6 +41,18 @@ public struct APNsOptions: Sendable {
 
 /// The daemon's APNs endpoint: its server, validator and log.
 final class DaemonAPNs {
+    /// A push waiting in a session's refresh scheduler: the relay arguments and its expiry rule.
+    struct Pending {
+        var args: [String: JSONValue]
+        var pushID: String
+        var offeredAt: ServerInstant
+        /// `apns-expiration` in Unix seconds (0: now or never).
+        var expirationSeconds: Int64?
+    }
+    /// Pushes queued in schedulers, by coalescing key (the collapse id, else the push id).
+    var pending: [String: Pending] = [:]
+    /// Per-phone sequence of its APNs pushes (the scheduler orders a topic by sequence).
+    var sequences: [String: UInt64] = [:]
     let server: APNsServer
     var validator: APNsValidator
     /// The TCP port listened on, once started.
@@ -167,19 +180,113 @@ extension Daemon {
             ]
             if let c = push.collapseID { args["collapseID"] = .string(c) }
             if let e = push.expirationSeconds { args["expiration"] = .number(Double(e)) }
-            // The same path as `livebus push`: relayed to the phone, whose verdict goes to the push log
-            // (`livebus explain`). The refresh scheduler's budget does not apply yet (issue 17, step 3).
-            startRelay(CommandBody(command: "push", args: args), id: 0, admin: nil, targets: [phone])
+            pushCounter += 1
             let pushID = "p\(pushCounter)"
+            args["pushID"] = .string(pushID)
             logger.info(
-                "apns push relayed",
+                "apns push accepted",
                 [
                     ("apns_id", push.apnsID), ("push_id", pushID), ("session.name", phone.name), ("order", order),
                     ("priority", "\(push.priority)"),
                 ]
             )
+            offerAPNsPush(push, args: args, pushID: pushID, to: phone, endpoint: endpoint)
             return .success(apnsID: push.apnsID, uniqueID: uniqueID, extraHeaders: [("livebus-push-id", pushID)])
         }
+    }
+
+    /// The topic prefix of APNs pushes in a session's refresh scheduler (`apns/<order>`).
+    static let apnsTopicPrefix = "apns/"
+
+    /// Offers an accepted push to the phone's refresh scheduler, as the bus's own updates are: priority 10 draws
+    /// on the phone's budget when it is not in the foreground, priority 5 waits for an opportunity, a later push
+    /// with the same `apns-collapse-id` replaces one still queued (the coalescing key). What is released now is
+    /// relayed to the phone (the same path as `livebus push`); what waits is logged with the scheduler's hold.
+    func offerAPNsPush(_ push: APNsPush, args: [String: JSONValue], pushID: String, to s: Session, endpoint: DaemonAPNs)
+    {
+        let order = args["order"]?.stringValue ?? ""
+        let now = clock.now()
+        let pending = DaemonAPNs.Pending(
+            args: args,
+            pushID: pushID,
+            offeredAt: now,
+            expirationSeconds: push.expirationSeconds
+        )
+        guard s.scheduler != nil else {
+            startRelay(CommandBody(command: "push", args: args), id: 0, admin: nil, targets: [s])
+            return
+        }
+        let key = Daemon.apnsTopicPrefix + order + "#" + (push.collapseID.map { "collapse:" + $0 } ?? pushID)
+        if let replaced = endpoint.pending[key] {
+            logger.info(
+                "apns push replaced while queued",
+                [("push_id", replaced.pushID), ("by", pushID), ("collapse_id", push.collapseID ?? "")]
+            )
+            recordAPNsVerdict(
+                replaced.pushID,
+                s,
+                order,
+                "collapsed",
+                "replaced by \(pushID) with the same apns-collapse-id before delivery"
+            )
+        }
+        endpoint.pending[key] = pending
+        let seq = (endpoint.sequences[s.id] ?? 0) + 1
+        endpoint.sequences[s.id] = seq
+        let isEnd =
+            (try? JSONSerialization.jsonObject(with: Data(push.body)) as? [String: Any])
+            .flatMap { $0["aps"] as? [String: Any] }?["event"] as? String == "end"
+        let u = PendingUpdate(
+            topic: Daemon.apnsTopicPrefix + order,
+            sequence: seq,
+            priority: push.priority,
+            isTerminal: isEnd,
+            coalescingKey: key,
+            serverTimestamp: now
+        )
+        let released = s.scheduler!.offer(u, at: now)
+        if !released.contains(where: { $0.update.coalescingKey == key }) {
+            let hold = s.scheduler!.status(at: now).queued.last { $0.topic == u.topic }?.hold.rawValue ?? "queued"
+            logger.info(
+                "apns push held by the refresh scheduler",
+                [("push_id", pushID), ("session.name", s.name), ("hold", hold), ("app_state", s.appState)]
+            )
+        }
+        apply(released, to: s)
+    }
+
+    /// A push the scheduler released: relayed to the phone, unless its `apns-expiration` passed (0: it had to go
+    /// at once) — then its verdict says so and no phone sees it.
+    func releaseAPNsPush(_ d: Delivery, to s: Session) {
+        guard let endpoint = apns, let p = endpoint.pending.removeValue(forKey: d.update.coalescingKey) else { return }
+        let order = p.args["order"]?.stringValue ?? ""
+        if let e = p.expirationSeconds {
+            let late = e == 0 ? d.at > p.offeredAt : d.at.millisecondsSinceEpoch > e * 1000
+            if late {
+                let why =
+                    e == 0
+                    ? "apns-expiration 0 (now or never) and the refresh scheduler could not deliver it at once"
+                    : "apns-expiration \(e) passed before the refresh scheduler released it"
+                logger.info("apns push expired", [("push_id", p.pushID), ("session.name", s.name)])
+                recordAPNsVerdict(p.pushID, s, order, "expired", why)
+                return
+            }
+        }
+        var args = p.args
+        args["schedulerRule"] = .string(d.reason.rawValue)
+        startRelay(CommandBody(command: "push", args: args), id: 0, admin: nil, targets: [s])
+    }
+
+    /// A verdict the daemon gives itself (the phone never saw the push), in the push log for `livebus explain`.
+    func recordAPNsVerdict(_ pushID: String, _ s: Session, _ order: String, _ reason: String, _ message: String) {
+        pushLog.append(
+            .object([
+                "pushID": .string(pushID), "session": .string(s.name), "order": .string(order),
+                "applied": .bool(false), "source": .string("apns"), "reason": .string(reason),
+                "message": .string(message),
+            ])
+        )
+        if pushLog.count > 1000 { pushLog.removeFirst(pushLog.count - 1000) }
     }
 
     /// The attached phone and order whose activity push token is `token` (``LiveBusPushTokens/activityToken(phone:order:)``

@@ -273,8 +273,10 @@ extension Daemon {
         relays[relayID] = relay
         var args = c.args
         if c.command == "push" {
-            pushCounter += 1
-            args["pushID"] = .string("p\(pushCounter)")
+            if args["pushID"] == nil {  // APNs pushes come with the id their 200 answer named
+                pushCounter += 1
+                args["pushID"] = .string("p\(pushCounter)")
+            }
             relay.pushID = args["pushID"]
             if let schema = options.activitySchemaText { args["activitySchema"] = .string(schema) }
         }

@@ -323,3 +323,74 @@ struct APNsDeliveryE2ETests {
         #expect(b.reason == "BadDeviceToken")
     }
 }
+
+/// APNs pushes go through the phone's refresh scheduler like the bus's own updates.
+@Suite(.serialized)
+struct APNsSchedulerE2ETests {
+    /// A backgrounded phone with a budget of 2 priority-10 pushes per hour: two updates reach it, the third is
+    /// held (throttled, logged with the scheduler's hold), a push with `apns-expiration: 0` held too; when the app
+    /// comes to the foreground the third is delivered and the now-or-never push is expired (its verdict says so).
+    @Test func priority10PushesAreThrottledByTheBudget() throws {
+        let dir = temporaryDirectory("lbs")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let sock = dir + "/bus.sock"
+        let apnsSock = dir + "/apns.sock"
+        // Time scale 0.01: the scenario's order starts at once and its next phase is hours away; the budget window
+        // (a scenario hour) is 100 real hours, so a spent budget stays spent for the whole test.
+        let d = try DaemonChild(
+            [
+                "--socket", sock, "--memory", "--scenario", "demo-120s", "--time-scale", "0.01", "--log-level", "info",
+                "--apns-socket", apnsSock, "--push-budget", "2",
+            ],
+            log: dir + "/d.log"
+        )
+        defer { d.terminate() }
+        for _ in 0..<300 where !FileManager.default.fileExists(atPath: apnsSock) { usleep(10_000) }
+        let attach = Process()
+        attach.executableURL = URL(fileURLWithPath: E2ECLIGoldenTests.bin + "/livebus")
+        attach.arguments = ["attach", "--socket", sock, "--name", "solo", "--json", "--duration", "30s"]
+        _ = FileManager.default.createFile(atPath: dir + "/phone.log", contents: nil)
+        attach.standardOutput = FileHandle(forWritingAtPath: dir + "/phone.log")
+        attach.standardError = FileHandle.nullDevice
+        try attach.run()
+        defer { attach.terminate() }
+        func phoneLog() -> String { (try? String(contentsOfFile: dir + "/phone.log", encoding: .utf8)) ?? "" }
+        func daemonLog() -> String { (try? String(contentsOfFile: dir + "/d.log", encoding: .utf8)) ?? "" }
+        func pushLines() -> [String] {
+            phoneLog().split(separator: "\n").map(String.init).filter { $0.contains(#""type":"push""#) }
+        }
+        for _ in 0..<500 where !phoneLog().contains("A1001") { usleep(10_000) }
+        let bg = try E2ECLIGoldenTests.run(["app-state", "solo", "background", "--socket", sock])
+        #expect(bg.exit == 0, "\(bg.stderr)")
+        usleep(200_000)
+        let token = LiveBusPushTokens.activityToken(phone: "solo", order: "A1001")
+        let now = Int64(Date().timeIntervalSince1970)
+        func send(_ i: Int64, _ status: String, _ extra: [String: String?] = [:]) -> CurlAnswer {
+            let body =
+                #"{"aps":{"timestamp":\#(now + i),"event":"update","content-state":{"status":"\#(status)","etaEnd":\#(now - 978_307_200 + 900)}}}"#
+            return curl(
+                ["--http2-prior-knowledge", "--unix-socket", apnsSock] + pushArgs(extra, body: body).args
+                    + ["http://localhost/3/device/\(token)"]
+            )
+        }
+        #expect(send(5, "cooking").status == 200)
+        #expect(send(6, "awaitingPickup").status == 200)
+        for _ in 0..<300 where pushLines().count < 2 { usleep(10_000) }
+        #expect(pushLines().count == 2)
+        let third = send(7, "pickedUp")
+        #expect(third.status == 200, "APNs accepted it; the phone's budget decides when it arrives")
+        let nowOrNever = send(8, "delivering", ["apns-expiration": "0"])
+        #expect(nowOrNever.status == 200)
+        usleep(300_000)
+        #expect(pushLines().count == 2, "the third waits for budget: \(pushLines())")
+        #expect(daemonLog().contains("hold=throttled"), "\(daemonLog())")
+        let fg = try E2ECLIGoldenTests.run(["app-state", "solo", "foreground", "--socket", sock])
+        #expect(fg.exit == 0)
+        for _ in 0..<300 where pushLines().count < 3 { usleep(10_000) }
+        let lines = pushLines()
+        #expect(lines.count == 3 && lines[2].contains(#""status":"pickedUp""#), "\(lines)")
+        let id = try #require(nowOrNever.headers["livebus-push-id"])
+        let explain = try E2ECLIGoldenTests.run(["explain", id, "--socket", sock, "--json"])
+        #expect(explain.stdout.contains("expired") && explain.stdout.contains("now or never"), "\(explain.stdout)")
+    }
+}
