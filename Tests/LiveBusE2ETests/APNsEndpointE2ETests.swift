@@ -329,7 +329,8 @@ struct APNsDeliveryE2ETests {
 struct APNsSchedulerE2ETests {
     /// A backgrounded phone with a budget of 2 priority-10 pushes per hour: two updates reach it, the third is
     /// held (throttled, logged with the scheduler's hold), a push with `apns-expiration: 0` held too; when the app
-    /// comes to the foreground the third is delivered and the now-or-never push is expired (its verdict says so).
+    /// comes to the foreground the third is delivered and the now-or-never push is expired (its verdict says so); of
+    /// two queued pushes with one `apns-collapse-id` only the newer is delivered.
     @Test func priority10PushesAreThrottledByTheBudget() throws {
         let dir = temporaryDirectory("lbs")
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -381,14 +382,21 @@ struct APNsSchedulerE2ETests {
         #expect(third.status == 200, "APNs accepted it; the phone's budget decides when it arrives")
         let nowOrNever = send(8, "delivering", ["apns-expiration": "0"])
         #expect(nowOrNever.status == 200)
+        let collapsed = send(9, "cooking", ["apns-collapse-id": "eta"])
+        let replacing = send(10, "delivering", ["apns-collapse-id": "eta"])
+        #expect(collapsed.status == 200 && replacing.status == 200)
         usleep(300_000)
         #expect(pushLines().count == 2, "the third waits for budget: \(pushLines())")
         #expect(daemonLog().contains("hold=throttled"), "\(daemonLog())")
         let fg = try E2ECLIGoldenTests.run(["app-state", "solo", "foreground", "--socket", sock])
         #expect(fg.exit == 0)
-        for _ in 0..<300 where pushLines().count < 3 { usleep(10_000) }
+        for _ in 0..<300 where pushLines().count < 4 { usleep(10_000) }
         let lines = pushLines()
-        #expect(lines.count == 3 && lines[2].contains(#""status":"pickedUp""#), "\(lines)")
+        #expect(lines.count == 4 && lines[2].contains(#""status":"pickedUp""#), "\(lines)")
+        #expect(lines.last?.contains(#""status":"delivering""#) == true, "the collapse id's newest push")
+        let collapsedID = try #require(collapsed.headers["livebus-push-id"])
+        let c = try E2ECLIGoldenTests.run(["explain", collapsedID, "--socket", sock, "--json"])
+        #expect(c.stdout.contains("collapsed"), "\(c.stdout)")
         let id = try #require(nowOrNever.headers["livebus-push-id"])
         let explain = try E2ECLIGoldenTests.run(["explain", id, "--socket", sock, "--json"])
         #expect(explain.stdout.contains("expired") && explain.stdout.contains("now or never"), "\(explain.stdout)")
