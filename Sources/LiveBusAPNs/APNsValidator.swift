@@ -7,7 +7,7 @@ public enum APNsTokenStatus: Sendable, Equatable {
     case active(bundleID: String?)
     /// It was valid until `sinceMilliseconds` (server clock, ms since the Unix epoch; e.g. the activity ended
     /// and was dismissed) and no phone holds it now.
-    case unregistered(bundleID: String, sinceMilliseconds: Int64)
+    case unregistered(bundleID: String?, sinceMilliseconds: Int64)
     /// LiveBus never gave it out.
     case unknown
 }
@@ -269,10 +269,10 @@ public struct APNsValidator: Sendable {
                     )
                 }
             case .unregistered(let owner, let since):
-                guard owner == bundleID else {
+                guard owner == nil || owner == bundleID else {
                     throw APNsRejection(
                         .deviceTokenNotForTopic,
-                        "device token \(deviceToken) belongs to \(owner), not \(bundleID)"
+                        "device token \(deviceToken) belongs to \(owner ?? ""), not \(bundleID)"
                     )
                 }
                 if now.millisecondsSinceEpoch.saturatingSubtracting(since) >= unregisteredDelayMilliseconds {

@@ -190,6 +190,17 @@ extension Daemon {
                     ("priority", "\(push.priority)"),
                 ]
             )
+            if verdict.noPhoneHoldsToken {
+                // Apple answers 200 for a while after a token stops; the push reaches nobody, and says so.
+                recordAPNsVerdict(
+                    pushID,
+                    phone,
+                    order,
+                    "unregistered",
+                    "no phone holds token \(token): its activity ended; 410 Unregistered follows once --apns-unregistered-delay has passed"
+                )
+                return .success(apnsID: push.apnsID, uniqueID: uniqueID, extraHeaders: [("livebus-push-id", pushID)])
+            }
             offerAPNsPush(push, args: args, pushID: pushID, to: phone, endpoint: endpoint)
             return .success(apnsID: push.apnsID, uniqueID: uniqueID, extraHeaders: [("livebus-push-id", pushID)])
         }
@@ -300,10 +311,15 @@ extension Daemon {
         return nil
     }
 
-    /// What LiveBus knows of a device token: the push token of an attached phone's activity (any bundle id), or
-    /// unknown. Tokens of phones that went away, of ended activities (410) and push-to-start tokens are still to
-    /// come (issue 17, step 4).
+    /// What LiveBus knows of a device token: the push token of an attached phone's activity (any bundle id); once
+    /// its order ended (delivered or canceled: the activity ended) the token is no longer active, since that
+    /// event's timestamp (410 `Unregistered` after `--apns-unregistered-delay`); any other token is unknown.
+    /// Tokens of phones that went away and push-to-start tokens are still to come (issue 17, step 4).
     func apnsTokenStatus(_ token: String) -> APNsTokenStatus {
-        apnsActivity(forToken: token) == nil ? .unknown : .active(bundleID: nil)
+        guard let (_, order) = apnsActivity(forToken: token) else { return .unknown }
+        if let last = store.latest(topic: "orders/" + order), last.isTerminal {
+            return .unregistered(bundleID: nil, sinceMilliseconds: last.body.timestamp)
+        }
+        return .active(bundleID: nil)
     }
 }

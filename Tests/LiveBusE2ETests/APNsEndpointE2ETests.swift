@@ -402,3 +402,50 @@ struct APNsSchedulerE2ETests {
         #expect(explain.stdout.contains("expired") && explain.stdout.contains("now or never"), "\(explain.stdout)")
     }
 }
+
+/// The token of an ended activity: 200 with a verdict that no phone holds it during the delay, 410 after.
+@Suite(.serialized)
+struct APNsUnregisteredE2ETests {
+    @Test func anEndedActivitysTokenIsUnregistered() throws {
+        let dir = temporaryDirectory("lbu")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let sock = dir + "/bus.sock"
+        let apnsSock = dir + "/apns.sock"
+        let d = try DaemonChild(
+            [
+                "--socket", sock, "--memory", "--scenario", "demo-120s", "--time-scale", "40", "--log-level", "info",
+                "--apns-socket", apnsSock, "--apns-unregistered-delay", "1500ms",
+            ],
+            log: dir + "/d.log"
+        )
+        defer { d.terminate() }
+        for _ in 0..<300 where !FileManager.default.fileExists(atPath: apnsSock) { usleep(10_000) }
+        let attach = Process()
+        attach.executableURL = URL(fileURLWithPath: E2ECLIGoldenTests.bin + "/livebus")
+        attach.arguments = ["attach", "--socket", sock, "--name", "solo", "--json", "--duration", "30s"]
+        _ = FileManager.default.createFile(atPath: dir + "/phone.log", contents: nil)
+        attach.standardOutput = FileHandle(forWritingAtPath: dir + "/phone.log")
+        attach.standardError = FileHandle.nullDevice
+        try attach.run()
+        defer { attach.terminate() }
+        func phoneLog() -> String { (try? String(contentsOfFile: dir + "/phone.log", encoding: .utf8)) ?? "" }
+        for _ in 0..<1500 where !phoneLog().contains(#""status":"delivered""#) { usleep(10_000) }
+        #expect(phoneLog().contains(#""status":"delivered""#))
+        let token = LiveBusPushTokens.activityToken(phone: "solo", order: "A1001")
+        let url = "http://localhost/3/device/\(token)"
+        let early = curl(["--http2-prior-knowledge", "--unix-socket", apnsSock] + pushArgs().args + [url])
+        #expect(early.status == 200, "inside the delay APNs still answers 200: \(early.body)")
+        let id = try #require(early.headers["livebus-push-id"])
+        let explain = try E2ECLIGoldenTests.run(["explain", id, "--socket", sock, "--json"])
+        #expect(explain.stdout.contains("no phone holds token"), "\(explain.stdout)")
+        var late = early
+        for _ in 0..<100 {
+            late = curl(["--http2-prior-knowledge", "--unix-socket", apnsSock] + pushArgs().args + [url])
+            if late.status != 200 { break }
+            usleep(100_000)
+        }
+        #expect(late.status == 410 && late.reason == "Unregistered", "\(late.body)")
+        let body = try JSONSerialization.jsonObject(with: Data(late.body.utf8)) as? [String: Any]
+        #expect((body?["timestamp"] as? NSNumber).map { $0.int64Value > 1_700_000_000_000 } == true)
+    }
+}
