@@ -68,7 +68,7 @@ let package = Package(
             dependencies: [
                 "LiveBusWire", "LiveBusCore", "LiveBusLoop", "LiveBusClock", "LiveBusSimulator", "LiveBusScheduler",
                 "LiveBusActivity", "LiveBusLayout", "LiveBusFaults", "CSQLite",
-                "CLibWebSockets", "LiveBusClient",
+                "CLibWebSockets", "LiveBusClient", "LiveBusAPNs", "LiveBusAPNsServer",
             ]
         ),
         .target(
@@ -99,6 +99,14 @@ let package = Package(
         .executableTarget(name: "livebusd", dependencies: ["LiveBusCLI"]),
         .executableTarget(name: "livebus", dependencies: ["LiveBusCLI"]),
 
+        // MARK: - APNs provider API (issue 17): OpenSSL for ES256 provider tokens and TLS; the request model and
+        // APNs's validation are pure (no sockets, no clock of their own).
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
+        .target(name: "LiveBusAPNs", dependencies: ["LiveBusClock", "COpenSSL"]),
+        // The endpoint: nghttp2 sessions fed by the libuv loop's streams, TLS over OpenSSL memory BIOs, its CA.
+        .systemLibrary(name: "CNghttp2", pkgConfig: "libnghttp2", providers: [.apt(["libnghttp2-dev"])]),
+        .target(name: "LiveBusAPNsServer", dependencies: ["LiveBusAPNs", "LiveBusLoop", "CNghttp2", "COpenSSL"]),
+
         // MARK: - Tests
         .testTarget(name: "LiveBusWireTests", dependencies: ["LiveBusWire"]),
         .testTarget(name: "LiveBusCoreTests", dependencies: ["LiveBusCore", "LiveBusWire"]),
@@ -118,7 +126,7 @@ let package = Package(
             name: "LiveBusE2ETests",
             dependencies: [
                 "LiveBusDaemon", "LiveBusCore", "LiveBusClient", "LiveBusWire", "LiveBusLoop", "LiveBusClock",
-                "LiveBusCLI",
+                "LiveBusCLI", "LiveBusAPNs",
             ],
             exclude: ["Snapshots"]
         ),
@@ -129,6 +137,7 @@ let package = Package(
             dependencies: ["LiveBusActivity", "LiveBusLayout", "LiveBusSimulator", "LiveBusClock"]
         ),
         .testTarget(name: "LiveBusTestingTests", dependencies: ["LiveBusTesting"]),
+        .testTarget(name: "LiveBusAPNsTests", dependencies: ["LiveBusAPNs", "LiveBusClock", "COpenSSL"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -28,4 +28,6 @@ static inline int CLibUV_peer_uid(int fd, unsigned int *uid, int *pid) {
     *pid = cred.pid;
     return 0;
 }
+/* Connection keeps a TCP stream in a uv_pipe_t-sized allocation (TCPListener, the APNs endpoint). */
+_Static_assert(sizeof(uv_tcp_t) <= sizeof(uv_pipe_t), "uv_tcp_t must fit in a uv_pipe_t");
 #endif

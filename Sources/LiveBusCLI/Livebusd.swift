@@ -13,6 +13,7 @@ public enum LivebusdCommand {
           livebusd [--socket PATH] [--scenario NAME|FILE] [--time-scale X] [--seed N] [--data-dir DIR|--memory] [--fresh]
                    [--sync normal|full] [--log-level LEVEL] [--device-file FILE]
                    [--http HOST:PORT|unix:PATH [--http-root DIR] [--http-allow-remote]]
+                   [--apns HOST:PORT [--apns-h2c]] [--apns-socket PATH] [--apns-key FILE.p8 --apns-team-id ID --apns-key-id ID]
 
         OPTIONS
           --socket PATH        Unix socket to listen on (mode 0600, at most 107 bytes).
@@ -69,11 +70,36 @@ public enum LivebusdCommand {
           --version            Print the version.
           --help               Print this help.
 
+        APNs ENDPOINT (point your backend's APNs client at LiveBus; README "Point your backend at LiveBus")
+          --apns HOST:PORT     Serve Apple's provider API (POST /3/device/<token>, POST /4/broadcasts/apps/<bundle>)
+                               over HTTP/2 with TLS (ALPN h2) on HOST:PORT; PORT 0 picks a free one (logged).
+                               HOST must be loopback (127.0.0.1, ::1, localhost) unless --apns-allow-remote.
+                               The certificate is issued by a CA LiveBus makes at first start: DIR/apns-ca.pem
+                               (logged as ca=…; give it to your client), DIR = --apns-ca-dir, else the data
+                               directory, else a temporary directory.
+          --apns-h2c           Plaintext HTTP/2 with prior knowledge on --apns instead of TLS.
+          --apns-socket PATH   Also serve h2c on a Unix socket (mode 0600; curl --unix-socket PATH).
+          --apns-allow-remote  Let --apns bind a non-loopback address.
+          --apns-ca-dir DIR    Where apns-ca.pem and apns-ca-key.pem are kept (reused when present).
+          --apns-key FILE      The team's .p8 key (or its public key PEM): provider tokens (JWT ES256) are then
+                               verified: signature, iss = --apns-team-id, kid = --apns-key-id, iat at most 1 h old
+                               [403 InvalidProviderToken, ExpiredProviderToken], a new token at most every 20 min
+                               [429 TooManyProviderTokenUpdates]. Without it any well-formed token is accepted.
+          --apns-team-id ID    The team id tokens must name (iss); with --apns-key.
+          --apns-key-id ID     The key id tokens must name (kid); with --apns-key.
+          --apns-unregistered-delay D  How long after a token stops being valid 410 Unregistered is answered
+                               (Apple delays it by an unspecified time; ours: default 0s).
+          --apns-max-streams N Concurrent streams per connection (SETTINGS_MAX_CONCURRENT_STREAMS). Default 100.
+          --apns-stream-timeout D  A request not ended within D gets 400 IdleTimeout and is reset. Default 10s.
+          --apns-handshake-timeout D  A connection without the HTTP/2 preface (and TLS handshake) within D is
+                               closed. Default 10s. An HTTP/1.x request gets 505 and is closed.
+
         EXAMPLES
           livebusd --socket /tmp/bus.sock --scenario demo-120s --time-scale 10
           livebusd --socket /tmp/bus.sock --scenario random --orders 20 --seed 7
           livebusd --socket /tmp/bus.sock --scenario Protocol/scenarios/timeline-stall-recover.json
           livebusd --socket /tmp/bus.sock --scenario demo-120s --fresh      # start the demo over
+          livebusd --socket /tmp/bus.sock --apns 127.0.0.1:8443 --apns-socket /tmp/apns.sock  # TLS + h2c endpoints
 
         CONFIG
           livebus.json in the current directory or a parent, else $XDG_CONFIG_HOME/livebus/config.json ($LIVEBUS_CONFIG
@@ -145,14 +171,14 @@ public enum LivebusdCommand {
             let a = try Arguments(
                 argv,
                 command: "livebusd",
-                options: [
+                options: ([
                     "socket", "scenario", "time-scale", "seed", "data-dir", "log-level", "sync", "push-budget",
                     "coalesce-bytes",
                     "slow-consumer-bytes", "orders", "resume-window", "max-frames-per-second", "max-subscriptions",
                     "max-reply-bytes", "limit-grace", "handshake-timeout", "idle-timeout", "max-connections",
                     "catch-up-window-bytes", "activity-schema", "device-file", "http", "http-root",
-                ],
-                flags: ["memory", "fresh", "http-allow-remote"]
+                ] as Set<String>).union(apnsOptionNames),
+                flags: Set(["memory", "fresh", "http-allow-remote"]).union(apnsFlagNames)
             )
             guard a.positionals.isEmpty else {
                 throw CLIError.usage("unexpected argument '\(a.positionals[0])'", recovery: "see `livebusd --help`")
@@ -210,6 +236,7 @@ public enum LivebusdCommand {
             if let path = a.value("activity-schema") {
                 options.activitySchemaText = try ActivitySchemaFile.read(path).text
             }
+            options.apns = try apnsOptions(a)
             let logger = Logger.standardError(
                 label: "livebusd",
                 minimumLevel: [

@@ -86,7 +86,7 @@ final class Dashboard {
     /// The page's Unix socket, removed at shutdown.
     var unixPath: String?
     /// Phone → a timer at its board's next deadline (stale date), so the mark is drawn when it passes.
-    var deadlines: [String: LoopTimer] = [:]
+    var deadlines: [String: any BusTimer] = [:]
 
     init(server: DashboardServer, url: String) {
         self.server = server
@@ -166,11 +166,14 @@ extension Daemon {
                 "--http-root \(o.root): no index.html there; point it at the repository's dashboard/ directory"
             )
         }
+        guard let uvLoop else {
+            throw DaemonError("--http: the dashboard serves from the libuv loop; an embedded daemon has none")
+        }
         let token = o.token ?? Daemon.makeDashboardToken()
         // A stale socket file of this user is removed, a live one or another user's refused (as for the bus).
         if unix { try Daemon.clearSocketPath(host, logger: logger) }
         let server = try DashboardServer(
-            loop: loop.rawLoop,
+            loop: uvLoop.rawLoop,
             host: host,
             port: port,
             unixPath: unix,
@@ -403,7 +406,7 @@ extension Daemon {
         d.deadlines.removeValue(forKey: s.id)?.cancel()
         if let next = m.board.nextDeadline {
             let delay = UInt64(max(0, min(pnow.milliseconds(to: next) + 1, 86_400_000)))
-            d.deadlines[s.id] = loop.schedule(after: delay) { [weak self, weak s] in
+            d.deadlines[s.id] = loop.scheduleTimer(after: delay, repeat: 0) { [weak self, weak s] in
                 guard let self, let s else { return }
                 self.dashboard?.deadlines[s.id] = nil
                 self.dashboardPhoneChanged(s)
@@ -486,8 +489,8 @@ extension Daemon {
     // MARK: - Controls (the same admin commands as the CLI, over the daemon's own socket)
 
     private func connectDashboardAdmin() {
-        guard let d = dashboard else { return }
-        Connection.connect(loop: loop, path: options.socketPath) { [weak self] r in
+        guard let d = dashboard, let uvLoop else { return }
+        Connection.connect(loop: uvLoop, path: options.socketPath) { [weak self] r in
             guard let self, let d = self.dashboard else { return }
             switch r {
             case .failure(let e):
@@ -504,7 +507,7 @@ extension Daemon {
                     }
                     d.pending = [:]
                     // Cut (idle timeout, a restart of limits): connect again while the dashboard serves.
-                    _ = self?.loop.schedule(after: 1000) { [weak self] in self?.connectDashboardAdmin() }
+                    _ = self?.loop.scheduleTimer(after: 1000, repeat: 0) { [weak self] in self?.connectDashboardAdmin() }
                 }
                 try? c.startReading()
                 let hello = HelloBody(client: "livebus-dashboard", role: .admin, clientTime: self.clockTime())

@@ -7,7 +7,8 @@ import LiveBusWire
 
 /// A command relayed to phones (push, clock fault) whose answers are gathered for the admin who asked.
 final class PendingRelay {
-    let admin: Session
+    /// `nil` for a push that came through the APNs endpoint (answered there; the verdicts go to the push log).
+    let admin: Session?
     let requestID: UInt64
     var waiting: Set<String>
     var answers: [String: JSONValue] = [:]
@@ -18,7 +19,7 @@ final class PendingRelay {
     /// The push id (`push` relays), repeated in a timed-out phone's result.
     var pushID: JSONValue?
 
-    init(admin: Session, requestID: UInt64, waiting: Set<String>, kind: String) {
+    init(admin: Session?, requestID: UInt64, waiting: Set<String>, kind: String) {
         self.admin = admin
         self.requestID = requestID
         self.waiting = waiting
@@ -266,15 +267,17 @@ extension Daemon {
         )
     }
 
-    private func startRelay(_ c: CommandBody, id: UInt64, admin: Session, targets: [Session]) {
+    func startRelay(_ c: CommandBody, id: UInt64, admin: Session?, targets: [Session]) {
         nextRelayID += 1
         let relayID = nextRelayID
         let relay = PendingRelay(admin: admin, requestID: id, waiting: Set(targets.map(\.id)), kind: c.command)
         relays[relayID] = relay
         var args = c.args
         if c.command == "push" {
-            pushCounter += 1
-            args["pushID"] = .string("p\(pushCounter)")
+            if args["pushID"] == nil {  // APNs pushes come with the id their 200 answer named
+                pushCounter += 1
+                args["pushID"] = .string("p\(pushCounter)")
+            }
             relay.pushID = args["pushID"]
             if let schema = options.activitySchemaText { args["activitySchema"] = .string(schema) }
             dashboardPushRelayed(args)
@@ -319,8 +322,8 @@ extension Daemon {
             if let id = relay.pushID { result["data"] = .object(["pushID": id]) }
             results.append(.object(result))
         }
-        guard relay.admin.phase == .established else { return }
-        reply(relay.admin, id: relay.requestID, ResultBody(ok: true, data: .object(["results": .array(results)])))
+        guard let admin = relay.admin, admin.phase == .established else { return }
+        reply(admin, id: relay.requestID, ResultBody(ok: true, data: .object(["results": .array(results)])))
     }
 
     private func backendStall(_ args: [String: JSONValue], id: UInt64, from admin: Session) {

@@ -71,6 +71,10 @@ extension Daemon {
     func apply(_ deliveries: [Delivery], to s: Session, fresh: StoredEvent? = nil) {
         for d in deliveries {
             let topic = d.update.topic
+            if topic.hasPrefix(Daemon.apnsTopicPrefix) {  // a push from the APNs endpoint (Daemon+APNs.swift)
+                releaseAPNsPush(d, to: s)
+                continue
+            }
             if let fresh, fresh.topic == topic, fresh.sequence == d.update.sequence {
                 deliver(fresh, to: s)
                 continue

@@ -83,6 +83,8 @@ public final class Daemon {
     public var onShutdown: (() -> Void)?
     /// The browser dashboard (`--http`, Daemon+Dashboard.swift), when serving.
     var dashboard: Dashboard?
+    /// The APNs endpoint (Daemon+APNs.swift), when `--apns`/`--apns-socket` asked for one.
+    var apns: DaemonAPNs?
 
     /// Creates a daemon; nothing happens until ``start()``.
     ///
@@ -154,6 +156,11 @@ public final class Daemon {
             listener = l
         } catch {
             throw DaemonError("cannot listen on \(path): \(error)")
+        }
+        do { try startAPNs() } catch {
+            listener?.close()
+            listener = nil
+            throw error
         }
         if handleSignals {
             signals = try? SignalWatcher(loop: uvLoop, signals: [SIGINT, SIGTERM]) { [unowned self] sig in
@@ -378,6 +385,7 @@ public final class Daemon {
         resumeSweep = nil
         listener?.close()
         listener = nil
+        stopAPNs()
         signals?.close()
         signals = nil
         for s in sessions.values {

@@ -40,6 +40,8 @@ public struct DaemonOptions: Sendable {
     /// relayed with every push to phones that have none of their own, so that they judge it with this schema.
     /// `nil`: phones use their own (default: the built-in delivery schema).
     public var activitySchemaText: String?
+    /// The APNs-compatible HTTP/2 endpoint (`--apns`, `--apns-socket`, …; Daemon+APNs.swift). Default: none.
+    public var apns = APNsOptions()
 
     /// Creates options with the documented defaults.
     public init(

@@ -35,11 +35,16 @@ public final class Connection: LoopClosable {
     /// Called when all queued output was written (the queue drained), for back-pressure.
     public var onDrain: (() -> Void)?
 
-    init(loop: EventLoop) {
+    init(loop: EventLoop, tcp: Bool = false) {
         self.loop = loop
         loop.openStreamCount += 1
         pipe = .allocate(capacity: 1)
-        uv_pipe_init(loop.loop, pipe, 0)
+        // A TCP stream lives in the same (larger) allocation: uv_tcp_t is a uv_stream_t, as uv_pipe_t is.
+        if tcp {
+            uv_tcp_init(loop.loop, UnsafeMutableRawPointer(pipe).assumingMemoryBound(to: uv_tcp_t.self))
+        } else {
+            uv_pipe_init(loop.loop, pipe, 0)
+        }
         readBuffer = .allocate(byteCount: Connection.readBufferSize, alignment: 16)
         retained = Unmanaged.passRetained(self)
         pipe.pointee.data = retained!.toOpaque()
