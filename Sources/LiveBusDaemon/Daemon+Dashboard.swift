@@ -507,7 +507,8 @@ extension Daemon {
                     }
                     d.pending = [:]
                     // Cut (idle timeout, a restart of limits): connect again while the dashboard serves.
-                    _ = self?.loop.scheduleTimer(after: 1000, repeat: 0) { [weak self] in self?.connectDashboardAdmin() }
+                    _ = self?.loop.scheduleTimer(after: 1000, repeat: 0) { [weak self] in self?.connectDashboardAdmin()
+                    }
                 }
                 try? c.startReading()
                 let hello = HelloBody(client: "livebus-dashboard", role: .admin, clientTime: self.clockTime())

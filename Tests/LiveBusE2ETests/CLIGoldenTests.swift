@@ -51,7 +51,8 @@ struct E2ECLIGoldenTests {
     static let commands = [
         "demo", "attach", "status", "order", "posture", "app-state", "profile", "clock", "push", "explain", "fault",
         "backend",
-        "devices", "layout", "schema", "doctor", "e2e", "watch", "simulate", "completion", "man", "config", "dashboard", "help",
+        "devices", "layout", "schema", "doctor", "e2e", "watch", "simulate", "completion", "man", "config", "dashboard",
+        "help",
         "record", "replay",
     ]
 
