@@ -169,7 +169,7 @@ extension Daemon {
     /// a token of the session's bucket; the rest in a later turn, in order. Reading stops while frames wait, while
     /// the bucket is empty, and while too many replies are queued.
     func pump(_ s: Session) {
-        var budget = max(1, limits.framesPerTurn)
+        var budget = limits.framesPerTurn(for: s.phase == .awaitingHello ? .session : s.role)
         var handled = 0
         let now = monotonicMs
         let started = loop.cpuNanoseconds()

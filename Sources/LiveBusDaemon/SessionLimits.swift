@@ -23,6 +23,12 @@ public struct SessionLimits: Sendable, Equatable {
     public var graceMilliseconds: Int64 = 5_000
     /// Frames handled per session per loop turn; the rest wait for the next turn, in order. Default 64.
     public var framesPerTurn: Int = 64
+    /// Frames handled per loop turn for a session of role `publisher` or `admin` (``framesPerTurn(for:)``).
+    /// Everything one turn reads is one store batch (group commit), so this caps a pipelining publisher's
+    /// transaction: at 64 frames a turn a publisher got at most 64 rows per commit. The CPU-time budget
+    /// (``turnBudgetMicroseconds``) still bounds the turn, so other sessions are served between a publisher's
+    /// turns as before. Default 1 024. Phones and observers keep ``framesPerTurn``.
+    public var publisherFramesPerTurn: Int = 1_024
     /// CPU time one session's frames may take per loop turn (the loop thread's), microseconds: past it the rest waits for the
     /// next turn even if ``framesPerTurn`` is not used up (a PUBLISH to a durable store costs far more than a PING).
     /// Default 1 000.
@@ -44,6 +50,18 @@ public struct SessionLimits: Sendable, Equatable {
 
     /// Creates limits with the documented defaults.
     public init() {}
+
+    /// Frames a session of `role` may have handled in one loop turn: ``publisherFramesPerTurn`` for publishers and
+    /// admin tools (their frames are PUBLISHes and COMMANDs, batched per turn), ``framesPerTurn`` for phones and
+    /// observers (and before HELLO names the role). At least 1.
+    /// - Parameter role: The session's role from HELLO.
+    /// - Returns: The frame budget of one turn.
+    public func framesPerTurn(for role: ClientRole) -> Int {
+        switch role {
+        case .publisher, .admin: return max(1, publisherFramesPerTurn)
+        case .session, .observer: return max(1, framesPerTurn)
+        }
+    }
 
     /// Descriptors kept for everything but connections: SQLite's database, WAL and shared memory, the data
     /// directory's lock, the loop's own (epoll, eventfd, signals), logs. At most half the limit.

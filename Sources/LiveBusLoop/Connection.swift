@@ -12,8 +12,9 @@ public final class Connection: LoopClosable {
     private var retained: Unmanaged<Connection>?
     private var pending: [UInt8] = []
     private var isDirty = false
-    private var readBuffer: UnsafeMutableRawPointer
-    private static let readBufferSize = 65536
+    /// Bytes offered to each read (`alloc_cb`): the loop's one shared read buffer (``EventLoop``), so an idle
+    /// connection holds no read memory of its own.
+    static let readBufferSize = EventLoop.readBufferSize
     private var shutdownRequested = false
     private var closeDeadline: LoopTimer?
 
@@ -45,7 +46,6 @@ public final class Connection: LoopClosable {
         } else {
             uv_pipe_init(loop.loop, pipe, 0)
         }
-        readBuffer = .allocate(byteCount: Connection.readBufferSize, alignment: 16)
         retained = Unmanaged.passRetained(self)
         pipe.pointee.data = retained!.toOpaque()
     }
@@ -99,18 +99,23 @@ public final class Connection: LoopClosable {
                 { h, _, buf in
                     let c = Unmanaged<Connection>.fromOpaque(h!.pointee.data).takeUnretainedValue()
                     buf!.pointee = uv_buf_init(
-                        c.readBuffer.assumingMemoryBound(to: CChar.self),
+                        c.loop.takeReadBuffer().assumingMemoryBound(to: CChar.self),
                         UInt32(Connection.readBufferSize)
                     )
                 },
-                { s, nread, _ in
+                { s, nread, buf in
                     let c = Connection.of(s)
-                    if nread > 0 {
-                        c.onRead?(UnsafeRawBufferPointer(start: c.readBuffer, count: nread))
+                    // libuv hands back the buffer of alloc_cb with every read_cb (also for EOF, errors, and
+                    // nread 0): it goes back to the loop after the bytes were handled.
+                    let base = UnsafeMutableRawPointer(buf?.pointee.base)
+                    let loop = c.loop
+                    if nread > 0, let base {
+                        c.onRead?(UnsafeRawBufferPointer(start: base, count: nread))
                     } else if nread < 0 {
                         let err: LoopError? = nread == Int(UV_EOF.rawValue) ? nil : LoopError(Int32(nread), "read")
                         c.closeNow(error: err)
                     }
+                    if let base { loop.returnReadBuffer(base) }
                 }
             ),
             "uv_read_start"
@@ -261,7 +266,6 @@ public final class Connection: LoopClosable {
             let c = Unmanaged<Connection>.fromOpaque(h!.pointee.data)
             let conn = c.takeUnretainedValue()
             conn.loop.openStreamCount -= 1
-            conn.readBuffer.deallocate()
             h!.deallocate()
             c.release()
         }

@@ -919,7 +919,8 @@ struct DecisionRing: Sendable {
 
     init(capacity: Int) {
         self.capacity = max(1, capacity)
-        storage.reserveCapacity(self.capacity)
+        // Grown as decisions come, not reserved: 64 decisions reserved for every phone at HELLO were 5.7 KB of an
+        // idle session's 11.5 KB of heap (massif, 1,000 idle sessions). A busy phone fills it within 64 updates.
     }
 
     /// Appends `d`, dropping the oldest when full.

@@ -1,5 +1,6 @@
 import LiveBusCore
 import LiveBusDaemon
+import LiveBusWire
 import Testing
 
 /// The pure parts of the limits, on a virtual monotonic clock (milliseconds). Source: issue 14 "Floods and
@@ -154,5 +155,28 @@ struct LivenessAndCapTests {
         } catch {
             #expect(error.message.contains("RLIMIT_NOFILE 1024") && error.message.contains("960"))
         }
+    }
+}
+
+/// The per-turn frame budget by role (PROTOCOL.md §5.6 "work per loop turn"): a publisher's turn is its store
+/// batch, so it gets more frames than a phone; phones and observers keep 64.
+struct TurnBudgetTests {
+    @Test func publishersAndAdminsGetTheLargerBudgetPhonesKeep64() {
+        let l = SessionLimits()
+        #expect(l.framesPerTurn(for: .session) == 64)
+        #expect(l.framesPerTurn(for: .observer) == 64)
+        #expect(l.framesPerTurn(for: .publisher) == 1_024)
+        #expect(l.framesPerTurn(for: .admin) == 1_024)
+    }
+
+    @Test func eachBudgetIsItsOwnAndAtLeastOne() {
+        var l = SessionLimits()
+        l.framesPerTurn = 8
+        l.publisherFramesPerTurn = 0
+        #expect(l.framesPerTurn(for: .session) == 8)
+        #expect(l.framesPerTurn(for: .publisher) == 1)
+        l.publisherFramesPerTurn = 300
+        #expect(l.framesPerTurn(for: .admin) == 300)
+        #expect(l.framesPerTurn(for: .observer) == 8)
     }
 }
