@@ -48,8 +48,9 @@ let package = Package(
         .target(name: "LiveBusScenario", dependencies: ["LiveBusSimulator"]),
         .target(name: "LiveBusLayout", resources: [.copy("Resources/devices.json")]),
         // The bus without I/O: the store protocol and its conformance suite, the in-memory store, the topic →
-        // subscribers index, the group commit of one loop turn (../shared/DESIGN.md "The core and its adapters").
-        .target(name: "LiveBusCore", dependencies: ["LiveBusWire"]),
+        // subscribers index, the group commit of one loop turn, the transport seam (loop, connection, timer) and the
+        // embedded driver on virtual time, EmbeddedBus (../shared/DESIGN.md "The core and its adapters").
+        .target(name: "LiveBusCore", dependencies: ["LiveBusWire", "LiveBusClock"]),
 
         // Real text measurement (FreeType + HarfBuzz with a Hangul-covering Debian font) for the layout engine.
         .target(name: "LiveBusText", dependencies: ["LiveBusLayout", "CFreeType", "CHarfBuzz"]),

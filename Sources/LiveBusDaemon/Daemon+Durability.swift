@@ -168,7 +168,7 @@ extension Daemon {
 
     private func armHeldRetry() {
         guard heldRetryTimer == nil, held.isDegraded, !isShuttingDown else { return }
-        heldRetryTimer = loop.schedule(after: UInt64(held.retryDelayMilliseconds)) { [unowned self] in
+        heldRetryTimer = loop.scheduleTimer(after: UInt64(held.retryDelayMilliseconds), repeat: 0) { [unowned self] in
             self.heldRetryTimer = nil
             self.retryHeldEvents()
         }

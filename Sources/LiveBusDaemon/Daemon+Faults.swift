@@ -1,4 +1,5 @@
 import Foundation
+import LiveBusCore
 import LiveBusFaults
 import LiveBusLoop
 import LiveBusWire
@@ -62,7 +63,7 @@ extension Daemon {
         s.faultTimer = nil
         guard let f = s.faults, let deadline = f.nextDeadlineMs, s.phase != .closed else { return }
         let delay = max(0, deadline - monotonicMs)
-        s.faultTimer = loop.schedule(after: UInt64(delay)) { [unowned self, weak s] in
+        s.faultTimer = loop.scheduleTimer(after: UInt64(delay), repeat: 0) { [unowned self, weak s] in
             guard let s, var f = s.faults else { return }
             let now = self.monotonicMs
             let down = f.downstream.advance(to: now)

@@ -13,16 +13,6 @@ enum ReadPause: Hashable {
     case replies
 }
 
-/// One catch-up of one topic (replay from the log or a snapshot, then UPTODATE), or `topic == nil`: the UPTODATE
-/// that ends a whole SUBSCRIBE (PROTOCOL.md §5.3).
-struct CatchUpJob {
-    var topic: String?
-    var after: UInt64
-    var started = false
-    var events: [StoredEvent] = []
-    var index = 0
-}
-
 /// A session's state for the limits (loop-bound).
 final class SessionLimitState {
     var bucket = TokenBucket(ratePerSecond: 1, burst: 1, nowMs: 0)
@@ -32,26 +22,20 @@ final class SessionLimitState {
     var pauses: Set<ReadPause> = []
     var repliesPausedSinceMs: Int64?
     var pumpScheduled = false
-    var rateTimer: LoopTimer?
+    var rateTimer: (any BusTimer)?
     var ledger = OutboxLedger()
-    var catchUp: [CatchUpJob] = []
-    var catchUpHead = 0
-    /// The running number of `catchUp[0]` (jobs are numbered as queued).
-    var catchUpBase = 0
-    /// Topic → running number of its queued catch-up that has not started: a new one for the topic joins it.
-    var pendingTopicJob: [String: Int] = [:]
-    /// Topic → catch-ups queued for it; live events of such a topic wait for the catch-up, which sends them.
-    var catchingUp: [String: Int] = [:]
+    /// The session's catch-ups (LiveBusCore's state machine), paced by its drain.
+    var catchUp = CatchUpQueue()
     var catchUpScheduled = false
 
-    var hasCatchUp: Bool { catchUpHead < catchUp.count }
+    var hasCatchUp: Bool { catchUp.hasWork }
     /// Catch-ups queued and not finished.
-    var pendingCatchUps: Int { catchUp.count - catchUpHead }
+    var pendingCatchUps: Int { catchUp.count }
 }
 
 /// The daemon's state for the limits (loop-bound).
 final class DaemonLimitState {
-    var sweepTimer: LoopTimer?
+    var sweepTimer: (any BusTimer)?
     var connectionCap = Int.max
     var descriptorLimit = 0
     var refusedSinceLog = 0
@@ -72,18 +56,11 @@ extension Daemon {
         return Int(min(UInt64(r.rlim_cur), UInt64(Int32.max)))  // RLIM_INFINITY is all ones: Int32.max
     }
 
-    /// CPU time of the loop's thread, nanoseconds (`CLOCK_THREAD_CPUTIME_ID`): the per-turn budget counts the work
-    /// done, not the time the machine gave to other processes.
-    static func threadCPUNanoseconds() -> UInt64 {
-        var t = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t)
-        return UInt64(t.tv_sec) &* 1_000_000_000 &+ UInt64(t.tv_nsec)
-    }
-
     /// Works out the connection cap and starts the liveness sweep (handshake and idle timeouts, grace periods).
     /// - Throws: ``DaemonError`` when `--max-connections` is above what the descriptors allow.
     func startLimits() throws(DaemonError) {
-        let fds = Daemon.descriptorLimit()
+        // An embedded daemon holds no descriptors: only --max-connections caps it.
+        let fds = uvLoop == nil ? Int(Int32.max) : Daemon.descriptorLimit()
         limitState.descriptorLimit = fds
         limitState.connectionCap = try limits.effectiveConnectionCap(descriptorLimit: fds)
         let shortest = min(
@@ -92,7 +69,7 @@ extension Daemon {
             limits.graceMilliseconds
         )
         let every = UInt64(min(1000, max(10, shortest / 4)))
-        limitState.sweepTimer = loop.schedule(after: every, repeat: every) { [unowned self] in self.sweep() }
+        limitState.sweepTimer = loop.scheduleTimer(after: every, repeat: every) { [unowned self] in self.sweep() }
         limitState.sweepTimer?.unref()
     }
 
@@ -127,7 +104,7 @@ extension Daemon {
 
     /// Refuses `c` with ERROR `tooManyConnections` when the daemon serves its cap of connections.
     /// - Returns: whether the connection may become a session.
-    func admit(_ c: Connection) -> Bool {
+    func admit(_ c: any BusConnection) -> Bool {
         guard sessions.count >= limitState.connectionCap else { return true }
         c.write(
             refusalFrame(
@@ -165,10 +142,7 @@ extension Daemon {
     func endLimits(_ s: Session) {
         s.limits.rateTimer?.cancel()
         s.limits.rateTimer = nil
-        s.limits.catchUp = []
-        s.limits.catchUpHead = 0
-        s.limits.catchingUp = [:]
-        s.limits.pendingTopicJob = [:]
+        s.limits.catchUp.removeAll()
     }
 
     /// Notes that bytes arrived (idle timeout).
@@ -184,7 +158,7 @@ extension Daemon {
     private func unpause(_ s: Session, _ reason: ReadPause) {
         guard s.limits.pauses.remove(reason) != nil, s.limits.pauses.isEmpty, s.phase != .closed else { return }
         do {
-            try s.connection.startReading()
+            try s.connection.resumeReading()
         } catch {
             closeSession(s, reason: "read failed: \(error)", flush: false)
         }
@@ -198,7 +172,7 @@ extension Daemon {
         var budget = max(1, limits.framesPerTurn)
         var handled = 0
         let now = monotonicMs
-        let started = Daemon.threadCPUNanoseconds()
+        let started = loop.cpuNanoseconds()
         let turnNs = UInt64(max(0, limits.turnBudgetMicroseconds)) &* 1000
         while s.phase != .closed {
             if answersOverLimit(s) {
@@ -221,7 +195,7 @@ extension Daemon {
                 unpause(s, .backlog)
                 return
             }
-            if budget == 0 || (handled > 0 && Daemon.threadCPUNanoseconds() &- started > turnNs) {
+            if budget == 0 || (handled > 0 && loop.cpuNanoseconds() &- started > turnNs) {
                 pause(s, .backlog)
                 schedulePump(s)
                 return
@@ -298,12 +272,12 @@ extension Daemon {
         pause(s, .rate)
         s.limits.rateTimer?.cancel()
         let wait = s.limits.bucket.millisecondsUntil(tokens: limits.framesPerTurn, nowMs: now)
-        s.limits.rateTimer = loop.schedule(after: UInt64(max(1, wait))) { [weak self, weak s] in
+        s.limits.rateTimer = loop.scheduleTimer(after: UInt64(max(1, wait)), repeat: 0) { [weak self, weak s] in
             guard let self, let s, s.phase != .closed else { return }
             s.limits.rateTimer = nil
             s.limits.pauses.remove(.rate)
             self.pump(s)
-            if s.limits.pauses.isEmpty, s.phase != .closed { try? s.connection.startReading() }
+            if s.limits.pauses.isEmpty, s.phase != .closed { try? s.connection.resumeReading() }
         }
     }
 
@@ -353,7 +327,7 @@ extension Daemon {
             s.limits.repliesPausedSinceMs = nil
             s.limits.pauses.remove(.replies)
             pump(s)
-            if s.limits.pauses.isEmpty, s.phase != .closed { try? s.connection.startReading() }
+            if s.limits.pauses.isEmpty, s.phase != .closed { try? s.connection.resumeReading() }
         }
         if s.limits.hasCatchUp { scheduleCatchUp(s) }
     }
@@ -424,21 +398,9 @@ extension Daemon {
     /// Queues the catch-up of `topic` after sequence `after` (or, with `topic == nil`, the UPTODATE ending a
     /// SUBSCRIBE); it is written a window at a time (``SessionLimits/catchUpWindowBytes``) as the phone drains.
     func enqueueCatchUp(_ s: Session, topic: String?, after: UInt64) {
-        if let topic, let n = s.limits.pendingTopicJob[topic] {
-            // A second catch-up of a topic whose first has not started (a repeated SUBSCRIBE or RESEND): one job,
-            // from the lower sequence, so repeats cannot grow the queue.
-            let i = n - s.limits.catchUpBase
-            if i >= s.limits.catchUpHead, i < s.limits.catchUp.count, !s.limits.catchUp[i].started {
-                s.limits.catchUp[i].after = min(s.limits.catchUp[i].after, after)
-                scheduleCatchUp(s)
-                return
-            }
-        }
-        if let topic {
-            s.limits.pendingTopicJob[topic] = s.limits.catchUpBase + s.limits.catchUp.count
-            s.limits.catchingUp[topic, default: 0] += 1
-        }
-        s.limits.catchUp.append(CatchUpJob(topic: topic, after: after))
+        // A second catch-up of a topic whose first has not started (a repeated SUBSCRIBE or RESEND) joins it, from
+        // the lower sequence, so repeats cannot grow the queue.
+        s.limits.catchUp.enqueue(topic: topic, after: after)
         scheduleCatchUp(s)
     }
 
@@ -453,25 +415,11 @@ extension Daemon {
     }
 
     /// Whether live events of `topic` wait for a catch-up of it (which will send them, in order).
-    func isCatchingUp(_ s: Session, topic: String) -> Bool { s.limits.catchingUp[topic] != nil }
+    func isCatchingUp(_ s: Session, topic: String) -> Bool { s.limits.catchUp.isCatchingUp(topic: topic) }
 
     private func finishJob(_ s: Session) {
         // A write above may have closed the session (a toxic, a slow consumer): its queue is gone with it.
-        guard s.limits.hasCatchUp else { return }
-        if let topic = s.limits.catchUp[s.limits.catchUpHead].topic {
-            let n = (s.limits.catchingUp[topic] ?? 1) - 1
-            s.limits.catchingUp[topic] = n > 0 ? n : nil
-        }
-        s.limits.catchUpHead += 1
-        if s.limits.catchUpHead == s.limits.catchUp.count {
-            s.limits.catchUpBase += s.limits.catchUp.count
-            s.limits.catchUp.removeAll(keepingCapacity: false)
-            s.limits.catchUpHead = 0
-        } else if s.limits.catchUpHead > 1024 && s.limits.catchUpHead * 2 > s.limits.catchUp.count {
-            s.limits.catchUpBase += s.limits.catchUpHead
-            s.limits.catchUp.removeFirst(s.limits.catchUpHead)
-            s.limits.catchUpHead = 0
-        }
+        s.limits.catchUp.finishCurrent()
     }
 
     /// Writes catch-up until the session's queue holds a window's worth; the rest waits for its drain.
@@ -482,8 +430,8 @@ extension Daemon {
         defer { s.limits.ledger.record(.catchUp, from: before, to: s.connection.bytesQueuedTotal) }
         while s.limits.hasCatchUp, s.phase == .established {
             if s.connection.outstandingBytes >= window { return }  // afterDrain goes on
-            let i = s.limits.catchUpHead
-            guard let topic = s.limits.catchUp[i].topic else {
+            guard let head = s.limits.catchUp.current else { return }
+            guard let topic = head.topic else {
                 send(s, .upToDate, body: UpToDateBody(sequence: 0))
                 finishJob(s)
                 continue
@@ -492,10 +440,10 @@ extension Daemon {
                 finishJob(s)
                 continue
             }
-            var job = s.limits.catchUp[i]
+            var job = head
             if !job.started {
+                s.limits.catchUp.startCurrent()
                 job.started = true
-                if s.limits.pendingTopicJob[topic] == s.limits.catchUpBase + i { s.limits.pendingTopicJob[topic] = nil }
                 if latest.sequence > job.after {
                     if let events = store.events(topic: topic, from: job.after + 1) {
                         job.events = events
@@ -508,9 +456,9 @@ extension Daemon {
                 writeCatchUp(job.events[job.index], to: s, flags: .replay)
                 job.index += 1
             }
-            guard s.phase == .established, i < s.limits.catchUp.count else { return }  // closed while writing
+            guard s.phase == .established, s.limits.catchUp.hasWork else { return }  // closed while writing
             if job.index < job.events.count {
-                s.limits.catchUp[i] = job
+                s.limits.catchUp.updateCurrent(job)
                 return  // the window is full: afterDrain goes on
             }
             // Everything fetched is written; events published meanwhile are sent by this catch-up too, in order.
@@ -519,7 +467,7 @@ extension Daemon {
                 if let more = store.events(topic: topic, from: last + 1), !more.isEmpty {
                     job.events = more
                     job.index = 0
-                    s.limits.catchUp[i] = job
+                    s.limits.catchUp.updateCurrent(job)
                     continue
                 }
                 writeCatchUp(latest, to: s, flags: .snapshot)

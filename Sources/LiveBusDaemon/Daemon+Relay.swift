@@ -1,5 +1,6 @@
 import Foundation
 import LiveBusClock
+import LiveBusCore
 import LiveBusLayout
 import LiveBusLoop
 import LiveBusWire
@@ -10,7 +11,7 @@ final class PendingRelay {
     let requestID: UInt64
     var waiting: Set<String>
     var answers: [String: JSONValue] = [:]
-    var timer: LoopTimer?
+    var timer: (any BusTimer)?
     let kind: String
     /// Session id → name, for phones that do not answer.
     var names: [String: String] = [:]
@@ -281,7 +282,7 @@ extension Daemon {
         for s in targets {
             send(s, .command, sequence: relayID, body: CommandBody(command: c.command, args: args))
         }
-        relay.timer = loop.schedule(after: 3000) { [unowned self] in self.finishRelay(relayID) }
+        relay.timer = loop.scheduleTimer(after: 3000, repeat: 0) { [unowned self] in self.finishRelay(relayID) }
     }
 
     /// A phone's RESULT for a relayed command.

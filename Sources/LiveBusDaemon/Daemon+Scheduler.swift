@@ -87,7 +87,7 @@ extension Daemon {
         s.schedulerTimer = nil
         guard let deadline = s.scheduler?.nextDeadline, s.phase == .established else { return }
         let delay = max(0, clock.now().milliseconds(to: deadline))
-        s.schedulerTimer = loop.schedule(after: UInt64(delay)) { [unowned self, weak s] in
+        s.schedulerTimer = loop.scheduleTimer(after: UInt64(delay), repeat: 0) { [unowned self, weak s] in
             guard let s, s.scheduler != nil else { return }
             let released = s.scheduler!.advance(to: self.clock.now())
             self.apply(released, to: s)

@@ -20,7 +20,10 @@ public struct DaemonError: Error, Sendable, CustomStringConvertible {
 /// Loop-bound: create, start and use it on the loop's thread.
 public final class Daemon {
     let options: DaemonOptions
-    let loop: EventLoop
+    /// The loop the bus runs on: libuv (``start(handleSignals:)``), or an embedded one (``startEmbedded()``).
+    let loop: any BusLoop
+    /// The libuv loop when the daemon serves a socket; `nil` for an embedded daemon.
+    let uvLoop: EventLoop?
     let logger: Logger
     let clock: any ServerClock
     private var listener: PipeListener?
@@ -38,9 +41,9 @@ public final class Daemon {
     var byNumber: [Int: Session] = [:]
     private var nextSessionNumber = 1
     var simulator: DeliverySimulator?
-    private var simulatorTimer: LoopTimer?
+    private var simulatorTimer: (any BusTimer)?
     /// Watches the host's wall clock against the daemon's monotonic timeline (``AnchoredServerClock``).
-    private var wallClockWatch: LoopTimer?
+    private var wallClockWatch: (any BusTimer)?
     /// The host wall clock's offset from the daemon's timeline at the last check, milliseconds.
     private(set) var hostWallClockOffsetMilliseconds: Int64 = 0
     /// The data directory's lock, held from start to shutdown.
@@ -50,7 +53,7 @@ public final class Daemon {
     /// Resume token → when its session's resume window ends (ms since the epoch, server clock); until then its
     /// name is reserved.
     var resumeDeadlines: [String: Int64] = [:]
-    private var resumeSweep: LoopTimer?
+    private var resumeSweep: (any BusTimer)?
     private var scenarioFinishedLogged = false
     let startedAt: ServerInstant
     var relays: [UInt64: PendingRelay] = [:]
@@ -70,7 +73,7 @@ public final class Daemon {
     /// Simulator events the store refused (a full disk), held in order until it takes them (Daemon+Durability.swift).
     var held = HeldEvents()
     /// Retries storing ``held`` while the store refuses writes.
-    var heldRetryTimer: LoopTimer?
+    var heldRetryTimer: (any BusTimer)?
     private(set) var isShuttingDown = false
     /// Connection cap, refusals and the liveness sweep (Daemon+Limits.swift).
     let limitState = DaemonLimitState()
@@ -94,6 +97,26 @@ public final class Daemon {
     ) {
         self.options = options
         self.loop = loop
+        self.uvLoop = loop
+        self.logger = logger
+        self.clock = clock
+        self.store = MemoryEventStore(logCapacity: options.replayLogCapacity)
+        self.startedAt = clock.now()
+    }
+
+    /// Creates a daemon on any ``BusLoop`` (an ``EmbeddedLoop`` for tests: ``EmbeddedDaemon``); nothing happens
+    /// until ``startEmbedded()``. It serves no socket: connections come through ``accept(_:)``.
+    ///
+    /// - Parameters:
+    ///   - options: What to serve and how; ``DaemonOptions/socketPath`` is not used.
+    ///   - transport: The loop everything runs on.
+    ///   - logger: Where the daemon's log lines go.
+    ///   - clock: The server clock every instant the daemon hands out is on (an embedded loop's
+    ///     ``EmbeddedLoop/serverClock`` for virtual time).
+    public init(options: DaemonOptions, transport: any BusLoop, logger: Logger, clock: any ServerClock) {
+        self.options = options
+        self.loop = transport
+        self.uvLoop = nil
         self.logger = logger
         self.clock = clock
         self.store = MemoryEventStore(logCapacity: options.replayLogCapacity)
@@ -107,6 +130,11 @@ public final class Daemon {
     ///   lock, the path is too long, or the scenario cannot be loaded. A stale socket file of this user (connect
     ///   refused) is removed first.
     public func start(handleSignals: Bool = true) throws(DaemonError) {
+        guard let uvLoop else {
+            throw DaemonError(
+                "this daemon runs on an embedded loop and serves no socket; start it with startEmbedded()"
+            )
+        }
         let path = options.socketPath
         if let e = PipeListener.checkPath(path) { throw DaemonError(e.message) }
         // The default directory (/tmp/livebus-<uid>) is created 0700 and checked before its socket is probed.
@@ -114,6 +142,47 @@ public final class Daemon {
         try Daemon.clearSocketPath(path, logger: logger)
         // Before any state is written (a data directory next to a socket that cannot exist).
         if let e = PipeListener.checkDirectory(of: path) { throw DaemonError(e.message) }
+        try startBus()
+        do {
+            let l = try PipeListener(loop: uvLoop, path: path)
+            l.onConnection = { [unowned self] c in self.accept(c) }
+            configure(l)
+            listener = l
+        } catch {
+            throw DaemonError("cannot listen on \(path): \(error)")
+        }
+        if handleSignals {
+            signals = try? SignalWatcher(loop: uvLoop, signals: [SIGINT, SIGTERM]) { [unowned self] sig in
+                self.logger.log(
+                    .notice,
+                    "signal received, shutting down",
+                    [("signal", sig == SIGINT ? "SIGINT" : "SIGTERM")]
+                )
+                self.shutdown(reason: "daemon shutting down")
+            }
+        }
+        logger.log(
+            .notice,
+            "livebusd listening",
+            [
+                ("socket", path), ("scenario", options.scenario ?? "none"), ("time_scale", "\(options.timeScale)"),
+                ("seed", "\(options.seed)"),
+            ]
+        )
+        startBusTimers()
+    }
+
+    /// Starts an embedded daemon (``init(options:transport:logger:clock:)``): the store, the scenario and the
+    /// timers, as ``start(handleSignals:)`` does, without a socket, a socket directory or signal handling.
+    /// - Throws: ``DaemonError`` when the data directory or the scenario cannot be loaded, or
+    ///   `--max-connections` is above what the descriptors allow.
+    public func startEmbedded() throws(DaemonError) {
+        try startBus()
+        startBusTimers()
+    }
+
+    /// The start shared by the socket and the embedded daemon: limits, data directory, scenario, group commit.
+    private func startBus() throws(DaemonError) {
         try startLimits()
         var restored = false
         if let dir = options.dataDirectory {
@@ -179,35 +248,14 @@ public final class Daemon {
             }
         }
         loop.onTurnEnd { [weak self] in self?.commitTurn() }
-        do {
-            let l = try PipeListener(loop: loop, path: path)
-            l.onConnection = { [unowned self] c in self.accept(c) }
-            configure(l)
-            listener = l
-        } catch {
-            throw DaemonError("cannot listen on \(path): \(error)")
-        }
-        if handleSignals {
-            signals = try? SignalWatcher(loop: loop, signals: [SIGINT, SIGTERM]) { [unowned self] sig in
-                self.logger.log(
-                    .notice,
-                    "signal received, shutting down",
-                    [("signal", sig == SIGINT ? "SIGINT" : "SIGTERM")]
-                )
-                self.shutdown(reason: "daemon shutting down")
-            }
-        }
-        logger.log(
-            .notice,
-            "livebusd listening",
-            [
-                ("socket", path), ("scenario", options.scenario ?? "none"), ("time_scale", "\(options.timeScale)"),
-                ("seed", "\(options.seed)"),
-            ]
-        )
+    }
+
+    /// The timers shared by the socket and the embedded daemon: the scenario, the host clock watch, the resume
+    /// sweep.
+    private func startBusTimers() {
         armSimulator()
         if let anchored = clock as? AnchoredServerClock { watchHostWallClock(anchored) }
-        resumeSweep = loop.schedule(after: 1000, repeat: 1000) { [unowned self] in
+        resumeSweep = loop.scheduleTimer(after: 1000, repeat: 1000) { [unowned self] in
             self.expireResumes(now: self.clock.now().millisecondsSinceEpoch)
         }
     }
@@ -284,7 +332,7 @@ public final class Daemon {
     /// monotonic timeline, so the step changes nothing it sends; a restart adopts the new wall time.
     private func watchHostWallClock(_ anchored: AnchoredServerClock) {
         hostWallClockOffsetMilliseconds = anchored.wallClockOffsetMilliseconds()
-        wallClockWatch = loop.schedule(after: 1000, repeat: 1000) { [unowned self] in
+        wallClockWatch = loop.scheduleTimer(after: 1000, repeat: 1000) { [unowned self] in
             let offset = anchored.wallClockOffsetMilliseconds()
             let step = offset - self.hostWallClockOffsetMilliseconds
             guard abs(step) >= 1000 else { return }
@@ -335,7 +383,7 @@ public final class Daemon {
         onShutdown?()
         dataLock?.release()
         // Let BYE frames flush, then stop.
-        loop.schedule(after: 50) { [loop] in loop.stop() }
+        loop.scheduleTimer(after: 50, repeat: 0) { [loop] in loop.stop() }
     }
 
     // MARK: - Simulator
@@ -354,7 +402,7 @@ public final class Daemon {
             return
         }
         let delay = max(0, clock.now().milliseconds(to: deadline))
-        simulatorTimer = loop.schedule(after: UInt64(delay)) { [unowned self] in self.simulatorTick() }
+        simulatorTimer = loop.scheduleTimer(after: UInt64(delay), repeat: 0) { [unowned self] in self.simulatorTick() }
     }
 
     private func simulatorTick() {
@@ -434,7 +482,9 @@ public final class Daemon {
 
     // MARK: - Connections
 
-    private func accept(_ c: Connection) {
+    /// Serves a new connection: refused at the connection cap or while shutting down, else a session that reads
+    /// it. The socket listener calls it for each accepted connection; ``EmbeddedBus`` for each it opens.
+    public func accept(_ c: any BusConnection) {
         if isShuttingDown {
             c.close()
             return
@@ -451,7 +501,7 @@ public final class Daemon {
                 slowConsumerLimitBytes: options.slowConsumerLimitBytes
             )
         )
-        s.peerUID = c.peerCredentials?.uid
+        s.peerUID = c.peerUserID
         s.onPatternsChanged = { [unowned self] s in
             guard s.phase != .closed else { return }
             self.index.setPatterns(s.patterns, for: s.number)
@@ -459,19 +509,21 @@ public final class Daemon {
         sessions[s.id] = s
         byNumber[number] = s
         beginLimits(s)
-        c.onRead = { [unowned self, unowned s] bytes in self.received(bytes, from: s) }
-        // Strong: the session lives until its connection is closed, also when nothing else holds it any more (a
-        // session that said BYE, an observer closed after a flush); the connection drops this closure on close.
-        c.onClose = { [unowned self, s] error in self.connectionClosed(s, error: error) }
-        c.onDrain = { [unowned self, unowned s] in self.drained(s) }
+        // onClose is strong: the session lives until its connection is closed, also when nothing else holds it
+        // any more (a session that said BYE, an observer closed after a flush); the connection drops it on close.
+        c.setHandlers(
+            onRead: { [unowned self, unowned s] bytes in self.received(bytes, from: s) },
+            onClose: { [unowned self, s] error in self.connectionClosed(s, error: error) },
+            onDrain: { [unowned self, unowned s] in self.drained(s) }
+        )
         do {
-            try c.startReading()
+            try c.resumeReading()
         } catch {
             closeSession(s, reason: "read failed: \(error)", flush: false)
         }
     }
 
-    private func connectionClosed(_ s: Session, error: LoopError?) {
+    private func connectionClosed(_ s: Session, error: TransportError?) {
         guard s.phase != .closed else { return }
         let reason = error.map { "connection error: \($0)" } ?? "peer closed the connection"
         closeSession(s, reason: reason, flush: false)
@@ -932,7 +984,7 @@ public final class Daemon {
     /// Once a second, tells the phone the latest sequence of every topic it has not acknowledged, so a lost last
     /// event (a dropped `end`, a partition on a quiet topic) is noticed and asked for again (PROTOCOL.md §5.4).
     private func startAnnouncing(_ s: Session) {
-        s.announceTimer = loop.schedule(after: 1000, repeat: 1000) { [unowned self, weak s] in
+        s.announceTimer = loop.scheduleTimer(after: 1000, repeat: 1000) { [unowned self, weak s] in
             guard let s, s.phase == .established else { return }
             for (topic, sent) in s.lastSent where (s.lastAcked[topic] ?? 0) < sent {
                 self.send(s, .upToDate, topic: topic, body: UpToDateBody(sequence: sent))
@@ -956,7 +1008,7 @@ public final class Daemon {
 
     private func armProbe(_ s: Session, after delay: Int64) {
         s.probeTimer?.cancel()
-        s.probeTimer = loop.schedule(after: UInt64(max(10, delay))) { [unowned self, weak s] in
+        s.probeTimer = loop.scheduleTimer(after: UInt64(max(10, delay)), repeat: 0) { [unowned self, weak s] in
             guard let s else { return }
             self.sendProbe(s)
         }

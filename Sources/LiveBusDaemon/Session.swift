@@ -2,7 +2,6 @@ import LiveBusClock
 import LiveBusCore
 import LiveBusFaults
 import LiveBusScheduler
-import LiveBusLoop
 import LiveBusWire
 
 /// One client connection as the daemon sees it: handshake state, identity, posture, subscriptions, clock.
@@ -16,7 +15,7 @@ final class Session {
     let id: String
     /// The connection number (`id` is `s<number>`): the session's key in the daemon's topic index.
     let number: Int
-    let connection: Connection
+    let connection: any BusConnection
     var decoder = FrameDecoder()
     var phase = Phase.awaitingHello
     var role = ClientRole.session
@@ -36,7 +35,7 @@ final class Session {
     var clock = ClockSync()
     /// Offset (client − server, ms) seen in HELLO; used until the first probe converges.
     var handshakeOffsetMilliseconds: Double = 0
-    var probeTimer: LoopTimer?
+    var probeTimer: (any BusTimer)?
     var probesSent = 0
     /// `t1` of the PING awaiting its PONG.
     var outstandingProbe: Int64?
@@ -50,11 +49,11 @@ final class Session {
     var coalescedCount: Int { outbox.coalescedCount }
     /// This session's toxics (downstream and upstream pipelines), or `nil`.
     var faults: SessionFaults?
-    var faultTimer: LoopTimer?
-    var announceTimer: LoopTimer?
+    var faultTimer: (any BusTimer)?
+    var announceTimer: (any BusTimer)?
     /// Decides when an update may reach this phone (app state, push priority and budget, coalescing).
     var scheduler: RefreshScheduler?
-    var schedulerTimer: LoopTimer?
+    var schedulerTimer: (any BusTimer)?
     /// Low-power mode, frequent updates, Live Activities authorization, as the phone declared them.
     var profile = ProfileBody()
     /// Frame rate, queued replies, paced catch-up, liveness (Daemon+Limits.swift).
@@ -63,7 +62,7 @@ final class Session {
     /// PUBLISHes of this session staged in the loop turn's batch, whose ACKs wait for its commit.
     var pendingAcks = 0
 
-    init(number: Int, connection: Connection, now: ServerInstant, outbox limits: Outbox.Limits) {
+    init(number: Int, connection: any BusConnection, now: ServerInstant, outbox limits: Outbox.Limits) {
         self.outbox = Outbox(limits: limits)
         self.id = "s\(number)"
         self.number = number
