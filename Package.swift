@@ -95,7 +95,8 @@ let package = Package(
         // MARK: - Tests
         .testTarget(name: "LiveBusWireTests", dependencies: ["LiveBusWire"]),
         .testTarget(name: "LiveBusCoreTests", dependencies: ["LiveBusCore", "LiveBusWire"]),
-        // The daemon in-process: its session limits, and the SQLite store against the core's store conformance suite.
+        // The daemon in-process: its session limits, the SQLite store against the core's store conformance suite, and
+        // the session protocol (handshake, malformed frames, probes, resume, slow consumer, limits) on EmbeddedDaemon.
         .testTarget(name: "LiveBusDaemonTests", dependencies: ["LiveBusDaemon", "LiveBusCore", "LiveBusWire"]),
         .testTarget(name: "LiveBusClockTests", dependencies: ["LiveBusClock"]),
         .testTarget(name: "LiveBusSimulatorTests", dependencies: ["LiveBusSimulator"]),

@@ -1,3 +1,4 @@
+import LiveBusCore
 import LiveBusDaemon
 import Testing
 
