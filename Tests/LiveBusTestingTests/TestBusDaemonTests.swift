@@ -97,4 +97,20 @@ struct TestBusDaemonTests {
             try bus.push(payload, to: TestBus(scenario: "demo-120s").attach(name: "elsewhere"), order: "A1001")
         }
     }
+
+    /// The daemon's background refresh scheduling reaches a phone whose app is in the background: it gets the
+    /// orders' updates later or fewer (coalesced into the latest) than a phone in the foreground, and the terminal
+    /// update all the same (live-activities.md §2.4, §3).
+    @Test func backgroundPhoneIsScheduledByTheDaemon() throws {
+        let bus = try TestBus(scenario: "demo-120s")
+        let front = try bus.attach(name: "front")
+        let back = try bus.attach(name: "back")
+        back.appInForeground = false
+        bus.advance(by: .seconds(121))
+        let seen = Dictionary(front.received.map { ($0.sequence, $0.clientTime) }, uniquingKeysWith: min)
+        let later = back.received.contains { r in seen[r.sequence].map { r.clientTime > $0 } ?? false }
+        #expect(later || back.received.count < front.received.count, "front \(front.received) back \(back.received)")
+        bus.advance(by: .seconds(600))
+        #expect(back.sequences["orders/A1001"] == front.sequences["orders/A1001"], "the end reaches it")
+    }
 }
