@@ -9,8 +9,8 @@ let package = Package(
     products: [
         .executable(name: "livebusd", targets: ["livebusd"]),
         .executable(name: "livebus", targets: ["livebus"]),
-        // LiveBus inside your own tests (README "LiveBus in your own tests"): the backend, the Activity rules and
-        // the layout engine on a virtual clock.
+        // LiveBus inside your own tests (README "LiveBus in your own tests"): the daemon on the embedded loop, the
+        // backend, the Activity rules and the layout engine on one virtual clock.
         .library(name: "LiveBusTesting", targets: ["LiveBusTesting"]),
     ],
     targets: [
@@ -134,7 +134,10 @@ let package = Package(
         // MARK: - Library product for users' tests (issue 20)
         .target(
             name: "LiveBusTesting",
-            dependencies: ["LiveBusActivity", "LiveBusLayout", "LiveBusSimulator", "LiveBusClock"]
+            dependencies: [
+                "LiveBusActivity", "LiveBusLayout", "LiveBusSimulator", "LiveBusClock", "LiveBusDaemon", "LiveBusCore",
+                "LiveBusWire",
+            ]
         ),
         .testTarget(name: "LiveBusTestingTests", dependencies: ["LiveBusTesting"]),
         .testTarget(name: "LiveBusAPNsTests", dependencies: ["LiveBusAPNs", "LiveBusClock", "COpenSSL"]),

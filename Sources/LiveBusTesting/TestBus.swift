@@ -1,11 +1,14 @@
 import LiveBusActivity
 import LiveBusClock
+import LiveBusCore
+import LiveBusDaemon
 import LiveBusLayout
 import LiveBusSimulator
+import LiveBusWire
 
-/// LiveBus inside your own tests: the delivery backend, phones with their Live Activity rules and the layout engine,
-/// in-process on a **virtual clock** (no sockets, no daemon, no real time), so a test is deterministic and takes
-/// milliseconds.
+/// LiveBus inside your own tests: the real bus (`livebusd`'s daemon, ``EmbeddedDaemon``) with the delivery
+/// backend, phones with their Live Activity rules and the layout engine, in-process on **one virtual clock** (no
+/// socket, no thread, no real time), so a test is deterministic and takes milliseconds.
 ///
 /// ```swift
 /// let bus = try TestBus(scenario: "demo-120s", seed: 7)
@@ -15,55 +18,75 @@ import LiveBusSimulator
 /// #expect(try duo.layout().rect("cardColumn")!.minX >= (try duo.layout().rect("reservedRegion")!.maxX))
 /// ```
 ///
-/// What it runs is the code the daemon and the clients run — the delivery simulator (`livebusd --scenario`), the
-/// Activity rules of `LiveBusActivity` (`ActivityBoard`: Apple's start, update, stale and end rules) and the layout
-/// engine of `LiveBusLayout` — and nothing private. What it does not run yet (it waits for the embedded bus core):
-/// the bus itself (sequences, replay, resume, durability, fan-out), clock-sync probes (a phone's clock skew is
-/// known exactly, uncertainty 0), app states and background budgets, faults, and several phones competing for a
-/// daemon. Events reach every attached phone at the instant the backend publishes them.
+/// What runs is the code the daemon and the clients run, and nothing private:
+/// - the daemon's sessions (`LiveBusDaemon`'s `Daemon` on an `EmbeddedLoop`): HELLO/WELCOME, SUBSCRIBE and its
+///   catch-up, per-topic sequences, fan-out, RESEND, resume with a token, clock probes (PING/PONG) and the
+///   conversion of every instant into each phone's clock, background refresh scheduling, the push command relay;
+/// - the delivery simulator (`livebusd --scenario`), inside the daemon;
+/// - on each phone: the frames the daemon wrote, decoded with `LiveBusWire`, applied once and in order per topic,
+///   and Apple's Activity rules of `LiveBusActivity` (`ActivityBoard`: start, update, stale, end, push);
+/// - the layout engine of `LiveBusLayout`.
 ///
-/// Time: ``now`` is the true clock, ms since the Unix epoch (server and host clock in LiveBus); each phone reads
-/// `now + clockSkew`. The backend plays its timeline at 1× on this clock from ``start``.
+/// Not covered: faults (toxics), the SQLite store (the store is in memory), real sockets and processes (the e2e
+/// tests of `livebus e2e` cover those), and clock drift (a phone's clock is true time plus a fixed skew).
+///
+/// Time: ``now`` is the true clock, ms since the Unix epoch (the daemon's server clock); each phone reads
+/// `now + clockSkew`. Probes travel in 0 ms, so the daemon learns each phone's skew exactly. The backend plays its
+/// timeline at 1× on this clock from ``start``. Loop-bound: use a bus from one thread (one test).
 public final class TestBus {
     /// Scenario time 0 on the true clock, ms since the Unix epoch.
     public let start: Int64
-    /// The true clock now, ms since the Unix epoch.
-    public private(set) var now: Int64
+    /// The daemon, on its embedded loop (virtual time): for what this API does not cover.
+    public let daemon: EmbeddedDaemon
     /// The phones attached, in attach order.
     public private(set) var phones: [TestPhone] = []
-    private var simulator: DeliverySimulator
-    /// Every event the backend published so far, in order (what a phone attaching late catches up on).
-    public private(set) var published: [OrderEvent] = []
+    /// The daemon's log lines (`level message key=value…`), oldest first.
+    public var log: [String] { logSink.lines }
+    private let logSink = LogSink()
+    private var admin: EmbeddedConnection!
+    private var nextCommandID: UInt64 = 0
+    private var results: [UInt64: ResultBody] = [:]
 
-    /// Creates a bus playing a backend timeline.
+    /// Creates a bus: an embedded daemon playing a backend timeline.
     /// - Parameters:
     ///   - scenario: a built-in timeline (`demo-120s`), `random:K`, or a timeline file path (`Protocol/SCENARIOS.md`).
-    ///   - seed: seeds the backend's draws (random orders, failing cancels).
+    ///   - seed: seeds every random draw of the daemon and the backend (random orders, failing cancels).
     ///   - start: scenario time 0 on the true clock, ms since the Unix epoch (default 2027-01-15T08:00:00Z).
-    /// - Throws: `ScenarioError` for an unknown name or an invalid timeline file (file, line, field).
-    public init(scenario: String, seed: UInt64 = 1, start: Int64 = 1_800_000_000_000) throws(ScenarioError) {
-        let timeline: Scenario
-        if scenario.hasPrefix("random:"), let k = Int(scenario.dropFirst(7)), k > 0 {
-            timeline = Scenario.random(orders: k, seed: seed)
-        } else if scenario.hasSuffix(".json") {
-            timeline = try Scenario.load(contentsOf: scenario)
-        } else {
-            timeline = try Scenario.builtIn(named: scenario)
-        }
+    /// - Throws: ``TestBusError`` (`invalidScenario`) for an unknown name or an invalid timeline file (the file,
+    ///   line and field in its message), or when the daemon does not start.
+    public init(scenario: String, seed: UInt64 = 1, start: Int64 = 1_800_000_000_000) throws(TestBusError) {
         self.start = start
-        now = start
-        simulator = DeliverySimulator(
-            scenario: timeline,
-            start: ServerInstant(millisecondsSinceEpoch: start),
-            timeScale: 1,
-            seed: seed
+        let sink = logSink
+        do {
+            daemon = try EmbeddedDaemon(
+                options: .embedded(scenario: scenario, timeScale: 1, seed: seed),
+                logger: Logger(minimumLevel: .info) { level, message, meta in
+                    sink.lines.append("\(level) \(message) " + meta.map { "\($0.0)=\($0.1)" }.joined(separator: " "))
+                },
+                loop: EmbeddedLoop(startEpochMilliseconds: start)
+            )
+        } catch {
+            throw TestBusError(code: "invalidScenario", message: error.message)
+        }
+        admin = daemon.connect()
+        send(
+            admin,
+            .hello,
+            HelloBody(client: "livebus-testing/admin", role: .admin, clientTime: now)
         )
-        deliver(simulator.advance(to: ServerInstant(millisecondsSinceEpoch: start)))
+        pump()
     }
 
-    /// Attaches a phone: it catches up on every order published so far, as a phone that attaches does.
+    /// The true clock now (the daemon's server clock), ms since the Unix epoch.
+    public var now: Int64 { daemon.now.millisecondsSinceEpoch }
+
+    /// Scenario time now, ms from ``start``.
+    public var scenarioMilliseconds: Int64 { now - start }
+
+    /// Attaches a phone: it connects to the daemon, says HELLO (device, posture, app state, its clock), answers the
+    /// daemon's clock probes, subscribes to `orders/>` and applies the catch-up of every order published so far.
     /// - Parameters:
-    ///   - name: the phone's name (default `phone-N`).
+    ///   - name: the phone's session name, unique on the bus (default `phone-N`).
     ///   - device: a catalog device id (`livebus devices`), e.g. `iphone-16-pro`, `iphone-duo`.
     ///   - fold: its fold state (default flat).
     ///   - orientation: its orientation (default portrait).
@@ -71,7 +94,8 @@ public final class TestBus {
     ///   - os: the OS version it runs, `27.1` or `newest` (default).
     ///   - language: the language of its Live Activity text (default Korean).
     /// - Returns: the phone.
-    /// - Throws: `LayoutError` for an unknown device, an impossible posture or an unknown OS version.
+    /// - Throws: `LayoutError` for an unknown device, an impossible posture or an unknown OS version (checked before
+    ///   it connects).
     @discardableResult
     public func attach(
         name: String? = nil,
@@ -90,69 +114,169 @@ public final class TestBus {
             orientation: orientation,
             clockSkewMilliseconds: Self.milliseconds(clockSkew),
             os: try OSVersion.parse(os),
+            osName: os == "newest" ? nil : os,
             language: language
         )
         _ = try phone.layout()
-        for e in published { phone.receive(e) }
         phones.append(phone)
+        phone.connect()
+        pump()
         return phone
     }
 
-    /// Moves the true clock forward: the backend publishes what falls due (every phone applies it at that
-    /// instant) and every phone's Activity timers (stale date, dismissal) fire on time, in 10 ms steps.
+    /// Moves the one virtual clock forward for the daemon and every phone: the daemon's timers (backend events,
+    /// probes, keepalives, background refresh) and every phone's Activity timers (stale date, dismissal) fire at
+    /// their own instants, in order; the phones read and answer what the daemon wrote at each instant.
     /// - Parameter duration: how far, ≥ 0 (a negative one does nothing).
     public func advance(by duration: Duration) {
         let target = now + max(0, Self.milliseconds(duration))
+        pump()
         while now < target {
-            now = min(target, now + 10)
-            deliver(simulator.advance(to: ServerInstant(millisecondsSinceEpoch: now)))
+            var next = target
+            if let d = daemon.loop.nextDeadline {
+                let t = daemon.loop.startEpochMilliseconds + Int64(d)
+                if t > now { next = min(next, t) }
+            }
+            for p in phones {
+                if let t = p.nextDeadline, t > now { next = min(next, t) }
+            }
+            daemon.advance(by: UInt64(next - now))
+            pump()
             for p in phones { p.tick() }
+            pump()
         }
     }
 
-    /// Creates an order now, as a person ordering in the app does (`order.create`); every phone whose app is in the
-    /// foreground starts its Live Activity.
+    /// Creates an order now through the daemon's `order.create` command, as a person ordering in the app does;
+    /// every phone whose app is in the foreground starts its Live Activity.
     /// - Parameters:
     ///   - id: the order id (default: the backend picks one).
     ///   - customer: the customer id.
     /// - Returns: the order id.
-    /// - Throws: `SimulatorError` for a duplicate or unsafe id or an empty customer.
+    /// - Throws: ``TestBusError`` with the daemon's code (`rejected`: a duplicate or unsafe id; `invalidArguments`:
+    ///   a bad customer).
     @discardableResult
-    public func createOrder(id: String? = nil, customer: String = "C-test") throws(SimulatorError) -> String {
-        let events = try simulator.createOrder(
-            OrderRequest(id: id, customerID: customer),
-            at: ServerInstant(millisecondsSinceEpoch: now)
-        )
-        deliver(events)
-        return events.last?.orderID ?? id ?? ""
+    public func createOrder(id: String? = nil, customer: String = "c-test") throws(TestBusError) -> String {
+        var args: [String: JSONValue] = ["customer": .string(customer)]
+        if let id { args["id"] = .string(id) }
+        let data = try command("order.create", args)
+        return data?["order"]?.stringValue ?? id ?? ""
     }
 
-    /// Asks the backend to cancel an order now (`order.cancel`): it may refuse once cooking has started.
+    /// Asks the backend to cancel an order now, through the daemon's `order.cancel` command: it may refuse once
+    /// cooking has started.
     /// - Returns: the backend's outcome (canceled: every phone got the `end`).
     public func cancel(order id: String) -> CancelOutcome {
-        let (outcome, events) = simulator.cancelOrder(id: id, at: ServerInstant(millisecondsSinceEpoch: now))
-        deliver(events)
-        return outcome
+        do throws(TestBusError) {
+            _ = try command("order.cancel", ["order": .string(id)])
+            return .canceled
+        } catch {
+            switch error.code {
+            case "alreadyTerminal": return .alreadyTerminal
+            case "unknownOrder": return .unknownOrder
+            default: return .failed(reason: error.message)
+            }
+        }
     }
 
-    /// No news about an order (or any, nil) for a while from now (`backend.stall`): its stale date passes.
-    /// - Throws: `SimulatorError` for an unknown or ended order or a duration of 0 or less.
-    public func stall(order id: String?, for duration: Duration) throws(SimulatorError) {
-        deliver(
-            try simulator.stall(
-                orderID: id,
-                durationMs: Self.milliseconds(duration),
-                at: ServerInstant(millisecondsSinceEpoch: now)
+    /// No news about an order (or any, nil) for a while from now, through the daemon's `backend.stall` command:
+    /// its stale date passes.
+    /// - Throws: ``TestBusError`` for an unknown or ended order or a duration outside 1 ms … 24 h.
+    public func stall(order id: String?, for duration: Duration) throws(TestBusError) {
+        var args: [String: JSONValue] = ["durationMs": .number(Double(Self.milliseconds(duration)))]
+        if let id { args["order"] = .string(id) }
+        _ = try command("backend.stall", args)
+    }
+
+    /// Sends an APNs payload to a phone through the daemon's `push` command (`livebus push`): the daemon relays it
+    /// to the phone, whose Activity rules apply or refuse it (Apple's reasons), and answers with the verdict.
+    /// - Parameters:
+    ///   - payload: the APNs JSON payload, UTF-8 (`aps.event`, `aps.content-state`, `aps.timestamp` in seconds…).
+    ///   - phone: the phone it goes to.
+    ///   - order: the order (Live Activity) it is for.
+    /// - Returns: the phone's verdict.
+    /// - Throws: ``TestBusError`` when the daemon refuses the command or the phone does not answer.
+    @discardableResult
+    public func push(_ payload: String, to phone: TestPhone, order: String) throws(TestBusError) -> PushOutcome {
+        let data = try command(
+            "push",
+            ["session": .string(phone.name), "order": .string(order), "payload": .string(payload)]
+        )
+        guard case .array(let results)? = data?["results"], let first = results.first else {
+            throw TestBusError(code: "noAnswer", message: "push: the daemon returned no result for \(phone.name)")
+        }
+        if first["ok"] != .bool(true) {
+            throw TestBusError(
+                code: first["error"]?["code"]?.stringValue ?? "failed",
+                message: first["error"]?["message"]?.stringValue ?? "push to \(phone.name) failed"
             )
+        }
+        let d = first["data"]
+        return PushOutcome(
+            applied: d?["applied"] == .bool(true),
+            reason: d?["reason"]?.stringValue,
+            message: d?["message"]?.stringValue,
+            state: d?["state"]?.stringValue
         )
     }
 
-    /// Scenario time now, ms from ``start``.
-    public var scenarioMilliseconds: Int64 { now - start }
+    /// A report of everything every phone received, in order: one line per event (`phone topic#seq delivery
+    /// applied|reason`) and each phone's counters. Same scenario and seed, same report.
+    public var report: [String] {
+        phones.flatMap { p in
+            p.received.map { "\(p.name) \($0.topic)#\($0.sequence) \($0.delivery ?? "live") \($0.verdict)" }
+                + [
+                    "\(p.name) duplicates=\(p.counters.duplicates) gapsRepaired=\(p.counters.gapsRepaired) "
+                        + "resumes=\(p.counters.resumes) sync=\(p.syncState.rawValue)"
+                ]
+        }
+    }
 
-    private func deliver(_ events: [OrderEvent]) {
-        published += events
-        for e in events { for p in phones { p.receive(e) } }
+    // MARK: - Driving the embedded daemon
+
+    /// Runs a daemon command on the admin connection and returns its result's data.
+    private func command(_ name: String, _ args: [String: JSONValue]) throws(TestBusError) -> JSONValue? {
+        nextCommandID += 1
+        let id = nextCommandID
+        send(admin, .command, sequence: id, CommandBody(command: name, args: args))
+        pump()
+        guard let r = results.removeValue(forKey: id) else {
+            throw TestBusError(code: "noAnswer", message: "\(name): the daemon did not answer (log: \(log.suffix(3)))")
+        }
+        if !r.ok {
+            throw TestBusError(
+                code: r.error?.code ?? "failed",
+                message: "\(name): \(r.error?.message ?? "failed")" + (r.error?.recovery.map { " (\($0))" } ?? "")
+            )
+        }
+        return r.data
+    }
+
+    /// Reads and handles what the daemon wrote to the admin and every phone until nothing more is written at this
+    /// instant.
+    func pump() {
+        var progressed = true
+        while progressed {
+            progressed = false
+            for f in (try? admin.readOutboundFrames()) ?? [] {
+                progressed = true
+                if f.type == .result, let r = try? WireJSON.decode(ResultBody.self, from: f.body) {
+                    results[f.sequence] = r
+                }
+            }
+            for p in phones where p.readAndHandle() { progressed = true }
+        }
+    }
+
+    func send(
+        _ c: EmbeddedConnection,
+        _ type: FrameType,
+        sequence: UInt64 = 0,
+        topic: String = "",
+        _ body: some Encodable
+    ) {
+        guard let bytes = try? WireJSON.encode(body) else { return }
+        try? c.writeInbound(Frame(type: type, sequence: sequence, topic: topic, body: bytes))
     }
 
     static func milliseconds(_ d: Duration) -> Int64 {
@@ -161,139 +285,39 @@ public final class TestBus {
     }
 }
 
-/// One simulated phone on a ``TestBus``: its Live Activities (Apple's rules), what it shows and its layout.
-public final class TestPhone {
-    /// The phone's name.
-    public let name: String
-    /// Its catalog device id.
-    public let device: String
-    /// Its fold state; ``change(fold:orientation:)`` changes it.
-    public private(set) var fold: FoldState
-    /// Its orientation.
-    public private(set) var orientation: Orientation
-    /// Its clock minus true time, ms.
-    public let clockSkewMilliseconds: Int64
-    /// The OS version it lays out for.
-    public let os: OSVersion
-    /// The language of its Live Activity text.
-    public let language: ActivityLanguage
-    /// Its Live Activities (`LiveBusActivity`'s rules).
-    public private(set) var board = ActivityBoard(profile: DeviceProfile())
-    /// Every verdict of an event it received, in order (applied or Apple's reason).
-    public private(set) var verdicts: [(orderID: String, verdict: Verdict)] = []
-    private unowned let bus: TestBus
-
-    init(
-        bus: TestBus,
-        name: String,
-        device: String,
-        fold: FoldState,
-        orientation: Orientation,
-        clockSkewMilliseconds: Int64,
-        os: OSVersion,
-        language: ActivityLanguage
-    ) {
-        self.bus = bus
-        self.name = name
-        self.device = device
-        self.fold = fold
-        self.orientation = orientation
-        self.clockSkewMilliseconds = clockSkewMilliseconds
-        self.os = os
-        self.language = language
+/// What went wrong in a ``TestBus`` call: the daemon's error code and its message.
+public struct TestBusError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The daemon's result code (`rejected`, `invalidArguments`, `unknownOrder`…), or `invalidScenario`,
+    /// `noAnswer`.
+    public var code: String
+    /// What happened and what to do.
+    public var message: String
+    /// Creates an error.
+    public init(code: String, message: String) {
+        self.code = code
+        self.message = message
     }
+    public var description: String { "\(code): \(message)" }
+}
 
-    /// The phone's clock now (true time + skew), ms since the Unix epoch.
-    public var clientNow: ClientInstant { ClientInstant(millisecondsSinceEpoch: bus.now + clockSkewMilliseconds) }
+/// A phone's verdict on a push (``TestBus/push(_:to:order:)``).
+public struct PushOutcome: Sendable, Equatable {
+    /// Whether the Activity rules applied it.
+    public var applied: Bool
+    /// Apple's reason code when refused (`staleTimestamp`, `payloadTooLarge`…).
+    public var reason: String?
+    /// The refusal in words.
+    public var message: String?
+    /// The activity's state after it (`active`, `stale`, `ended`…), when there is an activity.
+    public var state: String?
+}
 
-    func receive(_ e: OrderEvent) {
-        let skew = clockSkewMilliseconds
-        let update = ActivityUpdate(e) { ClientInstant(millisecondsSinceEpoch: $0.millisecondsSinceEpoch + skew) }
-        let verdict: Verdict
-        if update.event == .start && board.activity(e.orderID) == nil {
-            verdict = board.orderCreated(update, origin: .orderCreation, at: clientNow)
-        } else {
-            verdict = board.apply(update, at: clientNow)
-        }
-        verdicts.append((e.orderID, verdict))
-    }
+final class LogSink: @unchecked Sendable {  // @unchecked: written and read on the bus's one thread only.
+    var lines: [String] = []
+}
 
-    func tick() { _ = board.tick(at: clientNow) }
-
-    /// Whether the app is in the foreground (an activity starts only from the foreground, Apple's rule); default
-    /// true.
-    public var appInForeground: Bool {
-        get { board.profile.appInForeground }
-        set { board.profile.appInForeground = newValue }
-    }
-
-    /// The order's Live Activity, or nil when it never started here.
-    public func activity(_ orderID: String) -> Activity? { board.activity(orderID) }
-
-    /// What the order's activity shows now (Dynamic Island texts, Lock Screen lines, countdown), or nil.
-    public func view(_ orderID: String) -> ActivityView? {
-        board.activity(orderID).map { ActivityView(activity: $0, at: clientNow, language: language) }
-    }
-
-    /// The status the order's activity shows, or nil.
-    public func status(_ orderID: String) -> OrderStatus? { board.activity(orderID)?.content.status }
-
-    /// Whether the order's activity shows stale (its stale date passed without a fresh update).
-    public func isStale(_ orderID: String) -> Bool { board.activity(orderID)?.state == .stale }
-
-    /// The countdown shown, ms (`etaTarget − the phone's now`, never negative), or nil.
-    public func remainingMilliseconds(_ orderID: String) -> Int64? { view(orderID)?.remainingMilliseconds }
-
-    /// Which Dynamic Island presentation and Lock Screen place each ongoing activity gets
-    /// (`ActivityPresentationPlanner`, live-activities.md §1.1, §4.1).
-    public var presentation: ActivityPlan {
-        let summaries = board.activities.sorted { $0.startedAt < $1.startedAt }.enumerated().map { i, a in
-            ActivitySummary(
-                id: a.orderID,
-                relevanceScore: a.relevanceScore,
-                startOrdinal: i,
-                isOngoing: a.state == .active || a.state == .stale
-            )
-        }
-        return ActivityPresentationPlanner.plan(summaries)
-    }
-
-    /// Folds, unfolds, half-opens or rotates the phone.
-    /// - Throws: `LayoutError` for a posture the device cannot take (half-opened on a phone without a hinge…).
-    public func change(fold: FoldState, orientation: Orientation) throws(LayoutError) {
-        let before = (self.fold, self.orientation)
-        (self.fold, self.orientation) = (fold, orientation)
-        do throws(LayoutError) { _ = try layout() } catch {
-            (self.fold, self.orientation) = before
-            throw error
-        }
-    }
-
-    /// The layout engine's layout of the overlay map screen with the leading activity on the Lock Screen, for
-    /// this phone's device, posture, OS version and language (window points; `LayoutResult.rect(_:)` by name).
-    /// - Throws: `LayoutError` for an impossible posture.
-    public func layout() throws(LayoutError) -> LayoutResult {
-        var content: LiveActivityContent?
-        if let id = presentation.lockScreenOrder.first, let a = board.activity(id) {
-            let v = ActivityView(activity: a, at: clientNow, language: language)
-            content = LiveActivityContent(
-                statusText: language == .korean ? a.content.summary.ko : a.content.summary.en,
-                statusSymbol: ActivityView.symbol(a.content.status),
-                timerText: v.countdown ?? "",
-                progress: a.content.progress,
-                lastConfirmedText: v.lockScreen.last ?? "",
-                staleLines: v.showsStaleLines ? Array(v.lockScreen.suffix(3)) : []
-            )
-        }
-        let request = OfflineLayoutRequest(
-            deviceID: device,
-            foldState: fold,
-            orientation: orientation,
-            windowSize: nil,
-            screen: .overlay,
-            liveActivity: content,
-            osVersion: os
-        )
-        return try OfflineLayout.run(request, catalog: try DeviceCatalog.bundled()).1
+extension JSONValue {
+    subscript(key: String) -> JSONValue? {
+        if case .object(let o) = self { o[key] } else { nil }
     }
 }

@@ -30,6 +30,23 @@ struct DeliveryTests {
         #expect(pro.remainingMilliseconds("A1001") == 90_000)
         #expect(pro.presentation.lockScreenOrder == ["A1001"])
     }
+
+    /// The bus itself: a phone that loses its connection for 50 s resumes with its token, the daemon replays what
+    /// it missed, and it applies every update once, in sequence order, like a phone that never left.
+    @Test func phoneThatResumesAppliesEveryUpdateOnce() throws {
+        let bus = try TestBus(scenario: "demo-120s")
+        let steady = try bus.attach(name: "steady", device: "iphone-16-pro")
+        let tunnel = try bus.attach(name: "tunnel", device: "iphone-16-pro", clockSkew: .seconds(-20))
+        bus.advance(by: .seconds(25))
+        tunnel.disconnect()
+        bus.advance(by: .seconds(50))
+        tunnel.reconnect()
+        #expect(tunnel.received.contains { $0.delivery == "replay" })
+        bus.advance(by: .seconds(50))
+        #expect(tunnel.status("A1001") == .delivered)
+        let applied = tunnel.received.filter { $0.verdict == "applied" }.map(\.sequence)
+        #expect(applied == steady.received.map(\.sequence))
+    }
 }
 
 /// The same under XCTest.
