@@ -136,7 +136,7 @@ let package = Package(
             name: "LiveBusTesting",
             dependencies: [
                 "LiveBusActivity", "LiveBusLayout", "LiveBusSimulator", "LiveBusClock", "LiveBusDaemon", "LiveBusCore",
-                "LiveBusWire",
+                "LiveBusWire", "LiveBusClient",
             ]
         ),
         .testTarget(name: "LiveBusTestingTests", dependencies: ["LiveBusTesting"]),

@@ -510,38 +510,10 @@ public final class ClientSession {
         tick(rearm: false)
         r.sequence = f.sequence
         r.body = body
-        let orderID = f.topic.split(separator: "/").last.map(String.init) ?? f.topic
         let nowC = now()
         let c = body.client
-        let status = OrderStatus(rawValue: body.contentState.status) ?? .created
-        let summary = body.contentState.summary
-        let content = ContentState(
-            status: status,
-            etaTarget: ServerInstant(millisecondsSinceEpoch: body.contentState.etaTarget),
-            progress: body.contentState.progress,
-            riderPosition: body.contentState.riderPosition.map {
-                Coordinate(latitude: $0.latitude, longitude: $0.longitude)
-            },
-            lastConfirmed: ServerInstant(millisecondsSinceEpoch: body.contentState.lastConfirmed),
-            summary: CustomerSummary(
-                ko: summary.ko,
-                en: summary.en,
-                detailKo: summary.detailKo ?? CustomerSummary(status: status).detailKo,
-                detailEn: summary.detailEn ?? CustomerSummary(status: status).detailEn
-            )
-        )
-        let update = ActivityUpdate(
-            orderID: orderID,
-            event: ActivityEventKind(rawValue: body.event) ?? .update,
-            timestamp: ServerInstant(millisecondsSinceEpoch: body.timestamp),
-            timestampInClientClock: ClientInstant(millisecondsSinceEpoch: c?.timestamp ?? body.timestamp),
-            content: content,
-            etaTarget: ClientInstant(millisecondsSinceEpoch: c?.etaTarget ?? body.contentState.etaTarget),
-            staleDate: (c?.staleDate ?? body.staleDate).map { ClientInstant(millisecondsSinceEpoch: $0) },
-            dismissalDate: (c?.dismissalDate ?? body.dismissalDate).map { ClientInstant(millisecondsSinceEpoch: $0) },
-            relevanceScore: body.relevanceScore,
-            lastConfirmed: ClientInstant(millisecondsSinceEpoch: c?.lastConfirmed ?? body.contentState.lastConfirmed)
-        )
+        let update = PhoneMirror.activityUpdate(topic: f.topic, body: body, reconvert: f.flags.contains(.reconvert))
+        let orderID = update.orderID
         let verdict: Verdict
         if update.event == .start && board.activity(orderID) == nil {
             // A replayed start of an order this phone already knew is a resume (it never starts an activity); of one

@@ -37,13 +37,20 @@ public struct PhoneMirror: Sendable {
     ///   - sequence: the topic's sequence.
     ///   - body: the event body with `client` set.
     ///   - now: the phone's clock.
+    ///   - reconvert: Whether the frame carried the `reconvert` flag (the same event, instants re-expressed).
     /// - Returns: the board's verdict (applied, or the rule that refused it).
     @discardableResult
-    public mutating func apply(topic: String, sequence: UInt64, body: EventBody, now: ClientInstant) -> Verdict {
+    public mutating func apply(
+        topic: String,
+        sequence: UInt64,
+        body: EventBody,
+        now: ClientInstant,
+        reconvert: Bool = false
+    ) -> Verdict {
         _ = board.tick(at: now)
         bodies[topic] = body
         sequences[topic] = sequence
-        let update = PhoneMirror.activityUpdate(topic: topic, body: body)
+        let update = PhoneMirror.activityUpdate(topic: topic, body: body, reconvert: reconvert)
         if update.event == .start && board.activity(update.orderID) == nil {
             return board.orderCreated(update, origin: .orderCreation, at: now)
         }
@@ -85,7 +92,15 @@ public struct PhoneMirror: Sendable {
 
     /// An EVENT body as the activity update a phone applies: the `client` instants (client clock) when present,
     /// else the server's.
-    public static func activityUpdate(topic: String, body: EventBody) -> ActivityUpdate {
+    ///
+    /// - Parameters:
+    ///   - topic: `orders/<id>`.
+    ///   - body: The EVENT body.
+    ///   - reconvert: Whether the frame carried the `reconvert` flag (PROTOCOL.md §5.1): the same event with its
+    ///     instants re-expressed for the phone's clock. A re-expressed `start` is applied as an update of the
+    ///     activity it started (as a start it would be refused, `alreadyStarted`, and its countdown would not move).
+    /// - Returns: The update.
+    public static func activityUpdate(topic: String, body: EventBody, reconvert: Bool = false) -> ActivityUpdate {
         let orderID = topic.split(separator: "/").last.map(String.init) ?? topic
         let c = body.client
         let status = OrderStatus(rawValue: body.contentState.status) ?? .created
@@ -107,7 +122,7 @@ public struct PhoneMirror: Sendable {
         )
         return ActivityUpdate(
             orderID: orderID,
-            event: ActivityEventKind(rawValue: body.event) ?? .update,
+            event: reconvert && body.event == "start" ? .update : ActivityEventKind(rawValue: body.event) ?? .update,
             timestamp: ServerInstant(millisecondsSinceEpoch: body.timestamp),
             timestampInClientClock: ClientInstant(millisecondsSinceEpoch: c?.timestamp ?? body.timestamp),
             content: content,

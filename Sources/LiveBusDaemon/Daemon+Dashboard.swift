@@ -230,7 +230,13 @@ extension Daemon {
         var m =
             d.mirrors[s.id]
             ?? PhoneMirror(liveActivities: s.profile.liveActivities, foreground: s.appState == "foreground")
-        let v = m.apply(topic: e.topic, sequence: e.sequence, body: body, now: phoneNow(s))
+        let v = m.apply(
+            topic: e.topic,
+            sequence: e.sequence,
+            body: body,
+            now: phoneNow(s),
+            reconvert: flags.contains(.reconvert)
+        )
         d.mirrors[s.id] = m
         let delivery =
             flags.contains(.reconvert)
@@ -535,6 +541,13 @@ extension Daemon {
         guard let d = dashboard else { return }
         d.adminDecoder.append(bytes)
         while let f = try? d.adminDecoder.next() {
+            // The daemon's keepalive (PROTOCOL.md §5.6): answered, so an idle dashboard is not cut as idle.
+            if f.type == .ping, let p = try? WireJSON.decode(PingBody.self, from: f.body),
+                let pong = try? WireJSON.encode(PongBody(t1: p.t1, t2: clockTime(), t3: clockTime()))
+            {
+                dashboardAdminSend(.pong, sequence: 0, pong)
+                continue
+            }
             guard f.type == .result, let key = d.pending.removeValue(forKey: f.sequence) else { continue }
             d.server.respond(
                 key,

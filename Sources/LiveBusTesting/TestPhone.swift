@@ -1,4 +1,5 @@
 import LiveBusActivity
+import LiveBusClient
 import LiveBusClock
 import LiveBusCore
 import LiveBusLayout
@@ -270,7 +271,7 @@ public final class TestPhone {
         tick()
         sequences[f.topic] = f.sequence
         let orderID = f.topic.split(separator: "/").last.map(String.init) ?? f.topic
-        let update = ActivityUpdate(event: body, orderID: orderID)
+        let update = PhoneMirror.activityUpdate(topic: f.topic, body: body, reconvert: f.flags.contains(.reconvert))
         let verdict: Verdict
         if update.event == .start && board.activity(orderID) == nil {
             // A replayed start of an order this phone already knew is a resume; of one it never heard of, the
@@ -421,42 +422,5 @@ public final class TestPhone {
             osVersion: os
         )
         return try OfflineLayout.run(request, catalog: try DeviceCatalog.bundled()).1
-    }
-}
-
-extension ActivityUpdate {
-    /// The Activity rules' update for an EVENT body: server instants as sent, the converted ones (the daemon's, in
-    /// the phone's clock; `body.client`) where the phone's clock is meant. The Swift client's mapping.
-    init(event body: EventBody, orderID: String) {
-        let c = body.client
-        let status = OrderStatus(rawValue: body.contentState.status) ?? .created
-        let summary = body.contentState.summary
-        let content = ContentState(
-            status: status,
-            etaTarget: ServerInstant(millisecondsSinceEpoch: body.contentState.etaTarget),
-            progress: body.contentState.progress,
-            riderPosition: body.contentState.riderPosition.map {
-                Coordinate(latitude: $0.latitude, longitude: $0.longitude)
-            },
-            lastConfirmed: ServerInstant(millisecondsSinceEpoch: body.contentState.lastConfirmed),
-            summary: CustomerSummary(
-                ko: summary.ko,
-                en: summary.en,
-                detailKo: summary.detailKo ?? CustomerSummary(status: status).detailKo,
-                detailEn: summary.detailEn ?? CustomerSummary(status: status).detailEn
-            )
-        )
-        self.init(
-            orderID: orderID,
-            event: ActivityEventKind(rawValue: body.event) ?? .update,
-            timestamp: ServerInstant(millisecondsSinceEpoch: body.timestamp),
-            timestampInClientClock: ClientInstant(millisecondsSinceEpoch: c?.timestamp ?? body.timestamp),
-            content: content,
-            etaTarget: ClientInstant(millisecondsSinceEpoch: c?.etaTarget ?? body.contentState.etaTarget),
-            staleDate: (c?.staleDate ?? body.staleDate).map { ClientInstant(millisecondsSinceEpoch: $0) },
-            dismissalDate: (c?.dismissalDate ?? body.dismissalDate).map { ClientInstant(millisecondsSinceEpoch: $0) },
-            relevanceScore: body.relevanceScore,
-            lastConfirmed: ClientInstant(millisecondsSinceEpoch: c?.lastConfirmed ?? body.contentState.lastConfirmed)
-        )
     }
 }

@@ -1,5 +1,7 @@
 import Foundation
+import LiveBusActivity
 import LiveBusClient
+import LiveBusClock
 import LiveBusLayout
 import LiveBusLoop
 import LiveBusWire
@@ -153,6 +155,23 @@ struct E2EDashboardTests {
     }
 }
 
+extension E2EDashboardTests {
+    /// The dashboard's own admin connection answers the daemon's keepalive PINGs: an idle page is not cut by the
+    /// idle timeout (it was, every 3 minutes, and a control sent at that moment got 503).
+    @Test func theDashboardsAdminConnectionAnswersKeepalives() throws {
+        let bus = try TestBus(scenario: "demo-120s", timeScale: 20) { $0.limits.idleTimeoutMilliseconds = 600 }
+        let port = Self.freePort()
+        _ = try bus.daemon.startDashboard(
+            DashboardOptions(address: "127.0.0.1:\(port)", root: Self.root, token: "test-token-keepalive-01")
+        )
+        // Five idle timeouts in a row with nothing but keepalives on the dashboard's admin connection.
+        bus.run(timeoutMs: 3000) { false }
+        let cut = bus.logLines.lines.filter { $0.contains("idle timeout") }
+        #expect(cut.isEmpty, "the dashboard's admin connection was cut as idle: \(cut)")
+        bus.shutdown()
+    }
+}
+
 /// `livebus dashboard` prints the URL livebusd --http wrote next to its socket, and says when there is none; a
 /// non-loopback --http address is refused before the daemon starts.
 struct DashboardCommandTests {
@@ -232,5 +251,68 @@ struct TerminalViewTests {
         }
         duo.close()
         bus.shutdown()
+    }
+}
+
+/// A re-expressed start (the `reconvert` flag: the same event, its instants moved into the phone's clock after a
+/// clock step) updates the activity it started: as a start it was refused (`alreadyStarted`) and the countdown
+/// stayed where the old clock estimate put it.
+struct ReconvertedStartTests {
+    @Test func aReconvertedStartMovesTheCountdown() {
+        let t: Int64 = 1_800_000_000_000
+        var body = EventBody(
+            event: "start",
+            timestamp: t,
+            contentState: ContentStateBody(
+                status: "created",
+                summary: SummaryBody(ko: "주문 접수", en: "Order received", detailKo: nil, detailEn: nil),
+                etaTarget: t + 600_000,
+                progress: 0,
+                riderPosition: nil,
+                lastConfirmed: t
+            ),
+            staleDate: t + 900_000,
+            relevanceScore: 50,
+            dismissalDate: nil,
+            priority: 10
+        )
+        func converted(_ offset: Int64) -> ClientInstantsBody {
+            ClientInstantsBody(
+                timestamp: t + offset,
+                etaTarget: t + 600_000 + offset,
+                staleDate: t + 900_000 + offset,
+                dismissalDate: nil,
+                lastConfirmed: t + offset,
+                uncertaintyMs: 5
+            )
+        }
+        var mirror = PhoneMirror(liveActivities: nil, foreground: true)
+        body.client = converted(0)
+        let started = mirror.apply(
+            topic: "orders/A1",
+            sequence: 1,
+            body: body,
+            now: ClientInstant(millisecondsSinceEpoch: t)
+        )
+        #expect(started.applied)
+        // The phone's clock turned out 90 s fast: the daemon re-expresses the same start.
+        body.client = converted(90_000)
+        let again = mirror.apply(
+            topic: "orders/A1",
+            sequence: 1,
+            body: body,
+            now: ClientInstant(millisecondsSinceEpoch: t + 90_000),
+            reconvert: true
+        )
+        #expect(again.applied, "a reconverted start is applied: \(again)")
+        #expect(mirror.board.activity("A1")?.etaTarget.millisecondsSinceEpoch == t + 690_000)
+        // A second start that is not a re-expression is still refused, as iOS refuses it.
+        let duplicate = mirror.apply(
+            topic: "orders/A1",
+            sequence: 1,
+            body: body,
+            now: ClientInstant(millisecondsSinceEpoch: t + 90_000)
+        )
+        #expect(!duplicate.applied)
     }
 }
