@@ -642,20 +642,7 @@ enum WatchCommand {
                                 )
                             }
                         case .ping:
-                            if let p = try? WireJSON.decode(PingBody.self, from: f.body),
-                                let body = try? WireJSON.encode(PongBody(t1: p.t1, t2: p.t1, t3: p.t1))
-                            {
-                                c.write { buf in
-                                    try? Frame.encode(
-                                        type: .pong,
-                                        flags: [],
-                                        sequence: 0,
-                                        topic: [],
-                                        bodyParts: [body],
-                                        into: &buf
-                                    )
-                                }
-                            }
+                            c.write { buf in Frame.appendPong(answering: f, into: &buf) }
                         case .error:
                             let e = try? WireJSON.decode(ErrorBody.self, from: f.body)
                             failure = CLIError(e?.name ?? "error", "daemon refused: \(e?.message ?? "?")", exit: .usage)

@@ -42,19 +42,7 @@ final class EventTap {
                             }
                             onEvent?(f)
                         case .ping:
-                            guard let p = try? WireJSON.decode(PingBody.self, from: f.body),
-                                let body = try? WireJSON.encode(PongBody(t1: p.t1, t2: p.t1, t3: p.t1))
-                            else { continue }
-                            c.write { buf in
-                                try? Frame.encode(
-                                    type: .pong,
-                                    flags: [],
-                                    sequence: 0,
-                                    topic: [],
-                                    bodyParts: [body],
-                                    into: &buf
-                                )
-                            }
+                            c.write { buf in Frame.appendPong(answering: f, into: &buf) }
                         case .error:
                             let e = try? WireJSON.decode(ErrorBody.self, from: f.body)
                             onEnd?(CLIError(e?.name ?? "error", "daemon refused: \(e?.message ?? "?")", exit: .usage))

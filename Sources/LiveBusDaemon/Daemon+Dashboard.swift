@@ -542,10 +542,8 @@ extension Daemon {
         d.adminDecoder.append(bytes)
         while let f = try? d.adminDecoder.next() {
             // The daemon's keepalive (PROTOCOL.md §5.6): answered, so an idle dashboard is not cut as idle.
-            if f.type == .ping, let p = try? WireJSON.decode(PingBody.self, from: f.body),
-                let pong = try? WireJSON.encode(PongBody(t1: p.t1, t2: clockTime(), t3: clockTime()))
-            {
-                dashboardAdminSend(.pong, sequence: 0, pong)
+            if f.type == .ping {
+                d.admin?.write { buf in Frame.appendPong(answering: f, t2: clockTime(), t3: clockTime(), into: &buf) }
                 continue
             }
             guard f.type == .result, let key = d.pending.removeValue(forKey: f.sequence) else { continue }

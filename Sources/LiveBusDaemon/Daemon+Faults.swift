@@ -475,7 +475,8 @@ extension Daemon {
             }
             armFaults(s)
         }
-        guard removed > 0 else {
+        // Removing all is idempotent (toxiproxy's reset): nothing left is not an error; an unknown id is.
+        guard removed > 0 || all else {
             replyError(admin, id: id, code: "unknownFault", "no fault \(faultID)", recovery: "see `livebus fault list`")
             return
         }

@@ -197,6 +197,26 @@ public struct Frame: Sendable, Hashable {
         try result.get()
     }
 
+    /// Appends the PONG that answers a PING frame (PROTOCOL.md §6, CLOCKSYNC.md §2): its `t1` echoed, `t2` and `t3`
+    /// the responder's receive and send times (milliseconds since 1970, the responder's clock; a peer that keeps
+    /// no clock of its own, an observer, echoes `t1` in both).
+    /// - Parameters:
+    ///   - ping: The PING frame.
+    ///   - t2: When it was received, ms, responder's clock; `nil` echoes `t1`.
+    ///   - t3: When the PONG is sent, ms, responder's clock; `nil` echoes `t1`.
+    ///   - buffer: Where the PONG is appended.
+    /// - Returns: `false`, appending nothing, when the PING's body is not `{"t1": N}`.
+    @discardableResult
+    public static func appendPong(answering ping: Frame, t2: Int64? = nil, t3: Int64? = nil, into buffer: inout [UInt8])
+        -> Bool
+    {
+        guard let p = try? WireJSON.decode(PingBody.self, from: ping.body),
+            let body = try? WireJSON.encode(PongBody(t1: p.t1, t2: t2 ?? p.t1, t3: t3 ?? p.t1)),
+            (try? encode(type: .pong, body: body, into: &buffer)) != nil
+        else { return false }
+        return true
+    }
+
     /// Appends a frame whose body is the concatenation of `bodyParts`, without joining them first.
     /// - Throws: ``WireError`` `frameTooLarge`, `invalidTopic` or `malformedFrame` (an EVENT: use
     ///   ``appendEvent(_:flags:trailer:into:)``).

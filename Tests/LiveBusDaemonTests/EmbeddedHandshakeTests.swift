@@ -238,3 +238,29 @@ import Testing
         #expect(v1Peer.isClosed && v2Peer.isClosed)
     }
 }
+
+/// Admin commands over the embedded daemon.
+struct EmbeddedCommandTests {
+    /// `fault.remove all` with nothing left is a success that removed 0 (toxiproxy's reset); an unknown id is
+    /// `unknownFault` (e2e-chaos-net's `removeToxic all` failed when its toxics had already gone with their sessions).
+    @Test func removingAllFaultsIsIdempotent() throws {
+        let (bus, _) = try embeddedDaemon()
+        let admin = bus.connect(peerUserID: getuid())
+        _ = try admin.attach(helloFrame(role: .admin, device: nil))
+        func command(_ id: UInt64, _ name: String, _ args: [String: JSONValue]) throws -> ResultBody? {
+            try admin.writeInbound(frame(.command, sequence: id, CommandBody(command: name, args: args)))
+            bus.run()
+            return try admin.readAllOutboundFrames().filter { $0.type == .result && $0.sequence == id }.first
+                .map { try WireJSON.decode(ResultBody.self, from: $0.body) }
+        }
+        let all = try #require(try command(1, "fault.remove", ["all": .bool(true)]))
+        #expect(all.ok, "\(all)")
+        guard case .object(let data)? = all.data else {
+            Issue.record("fault.remove all answered no data: \(all)")
+            return
+        }
+        #expect(data["removed"] == .number(0))
+        let unknown = try #require(try command(2, "fault.remove", ["id": .string("nope")]))
+        #expect(!unknown.ok && unknown.error?.code == "unknownFault", "\(unknown)")
+    }
+}

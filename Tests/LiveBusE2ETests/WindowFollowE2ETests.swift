@@ -19,7 +19,7 @@ struct E2EWindowFollowTests {
             $B/livebusd --socket $S --memory --scenario demo-120s --time-scale 5 2>/dev/null &
             D=$!
             for i in $(seq 100); do [ -S $S ] && break; sleep 0.05; done
-            $B/livebus attach --socket $S --name d --device iphone-duo --window 626x890 --duration 9s --svg-dir \(dir)/svg --json > \(dir)/d.jsonl 2>/dev/null &
+            $B/livebus attach --socket $S --name d --device iphone-duo --window 626x890 --duration 120s --svg-dir \(dir)/svg --json > \(dir)/d.jsonl 2>/dev/null &
             A=$!
             for i in $(seq 100); do $B/livebus status --socket $S --json 2>/dev/null | grep -q '"name":"d"' && break; sleep 0.05; done
             sleep 0.5
