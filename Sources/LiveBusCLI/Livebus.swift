@@ -933,9 +933,10 @@ public enum LivebusCommand {
         if dir == SocketPath.fallbackDirectory() && access(dir, F_OK) != 0 {
             checks.append(("socket directory \(dir) (livebusd creates it, mode 0700)", true, ""))
         } else {
+            let writable = access(dir, W_OK) == 0
             checks.append(
                 (
-                    "socket directory \(dir) is writable", access(dir, W_OK) == 0,
+                    "socket directory \(dir) is " + (writable ? "writable" : "not writable by you"), writable,
                     "choose a --socket in a directory you can write"
                 )
             )

@@ -119,6 +119,12 @@ extension Daemon {
             }
         }
         if let path = o.socketPath {
+            // A socket file left by a daemon killed with -9 is removed, a live or another user's one refused (as
+            // the bus socket: Daemon.clearSocketPath).
+            do { try Daemon.clearSocketPath(path, logger: logger) } catch {
+                server.close()
+                throw DaemonError("--apns-socket: \(error.message)")
+            }
             do { try server.listenUnix(path: path) } catch {
                 server.close()
                 throw DaemonError("--apns-socket: cannot listen on \(path): \(error)")

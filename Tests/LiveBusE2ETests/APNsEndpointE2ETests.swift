@@ -450,3 +450,40 @@ struct APNsUnregisteredE2ETests {
         #expect((body?["timestamp"] as? NSNumber).map { $0.int64Value > 1_700_000_000_000 } == true)
     }
 }
+
+/// A daemon killed with -9 leaves its APNs socket file behind: the restart removes it as it removes the bus's
+/// (it refused to start, EADDRINUSE, and left no bus socket for the phones to resume on).
+@Suite(.serialized)
+struct APNsRestartE2ETests {
+    @Test func aStaleAPNsSocketIsRemovedOnRestart() throws {
+        let dir = temporaryDirectory("lbk")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let args = ["--socket", dir + "/bus.sock", "--memory", "--apns-socket", dir + "/apns.sock"]
+        func started(_ d: DaemonChild, _ log: String) -> Bool {
+            for _ in 0..<500 {
+                if ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("livebusd listening") {
+                    return true
+                }
+                if !d.process.isRunning { return false }
+                usleep(10_000)
+            }
+            return false
+        }
+        let first = try DaemonChild(args, log: dir + "/1.log")
+        #expect(started(first, dir + "/1.log"))
+        first.kill9()
+        #expect(FileManager.default.fileExists(atPath: dir + "/apns.sock"), "kill -9 leaves the socket file")
+        let second = try DaemonChild(args, log: dir + "/2.log")
+        defer { second.terminate() }
+        let log = { (try? String(contentsOfFile: dir + "/2.log", encoding: .utf8)) ?? "" }
+        #expect(started(second, dir + "/2.log"), "the restart failed: \(log())")
+        #expect(log().contains("removing stale socket file"))
+        let answer = curl([
+            "--http2-prior-knowledge", "--unix-socket", dir + "/apns.sock", "http://localhost/3/device/00",
+        ])
+        #expect(
+            answer.status == 400 || answer.status == 403,
+            "the restarted endpoint answers: \(answer.status) \(answer.body)"
+        )
+    }
+}
