@@ -246,7 +246,10 @@ enum ControlCommands {
             AdminClient.request(
                 socket: a.value("socket") ?? defaultSocketPath(),
                 command: "push",
-                args: ["session": .string(target), "order": .string(order), "payload": .string(text)]
+                args: ["session": .string(target), "order": .string(order), "payload": .string(text)],
+                // The daemon answers within its 3 s relay bound (the phones' verdicts, or that one did not
+                // answer); 15 s is for a loaded machine, where the CLI gave up first (exit 4).
+                timeoutMs: 15_000
             )
         )
         guard case .array(let results)? = data["results"] else { return 0 }
