@@ -232,6 +232,7 @@ struct E2EReviewFindingsTests {
             $B/livebus attach --socket $S --json --duration 3s | head -1 >/dev/null; a=${PIPESTATUS[0]}
             $B/livebus watch --socket $S --json --duration 3s | head -1 >/dev/null; w=${PIPESTATUS[0]}
             $B/livebus status --socket $S --json >/dev/null; s=$?
+            kill $A 2>/dev/null
             pkill -f "livebusd --socket $S"
             echo "attach=$a watch=$w status=$s"
             """
@@ -286,7 +287,9 @@ struct E2EReviewFindingsTests {
             $B/livebusd --socket $S --memory >/dev/null 2>&1 &
             for i in $(seq 100); do [ -S $S ] && break; sleep 0.05; done
             for i in $(seq 250); do $B/livebus order create --socket $S >/dev/null; done
-            $B/livebus attach --socket $S --name pro --duration 6s > \(dir)/text.log 2>&1 &
+            $B/livebus attach --socket $S --name pro --duration 30s > \(dir)/text.log 2>&1 &
+            A=$!
+            for i in $(seq 200); do $B/livebus status --socket $S --json 2>/dev/null | grep -q '"name":"pro"' && break; sleep 0.05; done
             sleep 2
             echo "text lines while running: $(wc -l < \(dir)/text.log)"
             $B/livebus profile pro --activities disabled --socket $S >/dev/null
