@@ -232,7 +232,6 @@ struct E2EReviewFindingsTests {
             $B/livebus attach --socket $S --json --duration 3s | head -1 >/dev/null; a=${PIPESTATUS[0]}
             $B/livebus watch --socket $S --json --duration 3s | head -1 >/dev/null; w=${PIPESTATUS[0]}
             $B/livebus status --socket $S --json >/dev/null; s=$?
-            kill $A 2>/dev/null
             pkill -f "livebusd --socket $S"
             echo "attach=$a watch=$w status=$s"
             """
@@ -302,6 +301,7 @@ struct E2EReviewFindingsTests {
             $B/livebus status --socket $S > \(dir)/status.txt; echo "status=$?"
             grep "newest 50 of 250 orders" \(dir)/status.txt
             $B/livebus attach --socket $S --name "$(printf 'a\\033[31m')" --duration 1s 2>&1 | head -1
+            kill $A 2>/dev/null
             pkill -f "livebusd --socket $S"
             $B/livebusd --socket $P --scenario nosuch >/dev/null 2>&1; echo "nosuch=$?"
             timeout 1 $B/livebusd --socket $P >/dev/null 2>&1; echo "after=$?"
