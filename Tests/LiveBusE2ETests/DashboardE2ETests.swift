@@ -168,6 +168,15 @@ struct E2EDashboardTests {
             post: #"{"command":"session.posture","args":{"session":"duo","posture":{"fold":"flat"}}}"#
         )
         #expect(badFold.status == 400 && badFold.text.contains(#""ok":false"#), "\(badFold.text)")
+        // A misspelled fold state gets the nearest one the device has.
+        let typo = get(
+            q,
+            post: #"{"command":"session.posture","args":{"session":"duo","posture":{"foldState":"flatt"}}}"#
+        )
+        #expect(
+            typo.status == 400 && typo.text.contains("fold state 'flatt' (did you mean 'flat'?) is not one of"),
+            "\(typo.text)"
+        )
         // A body over the limit is 413 as JSON like the other refusals.
         let pad = String(repeating: "x", count: DashboardServer.maximumBodyBytes + 10)
         let big = get(q, post: #"{"command":"session.posture","args":{"pad":""# + pad + #""}}"#)
