@@ -104,20 +104,16 @@ extension Daemon {
         switch c.command {
         case "status":
             // `sessionOffset`: the answer's sessions start there (an answer holds what fits in one frame).
-            var offset = 0
-            if let v = c.args["sessionOffset"] {
-                guard case .number(let n) = v, n == n.rounded(), n >= 0, n <= 9_007_199_254_740_992 else {
-                    replyError(
-                        s,
-                        id: id,
-                        code: "invalidArguments",
-                        "status: sessionOffset must be a whole number 0…2^53 (the sessions already read)",
-                        recovery: "e.g. {\"sessionOffset\": 120}"
-                    )
-                    return
-                }
-                offset = Int(n)
-            }
+            guard
+                let offset = wholeNumberArgument(
+                    c,
+                    "sessionOffset",
+                    meaning: "the sessions already read",
+                    example: 120,
+                    id: id,
+                    from: s
+                )
+            else { return }
             reply(
                 s,
                 id: id,
@@ -181,6 +177,30 @@ extension Daemon {
                     "known commands: status, order.list, order.create, order.cancel, session.posture, session.app-state, session.profile, session.clock, session.simulate, push, backend.stall, journal"
             )
         }
+    }
+
+    /// The COMMAND argument `key` as a whole number within 0…2^53 (what a JSON number holds exactly), 0 when it is
+    /// absent; anything else is answered with `invalidArguments` naming it, and `nil` returned.
+    func wholeNumberArgument(
+        _ c: CommandBody,
+        _ key: String,
+        meaning: String,
+        example: Int,
+        id: UInt64,
+        from s: Session
+    ) -> Int? {
+        guard let v = c.args[key] else { return 0 }
+        guard case .number(let n) = v, n == n.rounded(), n >= 0, n <= 9_007_199_254_740_992 else {
+            replyError(
+                s,
+                id: id,
+                code: "invalidArguments",
+                "\(c.command): \(key) must be a whole number 0…2^53 (\(meaning))",
+                recovery: "e.g. {\"\(key)\": \(example)}"
+            )
+            return nil
+        }
+        return Int(n)
     }
 
     /// The `status` answer: the daemon, its sessions from `sessionOffset` on (in the order they connected) as many
