@@ -84,6 +84,10 @@ struct CommandSpec: Sendable, Equatable {
                         continue
                     }
                     if let last = parts.last, last.hasPrefix("--") {
+                        // `ID|PRESET|--all`: the values are an argument slot too.
+                        if !valueParts.isEmpty {
+                            slots.append(Slot(alternatives: valueParts, optional: optional, repeats: repeats))
+                        }
                         // The flag that ends a word takes the next word as its value, unless a group closes here or
                         // the next word is another flag, a group or an alternative.
                         for f in flagParts.dropLast() { add(&flags, Flag(name: String(f.dropFirst(2)), value: nil)) }

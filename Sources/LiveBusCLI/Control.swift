@@ -35,8 +35,15 @@ enum ControlCommands {
             } else if let c = SessionFlags.postureAliases[word] {
                 fold = c
             } else {
+                let near = NearMatch.closest(
+                    word,
+                    among: ["flat", "half-opened", "folded"] + SessionFlags.postureAliases.keys.sorted(),
+                    limit: 1
+                )
                 throw .usage(
-                    "'\(word)' is not a posture; use flat, half-opened or folded (aliases: book, tabletop, half, open, unfolded, closed)"
+                    "'\(word)' is not a posture"
+                        + (near.first.map { " (did you mean '\($0)'?)" } ?? "")
+                        + "; use flat, half-opened or folded (aliases: book, tabletop, half, open, unfolded, closed)"
                 )
             }
         } else if a.value("angle") != nil {
@@ -458,7 +465,12 @@ enum FaultCommand {
             }
             let kind = a.positionals[1].replacingOccurrences(of: "-", with: "_")
             guard toxics.contains(kind) else {
-                throw .usage("'\(a.positionals[1])' is not a toxic; use one of \(toxics.joined(separator: ", "))")
+                let near = NearMatch.closest(kind, among: toxics, limit: 1).first
+                throw .usage(
+                    "'\(a.positionals[1])' is not a toxic"
+                        + (near.map { " (did you mean '\($0)'?)" } ?? "")
+                        + "; use one of \(toxics.joined(separator: ", "))"
+                )
             }
             var params: [String: JSONValue] = [:]
             // What each flag was understood as, echoed back (`latency 200ms, jitter 50ms`).

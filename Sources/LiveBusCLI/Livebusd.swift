@@ -148,7 +148,11 @@ public enum LivebusdCommand {
     }
 
     /// Runs the daemon; returns the process exit code.
-    public static func run(_ argv: [String]) -> Int32 {
+    public static func run(_ argv: [String]) -> Int32 { run(argv, check: nil) }
+
+    /// With `check`: parses and validates `argv` as given (no config file applied), starts nothing, and passes
+    /// the first refusal (or `nil`) to `check`: `livebus config show` validates the daemon's settings this way.
+    static func run(_ argv: [String], check: ((CLIError?) -> Void)?) -> Int32 {
         let out = Output(json: false)
         if argv.contains("--help") || argv.contains("-h") {
             print(help)
@@ -161,12 +165,15 @@ public enum LivebusdCommand {
         var applied: [(flag: String, source: ConfigSource)] = []
         do throws(CLIError) {
             // The config file's "socket", "activitySchema" and "daemon" settings, under the flags and environment.
-            let (argv, fromConfig) = ConfigFile.apply(
-                command: "livebusd",
-                argv: argv,
-                environment: ProcessInfo.processInfo.environment,
-                file: try ConfigFile.current()
-            )
+            let (argv, fromConfig) =
+                check != nil
+                ? (argv, [])
+                : ConfigFile.apply(
+                    command: "livebusd",
+                    argv: argv,
+                    environment: ProcessInfo.processInfo.environment,
+                    file: try ConfigFile.current()
+                )
             applied = fromConfig
             let a = try Arguments(
                 argv,
@@ -253,6 +260,11 @@ public enum LivebusdCommand {
                     _ = try DashboardOptions(address: http, allowRemote: a.flag("http-allow-remote"), root: "").parsed()
                 } catch { throw CLIError.usage(error.message) }
             }
+            if let check {
+                loop.close()
+                check(nil)
+                return 0
+            }
             let daemon = Daemon(options: options, loop: loop, logger: logger)
             do {
                 try daemon.start()
@@ -287,6 +299,10 @@ public enum LivebusdCommand {
             logger.log(.notice, "livebusd stopped")
             return 0
         } catch {
+            if let check {
+                check(error)
+                return error.exit.rawValue
+            }
             let e = ConfigFile.annotate(error, applied: applied)
             out.failure(e)
             return e.exit.rawValue

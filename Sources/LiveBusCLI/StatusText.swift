@@ -56,7 +56,9 @@ enum StatusText {
         }
         let total = Int(num(d["sessionCount"]))
         if total > sessions.count {
-            s += "  … \(total - sessions.count) more (\(total) sessions; one answer holds \(sessions.count))\n"
+            // `livebus status` reads every page; only a session larger than one answer frame is left unread.
+            s +=
+                "  … \(total - sessions.count) more of \(total) sessions could not be read (one is larger than an answer)\n"
         }
         s += "\nORDERS\n" + orders(d["orders"] ?? .array([]))
         let shownOrders: Int = { if case .array(let a)? = d["orders"] { a.count } else { 0 } }()

@@ -66,7 +66,10 @@ extension Daemon {
             return .failure(
                 ResultErrorBody(
                     code: "unknownSession",
-                    message: "no attached phone named '\(target)'",
+                    message: "no attached phone named '\(target)'"
+                        + (NearMatch.closest(target, among: phones.map(\.name), limit: 1).first.map {
+                            " (did you mean '\($0)'?)"
+                        } ?? ""),
                     recovery: phones.isEmpty
                         ? "no phone is attached" : "attached: \(phones.map(\.name).joined(separator: ", ")), or all"
                 )

@@ -2,6 +2,7 @@ import Foundation
 import LiveBusClock
 import LiveBusCore
 import LiveBusFaults
+import LiveBusLayout
 import LiveBusLoop
 import LiveBusSimulator
 import LiveBusWire
@@ -832,14 +833,21 @@ public final class Daemon {
     static let orientations = ["portrait", "landscape"]
 
     static func validate(posture p: PostureBody, device: String?) throws(WireError) {
+        // A misspelled name gets the nearest valid one.
+        func near(_ word: String, _ names: [String]) -> String {
+            NearMatch.closest(word, among: names, limit: 1).first.map { " (did you mean '\($0)'?)" } ?? ""
+        }
         guard foldStates.contains(p.foldState) else {
             throw WireError(
                 .invalidPosture,
-                "fold state '\(p.foldState)' is not one of \(foldStates.joined(separator: ", "))"
+                "fold state '\(p.foldState)'\(near(p.foldState, foldStates)) is not one of \(foldStates.joined(separator: ", "))"
             )
         }
         guard orientations.contains(p.orientation) else {
-            throw WireError(.invalidPosture, "orientation '\(p.orientation)' is not portrait or landscape")
+            throw WireError(
+                .invalidPosture,
+                "orientation '\(p.orientation)'\(near(p.orientation, orientations)) is not portrait or landscape"
+            )
         }
         for (name, v) in [("windowWidth", p.windowWidth), ("windowHeight", p.windowHeight)] {
             if let v, !(v > 0 && v < 10_000) {
