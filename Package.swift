@@ -51,7 +51,7 @@ let package = Package(
         .target(name: "LiveBusFaults"),
         // End-to-end scenario files and the invariant checker over clients' JSON-lines logs (pure; reuses the
         // simulator's line-tracking JSON reader for file:line:field errors).
-        .target(name: "LiveBusScenario", dependencies: ["LiveBusSimulator"]),
+        .target(name: "LiveBusScenario", dependencies: ["LiveBusSimulator", "LiveBusLayout"]),
         .target(name: "LiveBusLayout", resources: [.copy("Resources/devices.json")]),
         // The bus without I/O: the store protocol and its conformance suite, the in-memory store, the topic →
         // subscribers index, the group commit of one loop turn, the transport seam (loop, connection, timer) and the
