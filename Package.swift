@@ -75,7 +75,7 @@ let package = Package(
             name: "LiveBusClient",
             dependencies: [
                 "LiveBusWire", "LiveBusLoop", "LiveBusClock", "LiveBusSimulator", "LiveBusActivity", "LiveBusLayout",
-                "LiveBusText",
+                "LiveBusText", "LiveBusAPNs",
             ]
         ),
 
@@ -84,7 +84,7 @@ let package = Package(
             name: "LiveBusCLI",
             dependencies: [
                 "LiveBusDaemon", "LiveBusClient", "LiveBusLayout", "LiveBusText", "LiveBusActivity", "LiveBusWire",
-                "LiveBusLoop", "LiveBusScenario",
+                "LiveBusLoop", "LiveBusScenario", "LiveBusAPNs",
             ]
         ),
 

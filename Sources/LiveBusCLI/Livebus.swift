@@ -40,7 +40,7 @@ public enum LivebusCommand {
             name: "attach",
             summary: "Attach one simulated phone to a daemon and show it live",
             usage:
-                "livebus attach [--socket PATH] [--name NAME] [--device MODEL] [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH|full] [--split-width PT] [--app-state foreground|background|suspended|terminated] [--os VERSION] [--clock-skew ±DURATION] [--clock-drift ±PPM] [--low-power] [--frequent-updates] [--activities authorized|denied|disabled] [--activity-schema FILE] [--device-file FILE] [--svg-dir DIR] [--duration DURATION] [--exit-when delivered] [--no-reconnect] [--json]",
+                "livebus attach [--socket PATH] [--name NAME] [--device MODEL] [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH|full] [--split-width PT] [--app-state foreground|background|suspended|terminated] [--os VERSION] [--clock-skew ±DURATION] [--clock-drift ±PPM] [--low-power] [--frequent-updates] [--activities authorized|denied|disabled] [--bundle-id ID] [--channel ID]... [--activity-schema FILE] [--device-file FILE] [--svg-dir DIR] [--duration DURATION] [--exit-when delivered] [--no-reconnect] [--json]",
             details: """
                 Connects, handshakes, subscribes to every order and shows each Live Activity as the lock screen and
                 Dynamic Island would. On a terminal, keys change the phone live: f fold, u unfold, h half-open,
@@ -60,6 +60,11 @@ public enum LivebusCommand {
                 --activity-schema FILE is your app's ActivityAttributes/ContentState (Protocol/ACTIVITY-SCHEMA.md):
                 pushes to this phone are decoded with it as ActivityKit would (default: the daemon's, else the
                 built-in delivery activity); a bad file is exit 2 with file:line: field.
+                Push tokens (livebusd --apns): the app's push-to-start token and each activity's token are printed
+                as they arrive (JSON: {"type": "pushToken", "kind": "pushToStart"|"activity", "bundleID", "order",
+                "channel", "token"}); send to them with apns-topic BUNDLE-ID.push-type.liveactivity. --bundle-id ID
+                is the app's bundle id (default com.example.delivery); --channel ID (repeatable) makes the app's
+                order activities listen on that broadcast channel (an id from POST /1/apps/BUNDLE-ID/channels).
                 """,
             examples: [
                 "livebus attach --socket /tmp/bus.sock --device iphone-16-pro",
@@ -72,7 +77,7 @@ public enum LivebusCommand {
             summary: "Show the daemon's sessions (posture, app state, clock) and orders",
             usage: "livebus status [--socket PATH] [--explain] [--json]",
             details:
-                "Asks the running daemon over its admin interface (same user only). Per session: device, posture, app state, clock offset/drift/error bound/round trip, the refresh scheduler (next window, budget left, queued and coalesced updates); --explain adds why the last updates were delivered, delayed or coalesced. While the daemon's store refuses writes (a full disk) a DEGRADED block (JSON: `degraded`, else null) gives the reason, the simulator events held in memory and what to do.",
+                "Asks the running daemon over its admin interface (same user only). Per session: device, posture, app state, clock offset/drift/error bound/round trip, the refresh scheduler (next window, budget left, queued and coalesced updates); --explain adds why the last updates were delivered, delayed or coalesced. APNS PUSH TOKENS (JSON: `apns`) lists each phone's apns-topic, push-to-start token and activity tokens, and the broadcast channels. While the daemon's store refuses writes (a full disk) a DEGRADED block (JSON: `degraded`, else null) gives the reason, the simulator events held in memory and what to do.",
             examples: ["livebus status --socket /tmp/bus.sock", "livebus status --json | jq '.data.sessions'"]
         ),
         Command(
