@@ -148,8 +148,11 @@ public enum LivebusCommand {
                 typeMismatch … naming the field); a date in the wrong unit is applied as the phone reads it. Each push
                 gets an id and a verdict: applied, or not with the reason in Apple's words and the rule's source, and
                 every lint that applies (Protocol/lints.json). `livebus explain ID` traces it.
-                --order is required (which Live Activity; `livebus order list`). With --expect, exits 1 when the
-                verdict differs.
+                --order is required (which Live Activity; `livebus order list`). Exit status, one rule for every
+                verdict: 4 when a phone did not answer; 2 when every phone refused the payload as unreadable
+                (malformedPayload, payloadTooLarge, contentStateTooLarge, keyNotFound, valueNotFound,
+                typeMismatch, dataCorrupted: fix the file); 1 when --expect is given and the verdict differs;
+                otherwise 0, whatever the activity rules decided (the printed verdict says why).
                 """,
             examples: [
                 "livebus push all update.json --order A1001",

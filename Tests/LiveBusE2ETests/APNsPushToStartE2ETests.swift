@@ -230,3 +230,35 @@ struct APNsClientLibraryE2ETests {
         #expect(outText.contains("apns-client-e2e: ok"), "\(outText)")
     }
 }
+
+/// `livebus push`'s exit status follows one rule for every verdict (help push): 2 when every phone refused the
+/// payload as unreadable (a content state that does not decode is as unreadable as bad JSON), 1 for an unmet
+/// --expect, otherwise 0 whatever the activity rules decided.
+@Suite(.serialized)
+struct PushExitStatusE2ETests {
+    @Test func oneRuleForEveryVerdict() throws {
+        let bus = try APNsBus(["--scenario", "demo-120s", "--time-scale", "2"], prefix: "lbx")
+        defer { bus.stop() }
+        try bus.attach("solo")
+        #expect(bus.wait { bus.phoneLog("solo").contains("A1001") })
+        let now = Int64(Date().timeIntervalSince1970)
+        func push(_ body: String, _ extra: [String] = []) throws -> E2ECLIGoldenTests.Run {
+            let file = bus.dir + "/p.json"
+            try body.write(toFile: file, atomically: true, encoding: .utf8)
+            return try E2ECLIGoldenTests.run(["push", "solo", file, "--order", "A1001", "--socket", bus.sock] + extra)
+        }
+        let typeMismatch = try push(
+            #"{"aps":{"timestamp":\#(now),"event":"update","content-state":{"status":7,"etaEnd":1}}}"#
+        )
+        #expect(typeMismatch.exit == 2 && typeMismatch.stdout.contains("typeMismatch"), "\(typeMismatch.stdout)")
+        let old = try push(
+            #"{"aps":{"timestamp":1000,"event":"update","content-state":{"status":"cooking","etaEnd":1}}}"#
+        )
+        #expect(old.exit == 0 && old.stdout.contains("olderTimestamp"), "\(old.stdout) \(old.stderr)")
+        let expected = try push(
+            #"{"aps":{"timestamp":1000,"event":"update","content-state":{"status":"cooking","etaEnd":1}}}"#,
+            ["--expect", "applied"]
+        )
+        #expect(expected.exit == 1, "\(expected.stdout)")
+    }
+}
