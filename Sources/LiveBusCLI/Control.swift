@@ -197,9 +197,24 @@ enum ControlCommands {
         let a = try Arguments(
             argv,
             command: "push",
-            options: ["socket", "order", "expect", "session"],
+            options: Set(["socket", "order", "expect", "session"]).union(PushHTTP2.options),
             flags: ["json", "all"]
         )
+        if let via = a.value("via") {
+            guard via == "http2" else {
+                throw .usage(
+                    "--via '\(via)' is not http2",
+                    recovery: "--via http2 sends through the daemon's APNs endpoint"
+                )
+            }
+            return try PushHTTP2.run(a, out: out)
+        }
+        if let only = PushHTTP2.options.sorted().first(where: { a.value($0) != nil }) {
+            throw .usage(
+                "--\(only) goes with --via http2",
+                recovery: "e.g. livebus push update.json --via http2 --token HEX --apns-socket PATH"
+            )
+        }
         guard let order = a.value("order") else {
             throw .usage(
                 "livebus push needs --order ORDER-ID: the Live Activity the payload updates",

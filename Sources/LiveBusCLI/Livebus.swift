@@ -138,7 +138,8 @@ public enum LivebusCommand {
         Command(
             name: "push",
             summary: "Send an APNs Live Activity payload (the file simctl push takes) and print its verdict",
-            usage: "livebus push TARGET FILE|- --order ID [--expect applied|ignored] [--socket PATH] [--json]",
+            usage:
+                "livebus push TARGET FILE|- --order ID [--expect applied|ignored] [--socket PATH] [--json] · livebus push FILE|- --via http2 [--token HEX] [--channel ID] [--topic TOPIC] [--priority 10|5] [--collapse-id ID] [--expiration SECONDS] [--header NAME:VALUE]... [--apns-socket PATH] [--apns HOST:PORT] [--json]",
             details: """
                 FILE is a JSON object with "aps" (timestamp, event, content-state, stale-date, dismissal-date,
                 relevance-score, alert), at most 4096 bytes; - reads standard input. content-state is decoded as the
@@ -153,6 +154,16 @@ public enum LivebusCommand {
                 (malformedPayload, payloadTooLarge, contentStateTooLarge, keyNotFound, valueNotFound,
                 typeMismatch, dataCorrupted: fix the file); 1 when --expect is given and the verdict differs;
                 otherwise 0, whatever the activity rules decided (the printed verdict says why).
+                --via http2 sends FILE through the daemon's APNs endpoint instead (h2c: livebusd --apns-socket PATH,
+                or --apns HOST:PORT with --apns-h2c), as your backend's APNs client would: to a push token
+                (--token, from `livebus status`: a push-to-start or an activity token) or a broadcast channel
+                (--channel), with apns-push-type liveactivity, apns-topic TOPIC (default
+                com.example.delivery.push-type.liveactivity), --priority, --collapse-id, --expiration (Unix
+                seconds, 0 = now or never) and an unsigned provider token (accepted without livebusd --apns-key;
+                else pass yours with --header 'authorization: bearer JWT'). Each --header NAME:VALUE replaces the
+                header of that name (given twice, it is sent twice). It prints APNs's answer (status, apns-id,
+                reason) and the push id; exit 0 when APNs accepted it (2xx), 2 when it refused it, 3 when the
+                endpoint is unreachable, 4 when it did not answer within 15 s.
                 """,
             examples: [
                 "livebus push all update.json --order A1001",

@@ -262,3 +262,53 @@ struct PushExitStatusE2ETests {
         #expect(expected.exit == 1, "\(expected.stdout)")
     }
 }
+
+/// `livebus push --via http2` sends through the daemon's APNs endpoint: APNs's answer and exit status (0 accepted,
+/// 2 refused with the reason printed), --header replacing a default, a start push to a push-to-start token.
+@Suite(.serialized)
+struct PushViaHTTP2E2ETests {
+    @Test func pushThroughTheEndpoint() throws {
+        let bus = try APNsBus(["--scenario", "demo-120s", "--time-scale", "2"], prefix: "lbh")
+        defer { bus.stop() }
+        // In the foreground: the scenario's own updates would spend a backgrounded phone's budget first.
+        try bus.attach("solo")
+        #expect(bus.wait { bus.phoneLog("solo").contains("A1001") })
+        let now = Int64(Date().timeIntervalSince1970)
+        let file = bus.dir + "/u.json"
+        try
+            #"{"aps":{"timestamp":\#(now + 5),"event":"update","content-state":{"status":"delivering","etaEnd":\#(now - 978_307_200 + 600)}}}"#
+            .write(toFile: file, atomically: true, encoding: .utf8)
+        let token = LiveBusPushTokens.activityToken(phone: "solo", order: "A1001")
+        let via = ["--via", "http2", "--apns-socket", bus.apnsSock]
+        let ok = try E2ECLIGoldenTests.run(["push", file, "--token", token] + via)
+        #expect(
+            ok.exit == 0 && ok.stdout.hasPrefix("APNs 200") && ok.stdout.contains("push p"),
+            "\(ok.stdout) \(ok.stderr)"
+        )
+        #expect(bus.wait { bus.pushLines("solo").contains { $0.contains(#""status":"delivering""#) } })
+        let bad = try E2ECLIGoldenTests.run(["push", file, "--token", token, "--header", "apns-priority: 7"] + via)
+        #expect(bad.exit == 2 && bad.stdout.contains("400") && bad.stdout.contains("BadPriority"), "\(bad.stdout)")
+        let json = try E2ECLIGoldenTests.run(["push", file, "--token", token, "--priority", "5", "--json"] + via)
+        #expect(json.exit == 0 && json.json?["data"]?["status"]?.doubleValue == 200, "\(json.stdout)")
+        let unknown = try E2ECLIGoldenTests.run(["push", file, "--token", String(repeating: "0", count: 64)] + via)
+        #expect(unknown.exit == 2 && unknown.stdout.contains("BadDeviceToken"), "\(unknown.stdout)")
+        let channel = try E2ECLIGoldenTests.run(["push", file, "--channel", "bm9uZQ=="] + via)
+        #expect(channel.exit == 2 && channel.stdout.contains("BadChannelId"), "\(channel.stdout)")
+        let start = bus.dir + "/s.json"
+        try
+            #"{"aps":{"timestamp":\#(now),"event":"start","content-state":{"status":"cooking","etaEnd":\#(now - 978_307_200 + 900)},"attributes-type":"OrderAttributes","attributes":{"orderID":"V1"},"alert":{"title":"Order","body":"Cooking"}}}"#
+            .write(toFile: start, atomically: true, encoding: .utf8)
+        let pts = LiveBusPushTokens.pushToStartToken(phone: "solo", bundleID: "com.example.delivery")
+        #expect(try E2ECLIGoldenTests.run(["push", start, "--token", pts] + via).exit == 0)
+        #expect(
+            bus.wait { bus.pushLines("solo").contains { $0.contains(#""order":"V1""#) } },
+            "\(bus.pushLines("solo"))"
+        )
+        let misuse = try E2ECLIGoldenTests.run(["push", file, "--token", token])
+        #expect(misuse.exit == 2 && misuse.stderr.contains("--token goes with --via http2"), "\(misuse.stderr)")
+        let gone = try E2ECLIGoldenTests.run([
+            "push", file, "--token", token, "--via", "http2", "--apns-socket", bus.dir + "/no.sock",
+        ])
+        #expect(gone.exit == 3, "\(gone.stderr)")
+    }
+}
