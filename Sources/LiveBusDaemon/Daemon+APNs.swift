@@ -70,7 +70,8 @@ final class DaemonAPNs {
     var pending: [String: Pending] = [:]
     /// Per-phone sequence of its APNs pushes (the scheduler orders a topic by sequence).
     var sequences: [String: UInt64] = [:]
-    let server: APNsServer
+    /// The HTTP/2 server; `nil` for an endpoint driven in memory (tests call ``Daemon/answerAPNs(_:endpoint:)``).
+    let server: APNsServer?
     var validator: APNsValidator
     /// An activity a push-to-start push started (issue 17): its phone, id, token and channel.
     struct PushStartedActivity {
@@ -97,7 +98,7 @@ final class DaemonAPNs {
     /// The CA certificate's path (TLS).
     var caPath: String?
 
-    init(server: APNsServer, validator: APNsValidator) {
+    init(server: APNsServer?, validator: APNsValidator) {
         self.server = server
         self.validator = validator
     }
@@ -188,7 +189,7 @@ extension Daemon {
 
     /// Stops the APNs endpoint (listeners and connections).
     func stopAPNs() {
-        apns?.server.close()
+        apns?.server?.close()
         apns = nil
     }
 
