@@ -77,7 +77,7 @@ public enum LivebusCommand {
             summary: "Show the daemon's sessions (posture, app state, clock) and orders",
             usage: "livebus status [--socket PATH] [--explain] [--json]",
             details:
-                "Asks the running daemon over its admin interface (same user only). Per session: device, posture, app state, clock offset/drift/error bound/round trip, the refresh scheduler (next window, budget left, queued and coalesced updates); --explain adds why the last updates were delivered, delayed or coalesced. APNS PUSH TOKENS (JSON: `apns`) lists each phone's apns-topic, push-to-start token and activity tokens, and the broadcast channels. While the daemon's store refuses writes (a full disk) a DEGRADED block (JSON: `degraded`, else null) gives the reason, the simulator events held in memory and what to do.",
+                "Asks the running daemon over its admin interface (same user only). Per session: device, posture, app state, clock offset/drift/error bound/round trip, the refresh scheduler (next window, budget left, queued and coalesced updates); --explain adds why the last updates were delivered, delayed or coalesced. While the daemon's store refuses writes (a full disk) a DEGRADED block (JSON: `degraded`, else null) gives the reason, the simulator events held in memory and what to do.",
             examples: ["livebus status --socket /tmp/bus.sock", "livebus status --json | jq '.data.sessions'"]
         ),
         Command(
