@@ -135,6 +135,10 @@ async def main():
     # The three lines a backend changes to talk to LiveBus instead of api.sandbox.push.apple.com:
     APNsDevelopmentClientProtocol.APNS_SERVER = "localhost"  # 1. the host
     APNsDevelopmentClientProtocol.APNS_PORT = args.port  # 2. the port, and the CA below
+    # aioapns closes a connection idle for 10 s and signs a new provider token for the next one; with --apns-key a
+    # new token within 20 minutes is 429 TooManyProviderTokenUpdates (Apple's rule, kept daemon-wide by LiveBus), so
+    # keep the one connection open for the whole run (a loaded machine can be slow between steps).
+    APNsDevelopmentClientProtocol.INACTIVITY_TIME = 600
     context = ssl.create_default_context(cafile=args.ca)
     with open(args.key, encoding="utf-8") as f:
         key = f.read()  # 3. the team's .p8 key (livebusd --apns-key verifies its tokens)
