@@ -71,8 +71,9 @@ public enum LivebusdCommand {
           --help               Print this help.
 
         APNs ENDPOINT (point your backend's APNs client at LiveBus; README "Point your backend at LiveBus")
-          --apns HOST:PORT     Serve Apple's provider API (POST /3/device/<token>, POST /4/broadcasts/apps/<bundle>)
-                               over HTTP/2 with TLS (ALPN h2) on HOST:PORT; PORT 0 picks a free one (logged).
+          --apns HOST:PORT     Serve Apple's provider API (POST /3/device/<token>, POST /4/broadcasts/apps/<bundle>,
+                               channel management on /1/apps/<bundle>/channels and /all-channels) over HTTP/2
+                               with TLS (ALPN h2) on HOST:PORT; PORT 0 picks a free one (logged).
                                HOST must be loopback (127.0.0.1, ::1, localhost) unless --apns-allow-remote.
                                The certificate is issued by a CA LiveBus makes at first start: DIR/apns-ca.pem
                                (logged as ca=…; give it to your client), DIR = --apns-ca-dir, else the data
@@ -89,6 +90,8 @@ public enum LivebusdCommand {
           --apns-key-id ID     The key id tokens must name (kid); with --apns-key.
           --apns-unregistered-delay D  How long after a token stops being valid 410 Unregistered is answered
                                (Apple delays it by an unspecified time; ours: default 0s).
+          --apns-start-budget N  Push-to-start pushes one phone may get per rolling hour; beyond it the push is
+                               accepted (200) and no activity starts (Apple publishes no number; ours: default 10).
           --apns-max-streams N Concurrent streams per connection (SETTINGS_MAX_CONCURRENT_STREAMS). Default 100.
           --apns-stream-timeout D  A request not ended within D gets 400 IdleTimeout and is reset. Default 10s.
           --apns-handshake-timeout D  A connection without the HTTP/2 preface (and TLS handshake) within D is

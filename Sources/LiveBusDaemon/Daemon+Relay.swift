@@ -305,6 +305,7 @@ extension Daemon {
             pushLog.append(d)
             journalVerdict(d, from: s)
             dashboardPushAnswered(d, from: s)
+            apnsPushAnswered(d, from: s)
             if pushLog.count > 1000 { pushLog.removeFirst(pushLog.count - 1000) }
         }
         if relay.waiting.isEmpty { finishRelay(f.sequence) }
