@@ -2,6 +2,7 @@ import Foundation
 import LiveBusAPNs
 import LiveBusAPNsServer
 import LiveBusClock
+import LiveBusCore
 import LiveBusLoop
 import LiveBusScheduler
 import LiveBusWire
@@ -233,7 +234,7 @@ extension Daemon {
             guard case .device(let token) = push.route else {
                 return answerBroadcast(push, request: request, uniqueID: uniqueID, endpoint: endpoint)
             }
-            let pushID = newAPNsPushID()
+            let pushID = newPushID()
             let accepted = APNsResponse.success(
                 apnsID: push.apnsID,
                 uniqueID: uniqueID,
@@ -284,9 +285,17 @@ extension Daemon {
         }
     }
 
-    /// A new push id (`p<n>`), counted with `livebus push`'s.
-    func newAPNsPushID() -> String {
+    /// A new push id (`p<n>`), for `livebus push` and APNs pushes alike: unique across restarts of a durable daemon
+    /// (``pushCounter``).
+    func newPushID() -> String {
         pushCounter += 1
+        if store.isDurable && pushCounter > pushIDsReserved {
+            pushIDsReserved = pushCounter + Daemon.pushIDBlock - 1
+            if case .failure(let e) = store.commitInTurn(StoreBatch(meta: [("pushIDsReserved", "\(pushIDsReserved)")]))
+            {
+                logger.log(.error, "cannot reserve push ids in the data directory", [("error", e.message)])
+            }
+        }
         return "p\(pushCounter)"
     }
 
@@ -430,7 +439,7 @@ extension Daemon {
             ((try? JSONSerialization.jsonObject(with: Data(push.body))) as? [String: Any])?["aps"] as? [String: Any]
         var ids: [String] = []
         if aps?["event"] as? String == "start" {
-            let id = newAPNsPushID()
+            let id = newPushID()
             ids.append(id)
             recordAPNsVerdict(
                 id,
@@ -497,7 +506,7 @@ extension Daemon {
     ) -> [String] {
         var ids: [String] = []
         for (s, order) in targets {
-            let pushID = newAPNsPushID()
+            let pushID = newPushID()
             ids.append(pushID)
             var args: [String: JSONValue] = [
                 "session": .string(s.name), "order": .string(order),

@@ -278,8 +278,7 @@ extension Daemon {
         var args = c.args
         if c.command == "push" {
             if args["pushID"] == nil {  // APNs pushes come with the id their 200 answer named
-                pushCounter += 1
-                args["pushID"] = .string("p\(pushCounter)")
+                args["pushID"] = .string(newPushID())
             }
             relay.pushID = args["pushID"]
             if let schema = options.activitySchemaText { args["activitySchema"] = .string(schema) }

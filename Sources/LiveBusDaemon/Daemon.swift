@@ -59,7 +59,14 @@ public final class Daemon {
     let startedAt: ServerInstant
     var relays: [UInt64: PendingRelay] = [:]
     var nextRelayID: UInt64 = 0
+    /// The last push id handed out (`p<n>`). Push ids stay unique across restarts of a durable daemon: the store
+    /// holds a reserved high-water mark (`pushIDsReserved`), raised ``pushIDBlock`` ids at a time, and a restarted
+    /// daemon carries on above it (ids skipped at a restart are never used).
     var pushCounter = 0
+    /// The push ids reserved in the store so far.
+    var pushIDsReserved = 0
+    /// How many push ids one store write reserves.
+    static let pushIDBlock = 1000
     /// Daemon-wide toxics (`down`: refuse new connections).
     var daemonToxics: [ToxicSpec] = []
     /// `down` toxics of one phone (`fault preset airplane --session X`, `fault add down --session X`), by session
@@ -254,6 +261,9 @@ public final class Daemon {
         }
         // Only once the scenario loaded: a start that failed leaves a new data directory free for any scenario.
         if store.isDurable {
+            // Push ids carry on above the ids the previous run reserved.
+            pushCounter = Int(store.meta("pushIDsReserved") ?? "") ?? 0
+            pushIDsReserved = pushCounter
             let meta = StoreBatch(meta: [("scenario", "\(options.scenario ?? "none") seed \(options.seed)")])
             if case .failure(let e) = store.commitInTurn(meta) {
                 logger.log(.error, "cannot record the scenario in the data directory", [("error", e.message)])
