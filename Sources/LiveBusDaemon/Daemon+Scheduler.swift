@@ -39,22 +39,20 @@ extension Daemon {
     }
 
     /// Offers a stored event to the session's scheduler and writes whatever it releases.
-    func offer(_ e: StoredEvent, to s: Session) {
+    /// - Parameters:
+    ///   - e: The event.
+    ///   - s: The session.
+    ///   - slot: The slot of the event's topic in the session (``Session/slot(for:number:)``).
+    ///   - u: The event as the scheduler sees it (the same for every session: built once per fan-out).
+    ///   - now: The fan-out's server instant.
+    func offer(_ e: StoredEvent, to s: Session, slot: Int, update u: PendingUpdate, now: ServerInstant) {
         guard s.scheduler != nil else {
-            deliver(e, to: s)
+            deliver(e, to: s, slot: slot, flags: [], now: now)
             return
         }
-        let u = PendingUpdate(
-            topic: e.topic,
-            sequence: e.sequence,
-            priority: e.body.priority,
-            isTerminal: e.isTerminal,
-            serverTimestamp: ServerInstant(millisecondsSinceEpoch: e.body.timestamp)
-        )
-        let now = clock.now()
         // A foreground phone with nothing pending: straight through, no array, no timer to re-arm.
-        if s.scheduler!.passThrough(u, at: now) != nil {
-            deliver(e, to: s)
+        if s.scheduler!.passThrough(u, slot: slot, at: now) != nil {
+            deliver(e, to: s, slot: slot, flags: [], now: now)
             return
         }
         let released = s.scheduler!.offer(u, at: now)
