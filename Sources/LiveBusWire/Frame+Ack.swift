@@ -17,10 +17,11 @@ extension Frame {
         precondition(topic.count <= maximumTopicLength)
         // `{"sequence":` + up to 20 digits + `}`.
         withUnsafeTemporaryAllocation(byteCount: 34, alignment: 8) { scratch in
-            var bodyCount = 0
-            "{\"sequence\":".utf8.forEach {
-                scratch[bodyCount] = $0
-                bodyCount += 1
+            let prefix: StaticString = "{\"sequence\":"
+            var bodyCount = prefix.utf8CodeUnitCount
+            prefix.withUTF8Buffer { p in
+                let head = UnsafeMutableRawBufferPointer(rebasing: scratch[0..<bodyCount])
+                head.copyMemory(from: UnsafeRawBufferPointer(p))
             }
             var digitCount = 1
             var v = sequence

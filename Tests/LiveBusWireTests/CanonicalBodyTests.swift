@@ -176,3 +176,21 @@ struct AckTemplateTests {
         }
     }
 }
+
+/// The flag terms come from a cache by shared length: lengths that share a slot, and the same length again, still
+/// give every flag combination the straight CRC-32 of §2.
+struct FlagTermCacheTests {
+    @Test func collidingLengthsKeepTheirOwnTerms() throws {
+        for n in [10, 74, 10, 138, 74, 200, 10] {
+            let body = Array(repeating: UInt8(ascii: "x"), count: n)
+            let t = try EventTemplate(topic: "t/a", sequence: UInt64(n), body: body)
+            for f in 0..<16 {
+                let flags = FrameFlags(rawValue: UInt16(f))
+                var buf: [UInt8] = []
+                try Frame.appendEvent(t, flags: flags, trailer: EventTemplateTests.trailers[0], into: &buf)
+                let crc = UInt32(buf[20]) << 24 | UInt32(buf[21]) << 16 | UInt32(buf[22]) << 8 | UInt32(buf[23])
+                #expect(crc == CRC32.checksum(buf[4..<20] + buf[24...]), "length \(n), flags \(f)")
+            }
+        }
+    }
+}
