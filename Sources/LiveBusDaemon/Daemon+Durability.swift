@@ -104,11 +104,12 @@ extension Daemon {
     /// - Parameters:
     ///   - topic: The topic (validated).
     ///   - body: The event.
+    ///   - encoded: `body` as the client sent it when that is its canonical encoding (stored as is), else `nil`.
     ///   - s: The publishing session.
     ///   - id: The PUBLISH frame's id, echoed in the ACK.
-    func stageClientEvent(topic: String, body: EventBody, from s: Session, id: UInt64) {
+    func stageClientEvent(topic: String, body: EventBody, encoded: [UInt8]? = nil, from s: Session, id: UInt64) {
         if held.isDegraded && turn.eventCount == 0 { retryHeldEvents() }
-        turn.append((topic, body), waiter: PublishWaiter(session: s, id: id))
+        turn.append((topic, body), encoded: encoded, waiter: PublishWaiter(session: s, id: id))
         s.pendingAcks += 1
     }
 
@@ -137,15 +138,7 @@ extension Daemon {
             }
             for (i, e) in stored.enumerated() {
                 let w = waiters[i]
-                if w.session.phase == .established {
-                    send(
-                        w.session,
-                        .ack,
-                        sequence: w.id,
-                        topic: e.topic,
-                        encoded: EventJSON.ackBody(sequence: e.sequence)
-                    )
-                }
+                if w.session.phase == .established { sendAck(w.session, id: w.id, for: e) }
                 fanOut(e)
                 if (i + 1) % Self.fanOutFlushInterval == 0 { loop.flushPendingWrites() }
             }
@@ -163,6 +156,21 @@ extension Daemon {
                     + (c == .storeError ? "see the daemon's log" : "publish again once there is space")
             )
             for w in waiters where w.session.phase != .closed { fail(w.session, refusal) }
+        }
+    }
+
+    /// The ACK of a stored PUBLISH, written from its fixed layout with the stored event's topic bytes
+    /// (``Frame/appendAck(id:topic:sequence:into:)``: no body array, no encoder).
+    private func sendAck(_ s: Session, id: UInt64, for e: StoredEvent) {
+        do {
+            try output(s) { buf throws(WireError) in
+                e.template.shared.withUnsafeBytes { raw in
+                    let topic = UnsafeRawBufferPointer(rebasing: raw[..<e.template.topicLength])
+                    Frame.appendAck(id: id, topic: topic, sequence: e.sequence, into: &buf)
+                }
+            }
+        } catch {
+            logger.log(.error, "cannot encode frame", [("type", "ACK"), ("error", "\(error)")])
         }
     }
 

@@ -671,8 +671,9 @@ public final class Daemon {
             let b = try WireJSON.decode(CommandBody.self, from: f.body)
             command(b, id: f.sequence, from: s)
         case .publish:
-            let b = try EventJSON.decode(f.body)
-            try publishFromClient(s, topic: f.topic, id: f.sequence, body: b)
+            // A canonical body (what EventJSON.encode writes) is stored and fanned out as the client sent it.
+            let (b, canonical) = try EventJSON.decodeCanonical(f.body)
+            try publishFromClient(s, topic: f.topic, id: f.sequence, body: b, encoded: canonical ? f.body : nil)
         case .bye:
             closeSession(s, reason: "client said bye", flush: true)
             // The phone ended its session: nothing will resume it, so its name is free at once (PROTOCOL.md §5.3).
@@ -1022,12 +1023,18 @@ public final class Daemon {
         )
     }
 
-    private func publishFromClient(_ s: Session, topic: String, id: UInt64, body: EventBody) throws(WireError) {
+    private func publishFromClient(
+        _ s: Session,
+        topic: String,
+        id: UInt64,
+        body: EventBody,
+        encoded: [UInt8]?
+    ) throws(WireError) {
         guard s.role == .publisher || s.role == .admin else {
             throw WireError(.notPermitted, "PUBLISH needs the publisher or admin role in HELLO")
         }
         try Topic.validate(topic)
-        stageClientEvent(topic: topic, body: body, from: s, id: id)
+        stageClientEvent(topic: topic, body: body, encoded: encoded, from: s, id: id)
     }
 
     // MARK: - Clock probes
