@@ -135,6 +135,8 @@ extension Daemon {
                 heldRetryTimer?.cancel()
                 heldRetryTimer = nil
             }
+            // A federated store fans out from its stream consumer, in stream order (Daemon+Federation.swift).
+            let fansOut = !store.announcesCommittedEvents
             for (i, e) in stored.enumerated() {
                 let w = waiters[i]
                 if w.session.phase == .established {
@@ -146,12 +148,17 @@ extension Daemon {
                         encoded: EventJSON.ackBody(sequence: e.sequence)
                     )
                 }
-                fanOut(e)
+                if fansOut { fanOut(e) }
                 if (i + 1) % Self.fanOutFlushInterval == 0 { loop.flushPendingWrites() }
             }
         case .failure(let e):
             guard !waiters.isEmpty else {
                 logger.log(.error, "cannot store resume records", [("error", e.message)])
+                return
+            }
+            // Refused by a federation that lost NATS: the daemon is not degraded (nothing is held), it reconnects.
+            if let refusal = Daemon.federationRefusal(e) {
+                for w in waiters where w.session.phase != .closed { fail(w.session, refusal) }
                 return
             }
             if held.noteRefused(e, nowMs: nowMs()) { degradationBegan(e) }

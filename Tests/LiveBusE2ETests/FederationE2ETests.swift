@@ -1,0 +1,335 @@
+import Foundation
+import LiveBusClient
+import LiveBusClock
+import LiveBusDaemon
+import LiveBusLoop
+import LiveBusWire
+import Testing
+
+/// A 3-node JetStream cluster started by `tools/nats-cluster` on free loopback ports, stopped when dropped.
+final class NATSCluster {
+    let dir: String
+    let base: Int
+    static var available: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/nats-server") }
+    static var script: String {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("tools/nats-cluster").path
+    }
+
+    init() throws {
+        dir = temporaryDirectory("lbnc")
+        // Three client, route and monitoring ports each: base…base+2, +2000, +4000, all free now.
+        var b = 0
+        for _ in 0..<50 {
+            let candidate = Int.random(in: 20_000..<26_000)
+            let ports = (0..<3).flatMap { [candidate + $0, candidate + 2000 + $0, candidate + 4000 + $0] }
+            if ports.allSatisfy(Self.isFree) {
+                b = candidate
+                break
+            }
+        }
+        guard b != 0 else { throw E2EFailure("no free loopback ports for the NATS cluster") }
+        base = b
+        try run("start")
+    }
+
+    deinit {
+        try? run("stop")
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+
+    var urls: String { (0..<3).map { "nats://127.0.0.1:\(base + $0)" }.joined(separator: ",") }
+    func url(_ node: Int) -> String { "nats://127.0.0.1:\(base + node - 1)" }
+    func pid(_ node: Int) -> pid_t? {
+        (try? String(contentsOfFile: dir + "/n\(node).pid", encoding: .utf8))
+            .flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+
+    private func run(_ command: String) throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/bash")
+        p.arguments = [Self.script, command, dir]
+        p.environment = ProcessInfo.processInfo.environment.merging(["LIVEBUS_NATS_BASE_PORT": "\(base)"]) { $1 }
+        p.standardOutput = FileHandle.nullDevice
+        let err = Pipe()
+        p.standardError = err
+        try p.run()
+        p.waitUntilExit()
+        guard p.terminationStatus == 0 else {
+            let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            throw E2EFailure("tools/nats-cluster \(command) failed (\(p.terminationStatus)): \(text)")
+        }
+    }
+
+    static func isFree(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var a = sockaddr_in()
+        a.sin_family = sa_family_t(AF_INET)
+        a.sin_addr.s_addr = inet_addr("127.0.0.1")
+        a.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &a) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+}
+
+struct E2EFailure: Error, CustomStringConvertible {
+    var description: String
+    init(_ d: String) { description = d }
+}
+
+/// A publisher connection to one daemon: PUBLISHes one event at a time and waits for its ACK or ERROR.
+final class FederatedPublisher {
+    let loop: EventLoop
+    let socket: String
+    private var peer: PublisherPeer?
+
+    init(loop: EventLoop, socket: String) {
+        self.loop = loop
+        self.socket = socket
+    }
+
+    /// Publishes `status` on `topic`; returns the ACKed sequence, or the ERROR's name (the connection is then
+    /// closed by the daemon and the next publish opens another).
+    func publish(topic: String, status: String, event: String, timeoutMs: UInt64 = 10_000) -> Result<UInt64, E2EFailure>
+    {
+        if peer == nil || peer!.closed { peer = PublisherPeer(loop: loop, socket: socket) }
+        let p = peer!
+        var body = GoldenVectorsForTests.event
+        body.event = event
+        body.contentState.status = status
+        body.timestamp = SystemServerClock().now().millisecondsSinceEpoch
+        body.contentState.lastConfirmed = body.timestamp
+        body.contentState.etaTarget = body.timestamp + 600_000
+        let id = p.nextID()
+        p.whenOpen { c in
+            c.write(try! Frame(type: .publish, sequence: id, topic: topic, body: try! WireJSON.encode(body)).encoded())
+        }
+        let ok = runLoop(loop, timeoutMs: timeoutMs) { p.answer(id) != nil || p.closed }
+        guard ok, let a = p.answer(id) else {
+            return .failure(E2EFailure(p.closed ? "connection closed" : "no answer"))
+        }
+        return a
+    }
+
+    func close() { peer?.connection?.close() }
+}
+
+final class PublisherPeer {
+    private(set) var connection: Connection?
+    private var decoder = FrameDecoder()
+    private var waiting: [(Connection) -> Void] = []
+    private var answers: [UInt64: Result<UInt64, E2EFailure>] = [:]
+    private var id: UInt64 = 0
+    private(set) var closed = false
+
+    init(loop: EventLoop, socket: String) {
+        Connection.connect(loop: loop, path: socket) { [self] r in
+            guard case .success(let c) = r else {
+                closed = true
+                return
+            }
+            connection = c
+            c.onRead = { [unowned self] bytes in
+                decoder.append(bytes)
+                while let f = try? decoder.next() {
+                    if f.type == .ack, let b = try? WireJSON.decode(AckBody.self, from: f.body) {
+                        answers[f.sequence] = .success(b.sequence)
+                    } else if f.type == .error, let b = try? WireJSON.decode(ErrorBody.self, from: f.body) {
+                        for k in 1...max(1, self.id) where answers[k] == nil {
+                            answers[k] = .failure(E2EFailure(b.name))
+                        }
+                    }
+                }
+            }
+            c.onClose = { [unowned self] _ in closed = true }
+            try? c.startReading()
+            c.write(try! hello(role: .publisher, name: nil, device: nil).encoded())
+            for w in waiting { w(c) }
+            waiting = []
+        }
+    }
+
+    func nextID() -> UInt64 {
+        id += 1
+        return id
+    }
+    func answer(_ id: UInt64) -> Result<UInt64, E2EFailure>? { answers[id] }
+    func whenOpen(_ w: @escaping (Connection) -> Void) {
+        if let c = connection { w(c) } else { waiting.append(w) }
+    }
+}
+
+/// Runs `loop` until `done()` or `timeoutMs`; returns whether `done()` held.
+@discardableResult
+func runLoop(_ loop: EventLoop, timeoutMs: UInt64, until done: @escaping () -> Bool) -> Bool {
+    var ok = done()
+    if ok { return true }
+    let check = loop.schedule(after: 5, repeat: 5) {
+        if done() {
+            ok = true
+            loop.stop()
+        }
+    }
+    let timeout = loop.schedule(after: timeoutMs) { loop.stop() }
+    loop.run()
+    check.cancel()
+    timeout.cancel()
+    return ok
+}
+
+/// Federation through NATS JetStream with real processes on loopback: three `nats-server` as one JetStream cluster
+/// (replicas 3, `tools/nats-cluster`) and three `livebusd --federate`, each with its own socket.
+/// Source: ISSUE-19 "Tests".
+@Suite(.serialized, .enabled(if: NATSCluster.available, "nats-server is not installed: run tools/setup"))
+struct FederationE2ETests {
+    static let statuses = ["created", "cooking", "awaitingPickup", "pickedUp", "delivering", "delivered"]
+    static func event(_ i: Int) -> String { i == 0 ? "start" : (i == statuses.count - 1 ? "end" : "update") }
+
+    static func startDaemon(_ dir: String, _ k: Int, federate: String, extra: [String] = []) throws -> DaemonChild {
+        let socket = dir + "/d\(k).sock"
+        let d = try DaemonChild(
+            ["--socket", socket, "--federate", federate, "--federate-replicas", "3", "--log-level", "info"] + extra,
+            log: dir + "/d\(k).log"
+        )
+        for _ in 0..<500 where SocketProbe.probe(path: socket) != .live { usleep(10_000) }
+        guard SocketProbe.probe(path: socket) == .live else {
+            throw E2EFailure(
+                "livebusd \(k) did not serve \(socket): "
+                    + ((try? String(contentsOfFile: dir + "/d\(k).log", encoding: .utf8)) ?? "")
+            )
+        }
+        return d
+    }
+
+    /// Publishes the order's statuses from `from` on, retrying an event refused while the federation reconnects;
+    /// returns the ACKed sequences.
+    static func publishAll(_ pub: FederatedPublisher, topic: String, _ range: Range<Int>, loop: EventLoop) -> [UInt64] {
+        var acked: [UInt64] = []
+        for i in range {
+            for _ in 0..<60 {
+                if case .success(let seq) = pub.publish(topic: topic, status: statuses[i], event: event(i)) {
+                    acked.append(seq)
+                    break
+                }
+                runLoop(loop, timeoutMs: 250) { false }
+            }
+            runLoop(loop, timeoutMs: 60) { false }
+        }
+        return acked
+    }
+
+    /// A publisher on daemon 1 reaches phones on daemons 2 and 3 in order; a phone moves from daemon 1 to daemon 3
+    /// mid-order with no gap and no double application; then kill -9 of daemon 2 and of one NATS node mid-order
+    /// loses nothing acknowledged (the phone of daemon 2 moves to daemon 3 and gets every ACKed event once).
+    @Test func publishReachesEveryDaemonAndPhonesMoveHostsLosingNothing() throws {
+        let cluster = try NATSCluster()
+        let dir = temporaryDirectory("lbfd")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let d1 = try Self.startDaemon(dir, 1, federate: cluster.url(1))
+        let d2 = try Self.startDaemon(dir, 2, federate: cluster.url(2))
+        let d3 = try Self.startDaemon(dir, 3, federate: cluster.urls)
+        defer { [d1, d2, d3].forEach { $0.terminate() } }
+        let loop = try EventLoop()
+        let p2 = Phones(["p2"], socket: dir + "/d2.sock", loop: loop)
+        let p3 = Phones(["p3"], socket: dir + "/d3.sock", loop: loop)
+        let mover = Phones(["mover"], socket: dir + "/d1.sock", loop: loop)
+        let all = [p2, p3, mover]
+        #expect(runLoop(loop, timeoutMs: 10_000) { all.allSatisfy { $0.sessions[0].syncState == .live } })
+        let pub = FederatedPublisher(loop: loop, socket: dir + "/d1.sock")
+        var acked = Self.publishAll(pub, topic: "orders/F1", 0..<3, loop: loop)
+        #expect(runLoop(loop, timeoutMs: 10_000) { mover.applied["mover"]?.count == 3 })
+        // Mid-order, the phone moves from host 1 to host 3 and resumes there with its token.
+        mover.sessions[0].move(to: dir + "/d3.sock")
+        acked += Self.publishAll(pub, topic: "orders/F1", 3..<6, loop: loop)
+        #expect(acked == Array(1...6))
+        #expect(
+            runLoop(loop, timeoutMs: 10_000) { all.allSatisfy { $0.applied.values.first?.count == 6 } },
+            "not every phone got all 6: \(all.map { $0.applied.mapValues { $0.map(\.seq) } })"
+        )
+        for phones in all {
+            for (n, u) in phones.applied {
+                #expect(u.map(\.seq) == Array(1...6), "\(n) applied \(u.map(\.seq))")
+                #expect(u.map(\.status) == Self.statuses, "\(n) saw \(u.map(\.status))")
+            }
+        }
+
+        // kill -9 of daemon 2 and of NATS node 1 (daemon 1's server: it reconnects to another node) mid-order.
+        let log1 = dir + "/d1.log"
+        var acked2 = Self.publishAll(pub, topic: "orders/F2", 0..<2, loop: loop)
+        d2.kill9()
+        if let pid = cluster.pid(1) { kill(pid, SIGKILL) }
+        acked2 += Self.publishAll(pub, topic: "orders/F2", 2..<6, loop: loop)
+        #expect(
+            acked2 == Array(1...6),
+            "acked \(acked2); daemon 1: \((try? String(contentsOfFile: log1, encoding: .utf8)) ?? "")"
+        )
+        // The phone of the killed daemon moves to daemon 3: every acknowledged event arrives, once, in order.
+        p2.sessions[0].move(to: dir + "/d3.sock")
+        #expect(
+            runLoop(loop, timeoutMs: 15_000) {
+                [p2, p3, mover].allSatisfy { $0.applied.values.first?.filter { $0.topic == "orders/F2" }.count == 6 }
+            }
+        )
+        for phones in [p2, p3, mover] {
+            for (n, u) in phones.applied {
+                let f2 = u.filter { $0.topic == "orders/F2" }
+                #expect(f2.map(\.seq) == Array(1...6), "\(n) applied \(f2.map(\.seq)) of orders/F2")
+            }
+        }
+        pub.close()
+        for s in all.flatMap(\.sessions) { s.close() }
+        runLoop(loop, timeoutMs: 100) { false }
+        loop.close()
+    }
+
+    /// SIGSTOP of the NATS node a daemon is connected to, for 10 s: the daemon neither crashes nor spins (its CPU
+    /// time while the node is frozen stays far below the wall time), keeps serving its socket, refuses or holds
+    /// publishes rather than losing them, and recovers: a publish after SIGCONT reaches a phone on another daemon.
+    @Test func aFrozenNATSNodeNeitherCrashesNorSpinsTheDaemon() throws {
+        let cluster = try NATSCluster()
+        let dir = temporaryDirectory("lbfs")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let d1 = try Self.startDaemon(dir, 1, federate: cluster.url(1))
+        let d2 = try Self.startDaemon(dir, 2, federate: cluster.url(2))
+        defer { [d1, d2].forEach { $0.terminate() } }
+        let loop = try EventLoop()
+        let phone = Phones(["far"], socket: dir + "/d2.sock", loop: loop)
+        #expect(runLoop(loop, timeoutMs: 10_000) { phone.sessions[0].syncState == .live })
+        let pub = FederatedPublisher(loop: loop, socket: dir + "/d1.sock")
+        #expect(Self.publishAll(pub, topic: "orders/S1", 0..<1, loop: loop) == [1])
+        let node = try #require(cluster.pid(1))
+        let cpuBefore = Self.cpuMilliseconds(d1.process.processIdentifier)
+        kill(node, SIGSTOP)
+        // 10 s frozen: the daemon's socket keeps answering (a new phone attaches to it meanwhile).
+        let local = Phones(["near"], socket: dir + "/d1.sock", loop: loop)
+        runLoop(loop, timeoutMs: 10_000) { false }
+        let cpuFrozen = Self.cpuMilliseconds(d1.process.processIdentifier) - cpuBefore
+        #expect(local.sessions[0].syncState == .live, "the daemon stopped serving while its NATS node was frozen")
+        kill(node, SIGCONT)
+        #expect(d1.process.isRunning, "the daemon crashed while its NATS node was frozen")
+        // Spinning would burn the whole 10 s; a healthy daemon idles (pings, reconnects): a generous 3 s bound.
+        #expect(cpuFrozen < 3000, "the daemon used \(cpuFrozen) ms of CPU in 10 s while its NATS node was frozen")
+        let after = Self.publishAll(pub, topic: "orders/S1", 1..<2, loop: loop)
+        #expect(after == [2], "after SIGCONT: \(after)")
+        #expect(runLoop(loop, timeoutMs: 15_000) { phone.applied["far"]?.count == 2 })
+        pub.close()
+        for s in phone.sessions + local.sessions { s.close() }
+        runLoop(loop, timeoutMs: 100) { false }
+        loop.close()
+    }
+
+    /// utime + stime of a process, milliseconds (`/proc/PID/stat` fields 14 and 15, clock ticks).
+    static func cpuMilliseconds(_ pid: pid_t) -> Int {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return 0 }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        // After the ")": state is field 3, so utime (14) and stime (15) are at 11 and 12.
+        guard fields.count > 12, let u = Int(fields[11]), let s = Int(fields[12]) else { return 0 }
+        return (u + s) * 1000 / Int(sysconf(Int32(_SC_CLK_TCK)))
+    }
+}
