@@ -10,7 +10,12 @@ import Testing
 final class NATSCluster {
     let dir: String
     let base: Int
-    static var available: Bool { FileManager.default.isExecutableFile(atPath: "/usr/bin/nats-server") }
+    /// Debian installs nats-server in /usr/sbin.
+    static var available: Bool {
+        ["/usr/sbin/nats-server", "/usr/bin/nats-server", "/usr/local/bin/nats-server"].contains {
+            FileManager.default.isExecutableFile(atPath: $0)
+        }
+    }
     static var script: String {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("tools/nats-cluster").path
@@ -50,14 +55,21 @@ final class NATSCluster {
         p.executableURL = URL(fileURLWithPath: "/bin/bash")
         p.arguments = [Self.script, command, dir]
         p.environment = ProcessInfo.processInfo.environment.merging(["LIVEBUS_NATS_BASE_PORT": "\(base)"]) { $1 }
-        p.standardOutput = FileHandle.nullDevice
-        let err = Pipe()
-        p.standardError = err
+        // Output to a file, not a pipe: the nodes it starts in the background outlive it.
+        let out = dir + "/\(command).out"
+        _ = FileManager.default.createFile(atPath: out, contents: nil)
+        let h = FileHandle(forWritingAtPath: out)!
+        defer { try? h.close() }
+        p.standardOutput = h
+        p.standardError = h
+        p.standardInput = FileHandle.nullDevice
         try p.run()
-        p.waitUntilExit()
-        guard p.terminationStatus == 0 else {
-            let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            throw E2EFailure("tools/nats-cluster \(command) failed (\(p.terminationStatus)): \(text)")
+        // A generous guard: the script itself waits at most 30 s for the cluster.
+        for _ in 0..<1200 where p.isRunning { usleep(50_000) }
+        guard !p.isRunning, p.terminationStatus == 0 else {
+            if p.isRunning { p.terminate() }
+            let text = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+            throw E2EFailure("tools/nats-cluster \(command) failed: \(text)")
         }
     }
 
