@@ -38,6 +38,11 @@ final class NATSCluster {
         try run("start")
     }
 
+    /// Starts the nodes again (same ports, same JetStream state).
+    func start() throws { try run("start") }
+    /// Stops every node.
+    func stop() throws { try run("stop") }
+
     deinit {
         try? run("stop")
         try? FileManager.default.removeItem(atPath: dir)
@@ -332,6 +337,93 @@ struct FederationE2ETests {
         for s in phone.sessions + local.sessions { s.close() }
         runLoop(loop, timeoutMs: 100) { false }
         loop.close()
+    }
+
+    /// NATS lost while running (every node stopped): PUBLISH is refused with ERROR `federationUnavailable`, the
+    /// phone keeps its session and state, `status` says so; a `--federate-optional` daemon starts meanwhile; once the
+    /// cluster is back the daemon reconnects, the optional one joins, publishes on both are ACKed and the phone
+    /// converges. `livebus status` shows the federation (replicas, peers).
+    @Test func natsLostWhileRunningRefusesPublishesAndEverythingCatchesUp() throws {
+        let cluster = try NATSCluster()
+        let dir = temporaryDirectory("lbfl")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let d1 = try Self.startDaemon(dir, 1, federate: cluster.urls)
+        defer { d1.terminate() }
+        let loop = try EventLoop()
+        let phone = Phones(["stay"], socket: dir + "/d1.sock", loop: loop)
+        #expect(runLoop(loop, timeoutMs: 10_000) { phone.sessions[0].syncState == .live })
+        let pub = FederatedPublisher(loop: loop, socket: dir + "/d1.sock")
+        #expect(Self.publishAll(pub, topic: "orders/L1", 0..<2, loop: loop) == [1, 2])
+        // `livebus status`: connected, the stream's 3 replicas, the leader's 2 peers.
+        var status: JSONValue = .null
+        #expect(
+            runLoop(loop, timeoutMs: 10_000) {
+                status = Self.status(dir + "/d1.sock")
+                guard case .array(let peers)? = status["federation"]?["peers"] else { return false }
+                return peers.count == 2
+            },
+            "status: \(status)"
+        )
+        #expect(status["federation"]?["state"]?.stringValue == "connected")
+        #expect(status["federation"]?["replicas"]?.doubleValue == 3)
+        #expect(Self.statusText(dir + "/d1.sock").contains("FEDERATION connected"))
+
+        try cluster.stop()
+        var refusal = ""
+        #expect(
+            runLoop(loop, timeoutMs: 10_000) {
+                if case .failure(let e) = pub.publish(topic: "orders/L1", status: "awaitingPickup", event: "update") {
+                    refusal = e.description
+                }
+                return refusal == "federationUnavailable"
+            },
+            "a publish while NATS is down was answered \(refusal)"
+        )
+        #expect(Self.status(dir + "/d1.sock")["federation"]?["state"]?.stringValue == "reconnecting")
+        // A daemon started now with --federate-optional runs alone until it can join.
+        let d2 = try Self.startDaemon(dir, 2, federate: cluster.urls, extra: ["--federate-optional"])
+        defer { d2.terminate() }
+        #expect(Self.status(dir + "/d2.sock")["federation"]?["state"]?.stringValue == "unjoined")
+        #expect(phone.sessions[0].syncState == .live, "the phone lost its session while NATS was down")
+
+        try cluster.start()
+        let again = Self.publishAll(pub, topic: "orders/L1", 2..<3, loop: loop)
+        #expect(again == [3], "after NATS came back: \(again)")
+        let pub2 = FederatedPublisher(loop: loop, socket: dir + "/d2.sock")
+        let joined = Self.publishAll(pub2, topic: "orders/L1", 3..<4, loop: loop)
+        #expect(joined == [4], "the optional daemon after joining: \(joined)")
+        #expect(
+            runLoop(loop, timeoutMs: 15_000) { phone.applied["stay"]?.count == 4 },
+            "the phone applied \(phone.applied["stay"]?.map(\.seq) ?? [])"
+        )
+        #expect(phone.applied["stay"]?.map(\.seq) == [1, 2, 3, 4])
+        pub.close()
+        pub2.close()
+        for s in phone.sessions { s.close() }
+        runLoop(loop, timeoutMs: 100) { false }
+        loop.close()
+    }
+
+    /// `livebus status --json` of a daemon: its `data`.
+    static func status(_ socket: String) -> JSONValue {
+        let text = statusText(socket, json: true)
+        guard let v = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else { return .null }
+        return v["data"] ?? .null
+    }
+
+    static func statusText(_ socket: String, json: Bool = false) -> String {
+        let p = Process()
+        p.executableURL = URL(
+            fileURLWithPath: DaemonChild.binary.replacingOccurrences(of: "/livebusd", with: "/livebus")
+        )
+        p.arguments = ["status", "--socket", socket] + (json ? ["--json"] : [])
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = FileHandle.nullDevice
+        guard (try? p.run()) != nil else { return "" }
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
     }
 
     /// utime + stime of a process, milliseconds (`/proc/PID/stat` fields 14 and 15, clock ticks).
