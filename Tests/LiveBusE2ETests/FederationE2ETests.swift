@@ -21,7 +21,11 @@ final class NATSCluster {
             .deletingLastPathComponent().appendingPathComponent("tools/nats-cluster").path
     }
 
-    init() throws {
+    /// The address clients connect to (`LIVEBUS_NATS_HOST`).
+    let host: String
+
+    init(host: String = "127.0.0.1") throws {
+        self.host = host
         dir = temporaryDirectory("lbnc")
         // Three client, route and monitoring ports each: base…base+2, +2000, +4000, all free now.
         var b = 0
@@ -48,8 +52,8 @@ final class NATSCluster {
         try? FileManager.default.removeItem(atPath: dir)
     }
 
-    var urls: String { (0..<3).map { "nats://127.0.0.1:\(base + $0)" }.joined(separator: ",") }
-    func url(_ node: Int) -> String { "nats://127.0.0.1:\(base + node - 1)" }
+    var urls: String { (0..<3).map { "nats://\(host):\(base + $0)" }.joined(separator: ",") }
+    func url(_ node: Int) -> String { "nats://\(host):\(base + node - 1)" }
     func pid(_ node: Int) -> pid_t? {
         (try? String(contentsOfFile: dir + "/n\(node).pid", encoding: .utf8))
             .flatMap { pid_t($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
@@ -59,7 +63,9 @@ final class NATSCluster {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/bin/bash")
         p.arguments = [Self.script, command, dir]
-        p.environment = ProcessInfo.processInfo.environment.merging(["LIVEBUS_NATS_BASE_PORT": "\(base)"]) { $1 }
+        p.environment = ProcessInfo.processInfo.environment.merging([
+            "LIVEBUS_NATS_BASE_PORT": "\(base)", "LIVEBUS_NATS_HOST": host,
+        ]) { $1 }
         // Output to a file, not a pipe: the nodes it starts in the background outlive it.
         let out = dir + "/\(command).out"
         _ = FileManager.default.createFile(atPath: out, contents: nil)
@@ -90,6 +96,62 @@ final class NATSCluster {
                 bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
             }
         }
+    }
+}
+
+/// A network namespace joined to this one by a veth pair (a second "host" on one machine), removed when dropped.
+/// Needs root and `ip` (iproute2); ``cut()`` partitions it, ``heal()`` joins it again.
+final class NetworkNamespace {
+    let name: String
+    let hostInterface: String
+    let hostAddress: String
+    let namespaceAddress: String
+    static var available: Bool { getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/ip") }
+
+    init() throws {
+        let tag = "\(getpid() % 10_000)\(Int.random(in: 0..<100))"
+        name = "lbns\(tag)"
+        hostInterface = "lbh\(tag)"
+        let net = Int.random(in: 0..<256)
+        let sub = Int.random(in: 0..<64) * 4
+        hostAddress = "10.219.\(net).\(sub + 1)"
+        namespaceAddress = "10.219.\(net).\(sub + 2)"
+        let peer = "lbp\(tag)"
+        try Self.ip(["netns", "add", name])
+        do {
+            try Self.ip(["link", "add", hostInterface, "type", "veth", "peer", "name", peer])
+            try Self.ip(["link", "set", peer, "netns", name])
+            try Self.ip(["addr", "add", hostAddress + "/30", "dev", hostInterface])
+            try Self.ip(["link", "set", hostInterface, "up"])
+            try Self.ip(["netns", "exec", name, "ip", "addr", "add", namespaceAddress + "/30", "dev", peer])
+            try Self.ip(["netns", "exec", name, "ip", "link", "set", peer, "up"])
+            try Self.ip(["netns", "exec", name, "ip", "link", "set", "lo", "up"])
+        } catch {
+            try? Self.ip(["link", "del", hostInterface])
+            try? Self.ip(["netns", "del", name])
+            throw error
+        }
+    }
+
+    deinit {
+        try? Self.ip(["link", "del", hostInterface])
+        try? Self.ip(["netns", "del", name])
+    }
+
+    /// Takes the link down: packets to and from the namespace are lost (no reset: a partition, not a close).
+    func cut() throws { try Self.ip(["link", "set", hostInterface, "down"]) }
+    /// Brings the link up again.
+    func heal() throws { try Self.ip(["link", "set", hostInterface, "up"]) }
+
+    static func ip(_ args: [String]) throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/sbin/ip")
+        p.arguments = args
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        p.waitUntilExit()
+        guard p.terminationStatus == 0 else { throw E2EFailure("ip \(args.joined(separator: " ")) failed") }
     }
 }
 
@@ -206,12 +268,28 @@ struct FederationE2ETests {
     static let statuses = ["created", "cooking", "awaitingPickup", "pickedUp", "delivering", "delivered"]
     static func event(_ i: Int) -> String { i == 0 ? "start" : (i == statuses.count - 1 ? "end" : "update") }
 
-    static func startDaemon(_ dir: String, _ k: Int, federate: String, extra: [String] = []) throws -> DaemonChild {
+    static func startDaemon(
+        _ dir: String,
+        _ k: Int,
+        federate: String,
+        extra: [String] = [],
+        namespace: NetworkNamespace? = nil
+    ) throws -> DaemonChild {
         let socket = dir + "/d\(k).sock"
-        let d = try DaemonChild(
-            ["--socket", socket, "--federate", federate, "--federate-replicas", "3", "--log-level", "info"] + extra,
-            log: dir + "/d\(k).log"
-        )
+        let args =
+            ["--socket", socket, "--federate", federate, "--federate-replicas", "3", "--log-level", "info"] + extra
+        let d: DaemonChild
+        if let ns = namespace {
+            // `ip netns exec` enters the namespace and execs the daemon (same pid); the socket is a file, reachable
+            // from this namespace.
+            d = try DaemonChild(
+                ["-c", "exec /usr/sbin/ip netns exec \"$0\" \"$@\"", ns.name, DaemonChild.binary] + args,
+                log: dir + "/d\(k).log",
+                shell: true
+            )
+        } else {
+            d = try DaemonChild(args, log: dir + "/d\(k).log")
+        }
         for _ in 0..<500 where SocketProbe.probe(path: socket) != .live { usleep(10_000) }
         guard SocketProbe.probe(path: socket) == .live else {
             throw E2EFailure(
@@ -402,6 +480,63 @@ struct FederationE2ETests {
         for s in phone.sessions { s.close() }
         runLoop(loop, timeoutMs: 100) { false }
         loop.close()
+    }
+
+    /// A partition of one daemon (its own network namespace, the veth link taken down) from the cluster, then the
+    /// heal: its publishes are refused during the partition, the other daemon keeps publishing, and every phone
+    /// converges after it, each update applied once in order.
+    @Test(.enabled(if: NetworkNamespace.available, "needs root and iproute2 for a network namespace"))
+    func aPartitionedDaemonRefusesPublishesAndEveryPhoneConvergesAfterTheHeal() throws {
+        let ns = try NetworkNamespace()
+        let cluster = try NATSCluster(host: ns.hostAddress)
+        let dir = temporaryDirectory("lbfp")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let d1 = try Self.startDaemon(dir, 1, federate: cluster.urls)
+        let d3 = try Self.startDaemon(dir, 3, federate: cluster.urls, namespace: ns)
+        defer { [d1, d3].forEach { $0.terminate() } }
+        let loop = try EventLoop()
+        let near = Phones(["near"], socket: dir + "/d1.sock", loop: loop)
+        let far = Phones(["far"], socket: dir + "/d3.sock", loop: loop)
+        #expect(runLoop(loop, timeoutMs: 10_000) { [near, far].allSatisfy { $0.sessions[0].syncState == .live } })
+        let pub1 = FederatedPublisher(loop: loop, socket: dir + "/d1.sock")
+        let pub3 = FederatedPublisher(loop: loop, socket: dir + "/d3.sock")
+        #expect(Self.publishAll(pub1, topic: "orders/P1", 0..<2, loop: loop) == [1, 2])
+        #expect(runLoop(loop, timeoutMs: 10_000) { far.applied["far"]?.count == 2 })
+
+        try ns.cut()
+        var refusal = ""
+        #expect(
+            runLoop(loop, timeoutMs: 15_000) {
+                if case .failure(let e) = pub3.publish(topic: "orders/P1", status: "pickedUp", event: "update") {
+                    refusal = e.description
+                }
+                return refusal == "federationUnavailable"
+            },
+            "a publish on the partitioned daemon was answered \(refusal)"
+        )
+        #expect(Self.publishAll(pub1, topic: "orders/P1", 2..<4, loop: loop) == [3, 4])
+        #expect(runLoop(loop, timeoutMs: 10_000) { near.applied["near"]?.count == 4 })
+        #expect(far.applied["far"]?.count == 2, "the partitioned daemon's phone got \(far.applied["far"]?.count ?? 0)")
+
+        try ns.heal()
+        #expect(
+            runLoop(loop, timeoutMs: 20_000) { far.applied["far"]?.count == 4 },
+            "after the heal the far phone applied \(far.applied["far"]?.map(\.seq) ?? [])"
+        )
+        #expect(Self.publishAll(pub3, topic: "orders/P1", 4..<6, loop: loop) == [5, 6])
+        #expect(runLoop(loop, timeoutMs: 10_000) { [near, far].allSatisfy { $0.applied.values.first?.count == 6 } })
+        for phones in [near, far] {
+            for (n, u) in phones.applied {
+                #expect(u.map(\.seq) == Array(1...6), "\(n) applied \(u.map(\.seq))")
+                #expect(u.map(\.status) == Self.statuses, "\(n) saw \(u.map(\.status))")
+            }
+        }
+        pub1.close()
+        pub3.close()
+        for s in near.sessions + far.sessions { s.close() }
+        runLoop(loop, timeoutMs: 100) { false }
+        loop.close()
+        withExtendedLifetime(ns) {}
     }
 
     /// `livebus status --json` of a daemon: its `data`.
