@@ -19,7 +19,7 @@ extension Daemon {
     func startFederation(_ o: FederationOptions) throws(DaemonError) {
         guard options.scenario == nil else {
             throw DaemonError(
-                "--scenario does not run on a federated daemon: the simulator stores its events within one loop turn and a JetStream commit completes later; run the scenario on a daemon without --federate, or publish the events (livebus publish) to any federated daemon"
+                "--scenario does not run on a federated daemon: the simulator stores its events within one loop turn and a JetStream commit completes later; run the scenario on a daemon without --federate, or send the events as PUBLISH frames (a client with the publisher role, PROTOCOL.md §5.1) to any federated daemon"
             )
         }
         guard let handle = uvLoop?.handle else {
