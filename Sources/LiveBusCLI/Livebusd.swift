@@ -99,7 +99,7 @@ public enum LivebusdCommand {
           --federate URLS      nats://HOST:PORT[,nats://HOST:PORT…]: keep events, the retained state and resume
                                records in the JetStream stream LIVEBUS instead of the data directory; a PUBLISH on any
                                daemon reaches subscribers on every daemon, a resume token is valid on every daemon.
-                               No --scenario: events come as PUBLISH (role publisher). NATS unreachable at start: exit 3.
+                               Run --scenario on one daemon only (not with --federate-optional). NATS unreachable: exit 3.
           --federate-replicas N  The replicas the stream must have (created with them; fewer: refused at start).
                                Default 3 (tools/nats-cluster start); 1 for a single nats-server.
           --federate-creds FILE  A .creds file (user JWT and nkey seed) for servers that require one.

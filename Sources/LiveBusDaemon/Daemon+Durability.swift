@@ -13,6 +13,7 @@ extension Daemon {
     ///   - undo: For a command: the simulator before it; on a refusal it is put back and the error returned.
     /// - Returns: The refusal of a command's events, else `nil`.
     func storeSimulatorEvents(_ items: [HeldEvents.Item], undo: DeliverySimulator?) -> StoreError? {
+        if store.announcesCommittedEvents { return storeFederatedSimulatorEvents(items, undo: undo) }
         if held.isDegraded && undo == nil {
             // Queued behind the held events without trying the store; the retry saves the state then current.
             _ = held.publish(items, simulatorState: nil, store: store, nowMs: nowMs())

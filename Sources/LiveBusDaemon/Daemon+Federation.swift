@@ -2,6 +2,7 @@ import Foundation
 import LiveBusCore
 import LiveBusFederation
 import LiveBusLoop
+import LiveBusSimulator
 import LiveBusWire
 
 /// Federation through NATS JetStream (`livebusd --federate`, issue 19): the JetStream store replaces SQLite; its
@@ -16,10 +17,12 @@ extension Daemon {
     /// Opens the JetStream store and starts following its stream (called by the start instead of SQLite).
     /// - Throws: ``DaemonError`` when NATS cannot be reached (without `--federate-optional`), the stream has too
     ///   few replicas, or a scenario was asked for.
-    func startFederation(_ o: FederationOptions) throws(DaemonError) {
-        guard options.scenario == nil else {
+    /// - Returns: Whether the simulator was restored from the stream (a restart of the daemon that runs the scenario).
+    @discardableResult
+    func startFederation(_ o: FederationOptions) throws(DaemonError) -> Bool {
+        guard options.scenario == nil || !options.federationOptional else {
             throw DaemonError(
-                "--scenario does not run on a federated daemon: the simulator stores its events within one loop turn and a JetStream commit completes later; run the scenario on a daemon without --federate, or send the events as PUBLISH frames (a client with the publisher role, PROTOCOL.md §5.1) to any federated daemon"
+                "--scenario does not run with --federate-optional: the simulator's events need the federation from the start; drop one of them"
             )
         }
         guard let handle = uvLoop?.handle else {
@@ -37,9 +40,21 @@ extension Daemon {
             )
             store = UnjoinedFederationStore(logCapacity: options.replayLogCapacity)
             retryJoin(o, handle: handle)
-            return
+            return false
+        }
+        // The daemon that runs the scenario carries on from the simulator state it left in the stream.
+        var restored = false
+        let requested = "\(options.scenario ?? "none") seed \(options.seed)"
+        if options.scenario != nil, js.meta("scenario") == requested, let data = js.simulatorState() {
+            do {
+                simulator = try DeliverySimulator(restoring: data)
+                restored = true
+            } catch {
+                throw DaemonError("the simulator state in the stream \(o.stream) cannot be read (\(error))")
+            }
         }
         try follow(js, o, handle: handle)
+        return restored
     }
 
     /// Tries to join every 2 s off the loop thread (`--federate-optional`); on success the loop switches stores.
@@ -142,8 +157,64 @@ extension Daemon {
         }
     }
 
+    /// Commits the simulator's events on a federated daemon: in order, one batch in flight at a time; a refused
+    /// batch (NATS lost) is kept and retried every 500 ms with the later ones queued behind it, never dropped or
+    /// reordered. Their fan-out comes from the stream consumer. A command's events (`undo`) are refused at once
+    /// while the link is down or earlier batches are being retried.
+    /// - Returns: The refusal of a command's events, else `nil`.
+    func storeFederatedSimulatorEvents(_ items: [StoreItem], undo: DeliverySimulator?) -> StoreError? {
+        if let undo, federation?.linkState != .connected || federatedSimulator.failing {
+            simulator = undo
+            return StoreError(
+                "federationUnavailable: the daemon has lost its NATS JetStream cluster or is still storing earlier simulator events"
+            )
+        }
+        let state = try? simulator?.savedState()
+        federatedSimulator.pending.append(StoreBatch(events: items, simulatorState: state, nowMilliseconds: nowMs()))
+        pumpFederatedSimulator()
+        return nil
+    }
+
+    private func nowMs() -> Int64 { clock.now().millisecondsSinceEpoch }
+
+    private func pumpFederatedSimulator() {
+        guard !federatedSimulator.inFlight, federatedSimulator.retry == nil,
+            let batch = federatedSimulator.pending.first
+        else { return }
+        federatedSimulator.inFlight = true
+        store.commit(batch) { [weak self] result in
+            guard let self else { return }
+            self.federatedSimulator.inFlight = false
+            switch result {
+            case .success:
+                self.federatedSimulator.pending.removeFirst()
+                if self.federatedSimulator.failing {
+                    self.federatedSimulator.failing = false
+                    self.logger.log(.notice, "simulator events stored in the federation again, in order", [])
+                }
+                self.pumpFederatedSimulator()
+            case .failure(let e):
+                if !self.federatedSimulator.failing {
+                    self.federatedSimulator.failing = true
+                    self.logger.log(
+                        .warning,
+                        "the federation refuses the simulator's events; they are held in order and retried",
+                        [("error", e.message), ("held_batches", "\(self.federatedSimulator.pending.count)")]
+                    )
+                }
+                guard !self.isShuttingDown else { return }
+                self.federatedSimulator.retry = self.loop.scheduleTimer(after: 500, repeat: 0) { [weak self] in
+                    self?.federatedSimulator.retry = nil
+                    self?.pumpFederatedSimulator()
+                }
+            }
+        }
+    }
+
     /// Stops following at shutdown.
     func stopFederation() {
+        federatedSimulator.retry?.cancel()
+        federatedSimulator.retry = nil
         federationWatch?.cancel()
         federationWatch = nil
         federation?.close()
@@ -193,6 +264,14 @@ extension Daemon {
         }
         return .object(f)
     }
+}
+
+/// The simulator's batches waiting for the federation, oldest first (loop thread).
+struct FederatedSimulatorQueue {
+    var pending: [StoreBatch] = []
+    var inFlight = false
+    var failing = false
+    var retry: (any BusTimer)?
 }
 
 /// A weak reference to the daemon handed to another thread, dereferenced only on the loop thread.

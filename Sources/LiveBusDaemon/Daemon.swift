@@ -87,6 +87,8 @@ public final class Daemon {
     var apns: DaemonAPNs?
     /// Watches the federation's link and refreshes its stream status (Daemon+Federation.swift), when federating.
     var federationWatch: (any BusTimer)?
+    /// The simulator's batches on a federated daemon, committed in order one at a time (Daemon+Federation.swift).
+    var federatedSimulator = FederatedSimulatorQueue()
 
     /// Creates a daemon; nothing happens until ``start()``.
     ///
@@ -199,7 +201,7 @@ public final class Daemon {
         try startLimits()
         var restored = false
         if let federation = options.federation {
-            try startFederation(federation)
+            restored = try startFederation(federation)
         } else if let dir = options.dataDirectory {
             // Checked and locked before anything is read or removed (`--fresh` too): one daemon per directory.
             do { dataLock = try DataDirectoryLock(directory: dir) } catch { throw DaemonError(error.message) }

@@ -317,6 +317,41 @@ struct FederationE2ETests {
         return acked
     }
 
+    /// The demo on daemon 1 (its simulator's events go into the stream): phones on all three daemons follow it to
+    /// delivered, every event once, in sequence order.
+    @Test func phonesOnEveryDaemonFollowTheDemoToDelivered() throws {
+        let cluster = try NATSCluster()
+        let dir = temporaryDirectory("lbfm")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let d1 = try Self.startDaemon(
+            dir,
+            1,
+            federate: cluster.urls,
+            extra: ["--scenario", "demo-120s", "--time-scale", "40"]
+        )
+        let d2 = try Self.startDaemon(dir, 2, federate: cluster.urls)
+        let d3 = try Self.startDaemon(dir, 3, federate: cluster.urls)
+        defer { [d1, d2, d3].forEach { $0.terminate() } }
+        let loop = try EventLoop()
+        let phones = (1...3).map { Phones(["h\($0)"], socket: dir + "/d\($0).sock", loop: loop) }
+        #expect(
+            runLoop(loop, timeoutMs: 20_000) { phones.allSatisfy(\.allDelivered) },
+            "phones: \(phones.map { $0.applied.mapValues { $0.map(\.status) } })"
+        )
+        for p in phones {
+            for (n, u) in p.applied {
+                let seqs = u.map(\.seq)
+                #expect(seqs == Array(1...UInt64(max(1, seqs.count))), "\(n) sequences \(seqs)")
+                var statuses: [String] = []
+                for x in u where statuses.last != x.status { statuses.append(x.status) }
+                #expect(statuses == E2EDaemonTests.fullSequence, "\(n) saw \(statuses)")
+            }
+        }
+        for s in phones.flatMap(\.sessions) { s.close() }
+        runLoop(loop, timeoutMs: 100) { false }
+        loop.close()
+    }
+
     /// A publisher on daemon 1 reaches phones on daemons 2 and 3 in order; a phone moves from daemon 1 to daemon 3
     /// mid-order with no gap and no double application; then kill -9 of daemon 2 and of one NATS node mid-order
     /// loses nothing acknowledged (the phone of daemon 2 moves to daemon 3 and gets every ACKed event once).
