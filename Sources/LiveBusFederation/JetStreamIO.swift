@@ -282,12 +282,16 @@ final class Follower: @unchecked Sendable {
     }
 
     private let link: NATSLink
-    private let sub: OpaquePointer
+    /// The consumer's subscription; replaced by its thread when the consumer stalls.
+    private var sub: OpaquePointer
     private let stopped = Atomic<Bool>(false)
+    /// The newest stream sequence handed on.
+    private var delivered: UInt64
 
-    private init(link: NATSLink, sub: OpaquePointer) {
+    private init(link: NATSLink, sub: OpaquePointer, after: UInt64) {
         self.link = link
         self.sub = sub
+        self.delivered = after
     }
 
     static func header(_ msg: OpaquePointer, _ key: String) -> String? {
@@ -400,7 +404,7 @@ final class Follower: @unchecked Sendable {
     static func start(_ link: NATSLink, after: UInt64, deliver: @escaping @Sendable ([Item]) -> Void)
         throws(FederationError) -> Follower
     {
-        let f = Follower(link: link, sub: try subscribe(link, from: after + 1))
+        let f = Follower(link: link, sub: try subscribe(link, from: after + 1), after: after)
         let t = Thread { f.run(deliver) }
         t.name = "livebus-federation-follow"
         t.start()
@@ -409,6 +413,7 @@ final class Follower: @unchecked Sendable {
 
     private func run(_ deliver: @Sendable ([Item]) -> Void) {
         let prefix = link.options.subjectPrefix
+        var quietTurns = 0
         while !stopped.load(ordering: .relaxed) {
             var items: [Item] = []
             var wait: Int64 = 250
@@ -416,11 +421,29 @@ final class Follower: @unchecked Sendable {
                 var msg: OpaquePointer?
                 let r = natsSubscription_NextMsg(&msg, sub, wait)
                 guard r == NATS_OK, let msg else { break }
-                if let (item, _) = Follower.decode(msg, prefix: prefix) { items.append(item) }
+                if let (item, _) = Follower.decode(msg, prefix: prefix), item.streamSequence > delivered {
+                    items.append(item)
+                    delivered = item.streamSequence
+                }
                 natsMsg_Destroy(msg)
                 wait = 1
             }
-            if !items.isEmpty { deliver(items) }
+            if !items.isEmpty {
+                deliver(items)
+                quietTurns = 0
+                continue
+            }
+            // Quiet for 2 s: if the stream has moved on, the consumer was lost (its server crashed, the cluster
+            // restarted) and libnats has not recreated it yet: subscribe again after the last message handed on.
+            quietTurns += 1
+            guard quietTurns >= 8, link.state == .connected else { continue }
+            quietTurns = 0
+            guard let last = StreamStatus.fetch(link)?.lastSequence, last > delivered,
+                let fresh = try? Follower.subscribe(link, from: delivered + 1)
+            else { continue }
+            natsSubscription_Unsubscribe(sub)
+            natsSubscription_Destroy(sub)
+            sub = fresh
         }
         natsSubscription_Unsubscribe(sub)
         natsSubscription_Destroy(sub)

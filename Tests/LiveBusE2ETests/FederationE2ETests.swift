@@ -300,12 +300,15 @@ struct FederationE2ETests {
         return d
     }
 
-    /// Publishes the order's statuses from `from` on, retrying an event refused while the federation reconnects;
-    /// returns the ACKed sequences.
+    /// Publishes the order's statuses in `range`, retrying an event refused while the federation reconnects (for
+    /// at most 45 s each); returns the ACKed sequences.
     static func publishAll(_ pub: FederatedPublisher, topic: String, _ range: Range<Int>, loop: EventLoop) -> [UInt64] {
         var acked: [UInt64] = []
         for i in range {
-            for _ in 0..<60 {
+            // A generous guard, not a measured duration: after a node or the whole cluster comes back, JetStream
+            // elects the stream's leader again (seconds, more on a loaded machine) and refuses publishes until then.
+            let deadline = Date().addingTimeInterval(45)
+            while Date() < deadline {
                 if case .success(let seq) = pub.publish(topic: topic, status: statuses[i], event: event(i)) {
                     acked.append(seq)
                     break
@@ -394,20 +397,26 @@ struct FederationE2ETests {
         if let pid = cluster.pid(1) { kill(pid, SIGKILL) }
         acked2 += Self.publishAll(pub, topic: "orders/F2", 2..<6, loop: loop)
         #expect(
-            acked2 == Array(1...6),
-            "acked \(acked2); daemon 1: \((try? String(contentsOfFile: log1, encoding: .utf8)) ?? "")"
+            acked2.count == 6 && acked2 == acked2.sorted() && Set(acked2).count == 6,
+            "acked \(acked2); daemon 1: \(((try? String(contentsOfFile: log1, encoding: .utf8)) ?? "").suffix(3000))"
         )
+        // Every ACK is a new sequence, in order; a publish refused as "not acknowledged in time" during the kill may
+        // still have been stored (JetStream's at-least-once): the phones get it too, once.
+        let lastF2 = acked2.last ?? 6
         // The phone of the killed daemon moves to daemon 3: every acknowledged event arrives, once, in order.
         p2.sessions[0].move(to: dir + "/d3.sock")
         #expect(
             runLoop(loop, timeoutMs: 15_000) {
-                [p2, p3, mover].allSatisfy { $0.applied.values.first?.filter { $0.topic == "orders/F2" }.count == 6 }
-            }
+                [p2, p3, mover].allSatisfy {
+                    $0.applied.values.first?.filter { $0.topic == "orders/F2" }.last?.seq == lastF2
+                }
+            },
+            "daemon 3 running \(d3.process.isRunning): \(((try? String(contentsOfFile: dir + "/d3.log", encoding: .utf8)) ?? "").suffix(3000))"
         )
         for phones in [p2, p3, mover] {
             for (n, u) in phones.applied {
                 let f2 = u.filter { $0.topic == "orders/F2" }
-                #expect(f2.map(\.seq) == Array(1...6), "\(n) applied \(f2.map(\.seq)) of orders/F2")
+                #expect(f2.map(\.seq) == Array(1...lastF2), "\(n) applied \(f2.map(\.seq)) of orders/F2")
             }
         }
         pub.close()
@@ -444,8 +453,15 @@ struct FederationE2ETests {
         // Spinning would burn the whole 10 s; a healthy daemon idles (pings, reconnects): a generous 3 s bound.
         #expect(cpuFrozen < 3000, "the daemon used \(cpuFrozen) ms of CPU in 10 s while its NATS node was frozen")
         let after = Self.publishAll(pub, topic: "orders/S1", 1..<2, loop: loop)
-        #expect(after == [2], "after SIGCONT: \(after)")
-        #expect(runLoop(loop, timeoutMs: 15_000) { phone.applied["far"]?.count == 2 })
+        // A PUBLISH refused as "not acknowledged in time" may still have been stored (JetStream's at-least-once):
+        // the ACKed sequence is then higher, and the phone gets every stored one, once, in order.
+        #expect(
+            after.count == 1 && after[0] >= 2,
+            "after SIGCONT: \(after); daemon 1: \(((try? String(contentsOfFile: dir + "/d1.log", encoding: .utf8)) ?? "").suffix(3000))"
+        )
+        let last = after.first ?? 2
+        #expect(runLoop(loop, timeoutMs: 15_000) { phone.applied["far"]?.last?.seq == last })
+        #expect(phone.applied["far"]?.map(\.seq) == Array(1...last))
         pub.close()
         for s in phone.sessions + local.sessions { s.close() }
         runLoop(loop, timeoutMs: 100) { false }
@@ -483,15 +499,19 @@ struct FederationE2ETests {
 
         try cluster.stop()
         var refusal = ""
+        // A publish that got in while the nodes were stopping is ACKed: it is stored, and counted.
+        var ackedWhileStopping = 0
         #expect(
             runLoop(loop, timeoutMs: 10_000) {
-                if case .failure(let e) = pub.publish(topic: "orders/L1", status: "awaitingPickup", event: "update") {
-                    refusal = e.description
+                switch pub.publish(topic: "orders/L1", status: "awaitingPickup", event: "update") {
+                case .failure(let e): refusal = e.description
+                case .success: ackedWhileStopping += 1
                 }
                 return refusal == "federationUnavailable"
             },
             "a publish while NATS is down was answered \(refusal)"
         )
+        let n = UInt64(2 + ackedWhileStopping)
         #expect(Self.status(dir + "/d1.sock")["federation"]?["state"]?.stringValue == "reconnecting")
         // A daemon started now with --federate-optional runs alone until it can join.
         let d2 = try Self.startDaemon(dir, 2, federate: cluster.urls, extra: ["--federate-optional"])
@@ -501,15 +521,21 @@ struct FederationE2ETests {
 
         try cluster.start()
         let again = Self.publishAll(pub, topic: "orders/L1", 2..<3, loop: loop)
-        #expect(again == [3], "after NATS came back: \(again)")
+        // A PUBLISH refused as "not acknowledged in time" may still have been stored (JetStream's at-least-once):
+        // sequences then skip ahead in the ACKs, never on the phone.
+        #expect(
+            again.count == 1 && again[0] >= n + 1,
+            "after NATS came back: \(again); daemon 1: \(((try? String(contentsOfFile: dir + "/d1.log", encoding: .utf8)) ?? "").suffix(4000))"
+        )
         let pub2 = FederatedPublisher(loop: loop, socket: dir + "/d2.sock")
         let joined = Self.publishAll(pub2, topic: "orders/L1", 3..<4, loop: loop)
-        #expect(joined == [4], "the optional daemon after joining: \(joined)")
+        #expect(joined.count == 1 && joined[0] > (again.first ?? 0), "the optional daemon after joining: \(joined)")
+        let last = joined.first ?? n + 2
         #expect(
-            runLoop(loop, timeoutMs: 15_000) { phone.applied["stay"]?.count == 4 },
+            runLoop(loop, timeoutMs: 15_000) { phone.applied["stay"]?.last?.seq == last },
             "the phone applied \(phone.applied["stay"]?.map(\.seq) ?? [])"
         )
-        #expect(phone.applied["stay"]?.map(\.seq) == [1, 2, 3, 4])
+        #expect(phone.applied["stay"]?.map(\.seq) == Array(1...last))
         pub.close()
         pub2.close()
         for s in phone.sessions { s.close() }
