@@ -68,7 +68,7 @@ let package = Package(
             dependencies: [
                 "LiveBusWire", "LiveBusCore", "LiveBusLoop", "LiveBusClock", "LiveBusSimulator", "LiveBusScheduler",
                 "LiveBusActivity", "LiveBusLayout", "LiveBusFaults", "CSQLite",
-                "CLibWebSockets", "LiveBusClient", "LiveBusAPNs", "LiveBusAPNsServer",
+                "CLibWebSockets", "LiveBusClient", "LiveBusAPNs", "LiveBusAPNsServer", "LiveBusFederation",
             ]
         ),
         .target(
@@ -144,6 +144,11 @@ let package = Package(
         ),
         .testTarget(name: "LiveBusTestingTests", dependencies: ["LiveBusTesting"]),
         .testTarget(name: "LiveBusAPNsTests", dependencies: ["LiveBusAPNs", "LiveBusClock", "COpenSSL"]),
+
+        // MARK: - Federation through NATS JetStream (issue 19): libnats' synchronous API on the store's own threads
+        .systemLibrary(name: "CNATS", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
+        .target(name: "LiveBusFederation", dependencies: ["LiveBusCore", "LiveBusWire", "CNATS"]),
+        .testTarget(name: "LiveBusFederationTests", dependencies: ["LiveBusFederation", "LiveBusCore", "LiveBusWire"]),
     ],
     swiftLanguageModes: [.v6]
 )

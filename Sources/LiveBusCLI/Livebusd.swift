@@ -14,6 +14,7 @@ public enum LivebusdCommand {
                    [--sync normal|full] [--log-level LEVEL] [--device-file FILE]
                    [--http HOST:PORT|unix:PATH [--http-root DIR] [--http-allow-remote]]
                    [--apns HOST:PORT [--apns-h2c]] [--apns-socket PATH] [--apns-key FILE.p8 --apns-team-id ID --apns-key-id ID]
+                   [--federate nats://HOST:PORT[,…] [--federate-replicas N] [--federate-creds FILE] [--federate-ca FILE] [--federate-optional]]
 
         OPTIONS
           --socket PATH        Unix socket to listen on (mode 0600, at most 107 bytes).
@@ -96,6 +97,18 @@ public enum LivebusdCommand {
           --apns-stream-timeout D  A request not ended within D gets 400 IdleTimeout and is reset. Default 10s.
           --apns-handshake-timeout D  A connection without the HTTP/2 preface (and TLS handshake) within D is
                                closed. Default 10s. An HTTP/1.x request gets 505 and is closed.
+
+        FEDERATION (daemons on many hosts share topics through NATS JetStream; README "More than one machine")
+          --federate URLS      nats://HOST:PORT[,nats://HOST:PORT…]: keep events, the retained state and resume
+                               records in the JetStream stream LIVEBUS instead of the data directory; a PUBLISH on any
+                               daemon reaches subscribers on every daemon, a resume token is valid on every daemon.
+                               Run --scenario on one daemon only (not with --federate-optional). NATS unreachable: exit 3.
+          --federate-replicas N  The replicas the stream must have (created with them; fewer: refused at start).
+                               Default 3 (tools/nats-cluster start); 1 for a single nats-server.
+          --federate-creds FILE  A .creds file (user JWT and nkey seed) for servers that require one.
+          --federate-ca FILE   The PEM CA of the servers' TLS certificates (tls://HOST:PORT).
+          --federate-optional  Start even when NATS cannot be reached now: phones attach, PUBLISH is refused with
+                               federationUnavailable until the link is up (libnats reconnects every 250 ms).
 
         EXAMPLES
           livebusd --socket /tmp/bus.sock --scenario demo-120s --time-scale 10
@@ -187,8 +200,8 @@ public enum LivebusdCommand {
                     "slow-consumer-bytes", "orders", "resume-window", "max-frames-per-second", "max-subscriptions",
                     "max-reply-bytes", "limit-grace", "handshake-timeout", "idle-timeout", "max-connections",
                     "catch-up-window-bytes", "activity-schema", "device-file", "http", "http-root",
-                ] as Set<String>).union(apnsOptionNames),
-                flags: Set(["memory", "fresh", "http-allow-remote"]).union(apnsFlagNames)
+                ] as Set<String>).union(apnsOptionNames).union(federateOptionNames),
+                flags: Set(["memory", "fresh", "http-allow-remote"]).union(apnsFlagNames).union(federateFlagNames)
             )
             guard a.positionals.isEmpty else {
                 throw CLIError.usage("unexpected argument '\(a.positionals[0])'", recovery: "see `livebusd --help`")
@@ -247,6 +260,8 @@ public enum LivebusdCommand {
                 options.activitySchemaText = try ActivitySchemaFile.read(path).text
             }
             options.apns = try apnsOptions(a)
+            options.federation = try federationOptions(a, replayLogCapacity: options.replayLogCapacity)
+            options.federationOptional = a.flag("federate-optional")
             let logger = Logger.standardError(
                 label: "livebusd",
                 minimumLevel: [

@@ -9,6 +9,7 @@ enum StatusText {
         var s = "daemon on \(d["socket"]?.stringValue ?? "?") · scenario \(d["scenario"]?.stringValue ?? "none")"
         s += " at \(LivebusCommand.fmt(num(d["timeScale"])))× · up \(Int(num(d["uptimeMs"]) / 1000)) s\n\n"
         s += degraded(d)
+        s += federation(d)
         s += "SESSIONS\n"
         let sessions: [JSONValue] = { if case .array(let a)? = d["sessions"] { a } else { [] } }()
         if sessions.isEmpty { s += "  (none)\n" }

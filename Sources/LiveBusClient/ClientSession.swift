@@ -274,6 +274,21 @@ public final class ClientSession {
         syncState = .closed
     }
 
+    /// Moves the phone to another daemon (a federated daemon on another host, README "More than one machine"): drops
+    /// the connection without BYE and connects to `socketPath`, resuming with its token and the sequences it applied.
+    /// - Parameter socketPath: The other daemon's socket.
+    public func move(to socketPath: String) {
+        options.socketPath = socketPath
+        reconnectTimer?.cancel()
+        if let c = connection {
+            c.onClose = nil
+            connection = nil
+            c.close()
+        }
+        userClosed = false
+        connect()
+    }
+
     private func connect() {
         syncState = .connecting
         Connection.connect(loop: loop, path: options.socketPath) { [weak self] result in

@@ -181,9 +181,15 @@ public protocol EventStore: AnyObject {
     func meta(_ key: String) -> String?
     /// The stored simulator state, if any.
     func simulatorState() -> Data?
+    /// Whether the store itself hands every committed event to the bus, in its own order (a federated store: its
+    /// events, and other daemons', come back through its stream consumer), so the caller does not fan out what
+    /// ``commit(_:completion:)`` returns. `false` for the in-memory and SQLite stores.
+    var announcesCommittedEvents: Bool { get }
 }
 
 extension EventStore {
+    public var announcesCommittedEvents: Bool { false }
+
     /// Every event of `topic` with sequence ≥ `from` (see ``events(topic:from:limit:)``).
     /// - Parameters:
     ///   - topic: The topic.

@@ -276,6 +276,7 @@ extension Daemon {
         data["scenarioFinished"] = .bool((simulator?.isFinished ?? true) && held.count == 0)
         data["degraded"] = degradedStatus()
         data["apns"] = apnsStatus()
+        data["federation"] = federationStatus()
         return .object(data)
     }
 

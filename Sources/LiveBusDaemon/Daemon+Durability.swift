@@ -13,6 +13,7 @@ extension Daemon {
     ///   - undo: For a command: the simulator before it; on a refusal it is put back and the error returned.
     /// - Returns: The refusal of a command's events, else `nil`.
     func storeSimulatorEvents(_ items: [HeldEvents.Item], undo: DeliverySimulator?) -> StoreError? {
+        if store.announcesCommittedEvents { return storeFederatedSimulatorEvents(items, undo: undo) }
         if held.isDegraded && undo == nil {
             // Queued behind the held events without trying the store; the retry saves the state then current.
             _ = held.publish(items, simulatorState: nil, store: store, nowMs: nowMs())
@@ -136,15 +137,22 @@ extension Daemon {
                 heldRetryTimer?.cancel()
                 heldRetryTimer = nil
             }
+            // A federated store fans out from its stream consumer, in stream order (Daemon+Federation.swift).
+            let fansOut = !store.announcesCommittedEvents
             for (i, e) in stored.enumerated() {
                 let w = waiters[i]
                 if w.session.phase == .established { sendAck(w.session, id: w.id, for: e) }
-                fanOut(e)
+                if fansOut { fanOut(e) }
                 if (i + 1) % Self.fanOutFlushInterval == 0 { loop.flushPendingWrites() }
             }
         case .failure(let e):
             guard !waiters.isEmpty else {
                 logger.log(.error, "cannot store resume records", [("error", e.message)])
+                return
+            }
+            // Refused by a federation that lost NATS: the daemon is not degraded (nothing is held), it reconnects.
+            if let refusal = Daemon.federationRefusal(e) {
+                for w in waiters where w.session.phase != .closed { fail(w.session, refusal) }
                 return
             }
             if held.noteRefused(e, nowMs: nowMs()) { degradationBegan(e) }

@@ -97,6 +97,10 @@ public final class Daemon {
     var dashboard: Dashboard?
     /// The APNs endpoint (Daemon+APNs.swift), when `--apns`/`--apns-socket` asked for one.
     var apns: DaemonAPNs?
+    /// Watches the federation's link and refreshes its stream status (Daemon+Federation.swift), when federating.
+    var federationWatch: (any BusTimer)?
+    /// The simulator's batches on a federated daemon, committed in order one at a time (Daemon+Federation.swift).
+    var federatedSimulator = FederatedSimulatorQueue()
 
     /// Creates a daemon; nothing happens until ``start()``.
     ///
@@ -208,7 +212,9 @@ public final class Daemon {
     private func startBus() throws(DaemonError) {
         try startLimits()
         var restored = false
-        if let dir = options.dataDirectory {
+        if let federation = options.federation {
+            restored = try startFederation(federation)
+        } else if let dir = options.dataDirectory {
             // Checked and locked before anything is read or removed (`--fresh` too): one daemon per directory.
             do { dataLock = try DataDirectoryLock(directory: dir) } catch { throw DaemonError(error.message) }
             if options.fresh { SQLiteStore.remove(directory: dir) }
@@ -401,6 +407,7 @@ public final class Daemon {
         listener?.close()
         listener = nil
         stopAPNs()
+        stopFederation()
         signals?.close()
         signals = nil
         for s in sessions.values {
