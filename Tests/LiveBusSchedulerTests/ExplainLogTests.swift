@@ -101,7 +101,9 @@ struct ExplainLogTests {
             var out: [Delivery] = []
             for n in Int64(0)..<40 {
                 out += s.offer(update(UInt64(n + 1), priority: n.isMultiple(of: 3) ? 10 : 5), at: at(n * 120))
-                if n.isMultiple(of: 10) { s.requestBackgroundRefresh(earliestBegin: at(n * 120 + 60), at: at(n * 120)) }
+                if n.isMultiple(of: 10) {
+                    out += s.requestBackgroundRefresh(earliestBegin: at(n * 120 + 60), at: at(n * 120))
+                }
             }
             out += s.advance(to: at(86_400))
             return (out, s.explain(last: 64))
