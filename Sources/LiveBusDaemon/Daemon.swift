@@ -923,9 +923,10 @@ public final class Daemon {
     /// This process's user id (the admin role's owner).
     static let ownUserID: UInt32 = getuid()
 
+    /// A new session's resume token: 32 lowercase hex digits from the system's random source.
     static func makeToken() -> String {
         var g = SystemRandomNumberGenerator()
-        return (0..<4).map { _ in String(format: "%08x", UInt32.random(in: .min ... .max, using: &g)) }.joined()
+        return SessionHandshake.makeToken(using: &g)
     }
 
     private func subscribe(_ s: Session, patterns: [String]) throws(WireError) {

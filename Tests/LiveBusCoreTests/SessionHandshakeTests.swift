@@ -301,3 +301,21 @@ import Testing
         )
     }
 }
+
+/// A generator that returns the values it was given, in order (then zeros).
+private struct FixedGenerator: RandomNumberGenerator {
+    var values: [UInt64]
+    mutating func next() -> UInt64 { values.isEmpty ? 0 : values.removeFirst() }
+}
+
+extension SessionHandshakeTests {
+    @Test func aTokenIs32LowercaseHexDigitsOfTheGeneratorsBits() {
+        var g = FixedGenerator(values: [0x0123_4567_89ab_cdef, 0x0000_0000_ffff_fff0])
+        #expect(SessionHandshake.makeToken(using: &g) == "0123456789abcdef00000000fffffff0")
+        var system = SystemRandomNumberGenerator()
+        let a = SessionHandshake.makeToken(using: &system)
+        let b = SessionHandshake.makeToken(using: &system)
+        #expect(a.count == 32 && a != b)
+        #expect(a.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) })
+    }
+}
