@@ -198,8 +198,6 @@ public struct SessionHandshake: Sendable {
     public private(set) var phase: Phase = .awaitingHello
     /// When the connection opened, monotonic ms (``Input/opened(monotonicMilliseconds:)``).
     public private(set) var openedAtMilliseconds: Int64 = 0
-    /// The established session, once ``phase`` is ``Phase/established``.
-    public private(set) var established: Established?
 
     /// Creates a handshake awaiting ``Input/opened(monotonicMilliseconds:)``.
     /// - Parameter configuration: The session id, timeout, frame size and the daemon's user id.
@@ -341,8 +339,7 @@ public struct SessionHandshake: Sendable {
             clientOffsetMilliseconds: Double(h.clientTime) - Double(now),
             welcome: welcome
         )
-        phase = .established
-        established = e
+        phase = .established  // the identity goes to the adapter, not kept here (memory of idle sessions)
         actions.append(.establish(e))
         actions.append(.write(.welcome, body: welcome.compactJSON()))
         return actions

@@ -53,10 +53,8 @@ public final class Daemon {
     /// Resume token → when its session's resume window ends (ms since the epoch, server clock); until then its
     /// name is reserved.
     var resumeDeadlines: [String: Int64] = [:]
-    /// Name → numbers of the established sessions of that name: the HELLO's live-name check in O(1).
-    var liveNames: [String: Set<Int>] = [:]
-    /// Resume token → the established session holding it (a resume on a new connection takes it over).
-    var liveTokens: [String: Session] = [:]
+    /// Name → how many established sessions have that name: the HELLO's live-name check in O(1).
+    var liveNames: [String: Int] = [:]
     /// Name → tokens of the disconnected sessions (``resumable``, ``persistedResume``) of that name: the names
     /// reserved while they may resume, looked up in O(1).
     var reservedNames: [String: Set<String>] = [:]
@@ -570,13 +568,7 @@ public final class Daemon {
         s.phase = .closed
         index.remove(s.number)
         byNumber[s.number] = nil
-        if wasEstablished {
-            if var n = liveNames[s.name] {
-                n.remove(s.number)
-                liveNames[s.name] = n.isEmpty ? nil : n
-            }
-            if liveTokens[s.resumeToken] === s { liveTokens[s.resumeToken] = nil }
-        }
+        if wasEstablished, let n = liveNames[s.name] { liveNames[s.name] = n > 1 ? n - 1 : nil }
         s.probeTimer?.cancel()
         s.probeTimer = nil
         s.schedulerTimer?.cancel()
@@ -754,7 +746,7 @@ public final class Daemon {
                 resume = .init(holder: .disconnected, name: old.name, deadlineMilliseconds: resumeDeadlines[t])
             } else if let rec = persistedResume[t] {
                 resume = .init(holder: .persisted, name: rec.name, deadlineMilliseconds: resumeDeadlines[t])
-            } else if let live = liveTokens[t], live !== s, live.phase == .established {
+            } else if let live = liveSession(token: t, besides: s) {
                 resume = .init(holder: .live, name: live.name, deadlineMilliseconds: nil)
             }
         }
@@ -762,12 +754,20 @@ public final class Daemon {
             serverNowMilliseconds: now,
             peerUserID: s.peerUID,
             policyRefusal: policy,
-            nameIsLive: h.name.map { name in liveNames[name]?.contains { n in n != s.number } ?? false } ?? false,
+            // `s` is not established yet: every session counted is another one.
+            nameIsLive: h.name.map { liveNames[$0] != nil } ?? false,
             nameReservedUntilMilliseconds: h.name.flatMap { nameReservedUntil($0, now: now) },
             resume: resume,
             deviceRefusal: device,
             newToken: h.resume == nil ? Daemon.makeToken() : ""
         )
+    }
+
+    /// The established session other than `s` that holds resume token `token` (the client saw its connection die
+    /// first). O(sessions), asked only for a token no disconnected session holds: no per-session index is kept for
+    /// this rare case (memory of idle sessions).
+    private func liveSession(token: String, besides s: Session) -> Session? {
+        sessions.values.first { $0 !== s && $0.resumeToken == token && $0.phase == .established }
     }
 
     /// Carries out the handshake's actions, in order.
@@ -786,7 +786,7 @@ public final class Daemon {
                 forgetResume(token: token)
             case .takeOver(let token):
                 // The old connection is still open (the client saw it die first): this one takes it over.
-                if let live = liveTokens[token], live !== s {
+                if let live = liveSession(token: token, besides: s) {
                     s.clock = live.clock
                     s.patterns = live.patterns
                     closeSession(live, reason: "resumed on a new connection", flush: false)
@@ -840,8 +840,7 @@ public final class Daemon {
         s.name = e.name
         s.resumeToken = e.resumeToken
         s.phase = .established
-        liveNames[s.name, default: []].insert(s.number)
-        liveTokens[s.resumeToken] = s
+        liveNames[s.name, default: 0] += 1
         dashboardPhoneChanged(s)
         saveResume(s)
         journalAttach(s, resumed: e.resumedFrom != nil)

@@ -60,7 +60,7 @@ import Testing
         var h = Self.opened()
         let actions = h.handle(.hello(Self.hello(name: "pro"), Self.facts()))
         let e = try #require(Self.established(actions))
-        #expect(h.phase == .established && h.isEstablished && h.established == e)
+        #expect(h.phase == .established && h.isEstablished)
         #expect(e.name == "pro" && e.resumeToken == "0123456789abcdef0123456789abcdef" && e.resumedFrom == nil)
         #expect(e.appState == "foreground" && e.role == .session)
         #expect(e.clientOffsetMilliseconds == 1500)
