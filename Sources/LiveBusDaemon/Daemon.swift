@@ -53,7 +53,8 @@ public final class Daemon {
     /// Resume token → when its session's resume window ends (ms since the epoch, server clock); until then its
     /// name is reserved.
     var resumeDeadlines: [String: Int64] = [:]
-    /// Name → how many established sessions have that name: the HELLO's live-name check in O(1).
+    /// Name → how many established sessions have that name (names a HELLO may ask for: not `s<digits>`): the
+    /// HELLO's live-name check in O(1).
     var liveNames: [String: Int] = [:]
     /// Name → tokens of the disconnected sessions (``resumable``, ``persistedResume``) of that name: the names
     /// reserved while they may resume, looked up in O(1).
@@ -568,7 +569,9 @@ public final class Daemon {
         s.phase = .closed
         index.remove(s.number)
         byNumber[s.number] = nil
-        if wasEstablished, let n = liveNames[s.name] { liveNames[s.name] = n > 1 ? n - 1 : nil }
+        if wasEstablished, !SessionName.isSessionID(s.name), let n = liveNames[s.name] {
+            liveNames[s.name] = n > 1 ? n - 1 : nil
+        }
         s.probeTimer?.cancel()
         s.probeTimer = nil
         s.schedulerTimer?.cancel()
@@ -840,7 +843,8 @@ public final class Daemon {
         s.name = e.name
         s.resumeToken = e.resumeToken
         s.phase = .established
-        liveNames[s.name, default: 0] += 1
+        // A HELLO may never ask for a name of the form s<digits> (SessionName): those are not counted.
+        if !SessionName.isSessionID(s.name) { liveNames[s.name, default: 0] += 1 }
         dashboardPhoneChanged(s)
         saveResume(s)
         journalAttach(s, resumed: e.resumedFrom != nil)
