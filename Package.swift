@@ -51,7 +51,7 @@ let package = Package(
         .target(name: "LiveBusFaults"),
         // End-to-end scenario files and the invariant checker over clients' JSON-lines logs (pure; reuses the
         // simulator's line-tracking JSON reader for file:line:field errors).
-        .target(name: "LiveBusScenario", dependencies: ["LiveBusSimulator"]),
+        .target(name: "LiveBusScenario", dependencies: ["LiveBusSimulator", "LiveBusLayout"]),
         .target(name: "LiveBusLayout", resources: [.copy("Resources/devices.json")]),
         // The bus without I/O: the store protocol and its conformance suite, the in-memory store, the topic →
         // subscribers index, the group commit of one loop turn, the transport seam (loop, connection, timer) and the
@@ -75,7 +75,7 @@ let package = Package(
             name: "LiveBusClient",
             dependencies: [
                 "LiveBusWire", "LiveBusLoop", "LiveBusClock", "LiveBusSimulator", "LiveBusActivity", "LiveBusLayout",
-                "LiveBusText",
+                "LiveBusText", "LiveBusAPNs",
             ]
         ),
 
@@ -84,7 +84,7 @@ let package = Package(
             name: "LiveBusCLI",
             dependencies: [
                 "LiveBusDaemon", "LiveBusClient", "LiveBusLayout", "LiveBusText", "LiveBusActivity", "LiveBusWire",
-                "LiveBusLoop", "LiveBusScenario",
+                "LiveBusLoop", "LiveBusScenario", "LiveBusAPNs", "LiveBusAPNsServer",
             ]
         ),
 
@@ -112,7 +112,10 @@ let package = Package(
         .testTarget(name: "LiveBusCoreTests", dependencies: ["LiveBusCore", "LiveBusWire"]),
         // The daemon in-process: its session limits, the SQLite store against the core's store conformance suite, and
         // the session protocol (handshake, malformed frames, probes, resume, slow consumer, limits) on EmbeddedDaemon.
-        .testTarget(name: "LiveBusDaemonTests", dependencies: ["LiveBusDaemon", "LiveBusCore", "LiveBusWire"]),
+        .testTarget(
+            name: "LiveBusDaemonTests",
+            dependencies: ["LiveBusDaemon", "LiveBusCore", "LiveBusWire", "LiveBusAPNs", "LiveBusScheduler"]
+        ),
         .testTarget(name: "LiveBusClockTests", dependencies: ["LiveBusClock"]),
         .testTarget(name: "LiveBusSimulatorTests", dependencies: ["LiveBusSimulator"]),
         .testTarget(name: "LiveBusSchedulerTests", dependencies: ["LiveBusScheduler"]),

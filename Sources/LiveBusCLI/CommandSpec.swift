@@ -84,6 +84,10 @@ struct CommandSpec: Sendable, Equatable {
                         continue
                     }
                     if let last = parts.last, last.hasPrefix("--") {
+                        // `ID|PRESET|--all`: the values are an argument slot too.
+                        if !valueParts.isEmpty {
+                            slots.append(Slot(alternatives: valueParts, optional: optional, repeats: repeats))
+                        }
                         // The flag that ends a word takes the next word as its value, unless a group closes here or
                         // the next word is another flag, a group or an alternative.
                         for f in flagParts.dropLast() { add(&flags, Flag(name: String(f.dropFirst(2)), value: nil)) }
@@ -179,9 +183,12 @@ struct HelpSections {
 
     /// The option entries of the sections whose heading starts with OPTIONS or LIMITS: an entry starts with `--`,
     /// the term ends at the first run of two spaces, more-indented lines continue the description.
-    var daemonOptions: [DaemonOption] {
+    var daemonOptions: [DaemonOption] { options { $0.hasPrefix("OPTIONS") || $0.hasPrefix("LIMITS") } }
+
+    /// The `--name VALUE  description` lines of the sections whose heading `wanted` accepts.
+    func options(in wanted: (String) -> Bool) -> [DaemonOption] {
         var result: [DaemonOption] = []
-        for (heading, lines) in sections where heading.hasPrefix("OPTIONS") || heading.hasPrefix("LIMITS") {
+        for (heading, lines) in sections where wanted(heading) {
             for line in lines {
                 if line.hasPrefix("--") {
                     let (term, rest) = Self.splitTerm(line)

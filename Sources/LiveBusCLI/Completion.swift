@@ -1,5 +1,7 @@
 import Foundation
+import LiveBusFaults
 import LiveBusLayout
+import LiveBusSimulator
 import LiveBusWire
 
 /// Where completion gets live values: the running daemon when one answers, else the offline fallbacks.
@@ -10,14 +12,15 @@ struct CompletionSource: Sendable {
     var devices: @Sendable () -> [String]
     /// Order ids (from `order list`); empty when no daemon answers.
     var orders: @Sendable () -> [String]
+    /// Toxic ids set now (from `fault list`); empty when no daemon answers.
+    var faults: @Sendable () -> [String] = { [] }
 
     /// Asks the daemon at `socket`, with a short timeout (a completion must not hang the shell), and falls back to
     /// the bundled catalog for device ids.
     static func live(socket: String) -> CompletionSource {
         CompletionSource(
             sessions: {
-                guard let r = try? AdminClient.request(socket: socket, command: "status", timeoutMs: 700), r.ok,
-                    case .array(let list)? = r.data?["sessions"]
+                guard case .array(let list)? = (try? StatusPages.all(socket: socket, timeoutMs: 700))?["sessions"]
                 else { return [] }
                 return list.compactMap { $0["name"]?.stringValue }
             },
@@ -32,6 +35,15 @@ struct CompletionSource: Sendable {
             orders: {
                 ((try? AdminClient.allOrders(socket: socket, timeoutMs: 700)) ?? []).compactMap {
                     $0["id"]?.stringValue
+                }
+            },
+            faults: {
+                guard let r = try? AdminClient.request(socket: socket, command: "fault.list", timeoutMs: 700), r.ok,
+                    case .array(let list)? = r.data
+                else { return [] }
+                return list.flatMap { entry -> [String] in
+                    guard case .array(let toxics)? = entry["toxics"] else { return [] }
+                    return toxics.compactMap { $0["id"]?.stringValue }
                 }
             }
         )
@@ -80,11 +92,14 @@ enum Completion {
     /// The candidates for `livebusd`'s last word.
     static func daemonCandidates(_ words: [String]) -> [String] {
         guard let current = words.last else { return [] }
-        let options = HelpSections(LivebusdCommand.help).daemonOptions
+        let help = HelpSections(LivebusdCommand.help)
+        // The APNs endpoint's flags have their own section (`APNs ENDPOINT`).
+        let options = help.daemonOptions + help.options { $0.hasPrefix("APNs") }
         if words.count >= 2, let previous = words.dropLast().last, previous.hasPrefix("--"),
             let o = options.first(where: { $0.name == String(previous.dropFirst(2)) }), let value = o.value
         {
             let parts = value.split(separator: "|").map(String.init)
+            if o.name == "scenario" { return [fileMarker] + filter(scenarioNames, current) }
             if parts.contains(where: { ["FILE", "PATH", "DIR"].contains($0) }) {
                 return [fileMarker] + parts.filter(CommandSpec.isLiteral)
             }
@@ -103,11 +118,15 @@ enum Completion {
         ["FILE", "PATH", "DIR", "FILE.swift"].contains(placeholder)
     }
 
+    /// The scenarios `--scenario NAME` takes by name (a file is the other choice).
+    static var scenarioNames: [String] { Scenario.builtInNames + ["random"] }
+
     static func values(for flag: CommandSpec.Flag, _ current: String, source: CompletionSource) -> [String] {
         let alternatives = flag.value ?? []
         switch flag.name {
         case "device": return filter(source.devices(), current)
         case "session": return filter(source.sessions(), current)
+        case "scenario": return [fileMarker] + filter(scenarioNames, current)
         case "topic": return filter(source.orders().map { "orders/\($0)" } + [">", "orders/*"], current)
         default: break
         }
@@ -136,6 +155,9 @@ enum Completion {
                 case "COMMAND": result += LivebusCommand.commands.map(\.name)
                 case "ORDER", "ORDER-ID": result += source.orders()
                 case "MODEL": result += source.devices()
+                case "TOXIC": result += FaultCommand.toxics
+                case "ID": result += source.faults()  // `fault remove ID|PRESET`, the only positional ID
+                case "PRESET": result += NetworkPreset.allCases.map(\.rawValue)
                 default: if isFile(p) { return [fileMarker] }
                 }
             }
@@ -162,7 +184,7 @@ enum Completion {
             out=$("$prog" __complete "${mode[@]}" "${COMP_WORDS[@]:1:COMP_CWORD}" 2>/dev/null)
             local IFS=$'\\n'
             if [[ $out == :file* ]]; then
-                COMPREPLY=($(compgen -f -- "$cur"))
+                COMPREPLY=($(compgen -f -- "$cur") $(compgen -W "${out#:file}" -- "$cur"))
             else
                 COMPREPLY=($(compgen -W "$out" -- "$cur"))
             fi
@@ -180,6 +202,7 @@ enum Completion {
             cands=("${(@f)$(livebus __complete $mode "${(@)words[2,CURRENT]}" 2>/dev/null)}")
             if [[ ${cands[1]} == :file* ]]; then
                 _files
+                (( ${#cands} > 1 )) && compadd -a 'cands[2,-1]'
             else
                 compadd -a cands
             fi
@@ -204,6 +227,7 @@ enum Completion {
             set -l out (livebus __complete $mode $tokens[2..-1] "$cur" 2>/dev/null)
             if string match -q -- ':file*' "$out[1]"
                 __fish_complete_path "$cur"
+                printf '%s\n' $out[2..-1]
             else
                 printf '%s\\n' $out
             end

@@ -408,6 +408,74 @@ struct ConfigFile: Sendable {
         return e
     }
 
+    /// Each value the environment or the file gives that the command using it would refuse, as
+    /// `FILE:LINE: KEY: what is wrong` (`$VAR: KEY: …` for the environment), with what is accepted when the
+    /// command's parser says it. Checked by the same parsers those commands run: `attach`'s session options,
+    /// `e2e`'s time scale, and `livebusd`'s whole option parsing (without starting anything). After a refusal the
+    /// value it names is left out and the rest checked again, so every wrong value is reported.
+    static func problems(environment: [String: String], file: ConfigFile?) -> [String] {
+        var out: [String] = []
+        var reported: Set<String> = []
+        for command in ["attach", "e2e", "livebusd"] {
+            var (argv, applied) = apply(command: command, argv: [], environment: environment, file: file)
+            for _ in 0...applied.count {
+                guard let e = check(command, argv) else { break }
+                func value(_ flag: String) -> String? {
+                    argv.first { $0.hasPrefix("--\(flag)=") }.map { String($0.dropFirst(flag.count + 3)) }
+                }
+                // The setting the refusal is about: the one whose flag it names, else the one whose value it quotes.
+                guard
+                    let i = applied.firstIndex(where: { e.message.contains("--" + $0.flag) })
+                        ?? applied.firstIndex(where: { a in value(a.flag).map { e.message.contains($0) } ?? false }),
+                    let setting = settings.first(where: { $0.flag == applied[i].flag && $0.commands.contains(command) })
+                else {
+                    out.append("\(command): \(e.message)")
+                    break
+                }
+                let whence: String
+                switch applied[i].source {
+                case .env(let name): whence = "$\(name)"
+                case .file(let p, let line): whence = "\(p):\(line)"
+                default: whence = "?"
+                }
+                if reported.insert(setting.key).inserted {
+                    out.append(
+                        "\(whence): \(setting.key): \(e.message)" + (e.recovery.map { " (\($0))" } ?? "")
+                    )
+                }
+                let flag = applied.remove(at: i).flag
+                argv.removeAll { $0 == "--" + flag || $0.hasPrefix("--\(flag)=") }
+            }
+        }
+        return out
+    }
+
+    /// What `command` says of these flags when it parses them, or `nil` when it takes them.
+    static func check(_ command: String, _ argv: [String]) -> CLIError? {
+        do throws(CLIError) {
+            switch command {
+            case "attach":
+                let a = try Arguments(argv, command: "attach", options: SessionFlags.options, flags: SessionFlags.flags)
+                _ = try SessionFlags.clientOptions(a)
+            case "e2e":
+                let a = try Arguments(
+                    argv,
+                    command: "e2e",
+                    options: ["time-scale", "seed", "report", "python-client", "junit", "tap"],
+                    flags: ["json", "keep-logs", "quiet", "validate"]
+                )
+                _ = try E2ECommand.timeScale(a)
+            default:
+                var refusal: CLIError?
+                _ = LivebusdCommand.run(argv, check: { refusal = $0 })
+                return refusal
+            }
+        } catch {
+            return error
+        }
+        return nil
+    }
+
     /// The FILES and ENVIRONMENT text of the man pages.
     static var manText: String {
         var s = ".TP\n.B livebus.json\n"

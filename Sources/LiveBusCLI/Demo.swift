@@ -163,7 +163,8 @@ extension DemoCommand {
     static func startRecorder(_ path: String, socket: String) throws(CLIError) -> Process {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: E2ERun.livebusBinary())
-        p.arguments = ["record", "--socket", socket, "--out", path]
+        // From the daemon's start: it was started for the demo, the recording holds all it did.
+        p.arguments = ["record", "--socket", socket, "--out", path, "--since", "start"]
         p.standardInput = FileHandle.nullDevice
         p.standardOutput = FileHandle.nullDevice
         do { try p.run() } catch {
@@ -256,13 +257,16 @@ final class DaemonProcess {
         let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
         // livebusd exits 2 for a usage or input error (a bad --scenario): the same error, the same code.
         if !p.isRunning && p.terminationReason == .exit && p.terminationStatus == ExitCode.usage.rawValue {
-            let first = log.split(separator: "\n").first.map(String.init) ?? "livebusd refused its arguments"
+            // Its `error: …` line (log lines may come first) is the error, the `hint: …` after it the recovery.
+            let lines = log.split(separator: "\n").map(String.init)
+            let at = lines.firstIndex { $0.hasPrefix("error: ") }
+            let hint = at.flatMap { i in
+                i + 1 < lines.count && lines[i + 1].hasPrefix("hint: ") ? String(lines[i + 1].dropFirst(6)) : nil
+            }
             throw CLIError(
                 "usage",
-                first.hasPrefix("error: ") ? String(first.dropFirst(7)) : first,
-                recovery: log.split(separator: "\n").dropFirst().first.map {
-                    $0.hasPrefix("hint: ") ? String($0.dropFirst(6)) : String($0)
-                },
+                at.map { String(lines[$0].dropFirst(7)) } ?? lines.last ?? "livebusd refused its arguments",
+                recovery: hint,
                 exit: .usage
             )
         }

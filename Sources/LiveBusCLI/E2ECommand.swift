@@ -6,6 +6,11 @@ import LiveBusWire
 /// `livebus e2e FILE… [--time-scale X] [--seed N] [--report FILE]`: plays end-to-end scenarios (`Protocol/E2E.md`)
 /// against a real `livebusd`, one client process per session, and checks the invariants from their logs.
 enum E2ECommand {
+    /// `--time-scale X`, 0.1…1000, or `nil` when not given (each scenario's own then).
+    static func timeScale(_ a: Arguments) throws(CLIError) -> Double? {
+        a.value("time-scale") == nil ? nil : try a.double("time-scale", default: 10, in: 0.1...1000)
+    }
+
     static func run(_ argv: [String], json: Bool) throws(CLIError) -> Int32 {
         let a = try Arguments(
             argv,
@@ -20,7 +25,7 @@ enum E2ECommand {
                 recovery: "livebus e2e Protocol/scenarios/e2e-*.json"
             )
         }
-        let scale = a.value("time-scale") == nil ? nil : try a.double("time-scale", default: 10, in: 0.1...1000)
+        let scale = try timeScale(a)
         let seed = a.value("seed") == nil ? nil : try a.uint("seed", default: 1)
         let catalog: DeviceCatalog
         do { catalog = try DeviceCatalog.bundled() } catch {

@@ -40,7 +40,7 @@ public enum LivebusCommand {
             name: "attach",
             summary: "Attach one simulated phone to a daemon and show it live",
             usage:
-                "livebus attach [--socket PATH] [--name NAME] [--device MODEL] [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH|full] [--split-width PT] [--app-state foreground|background|suspended|terminated] [--os VERSION] [--clock-skew ±DURATION] [--clock-drift ±PPM] [--low-power] [--frequent-updates] [--activities authorized|denied|disabled] [--activity-schema FILE] [--device-file FILE] [--svg-dir DIR] [--duration DURATION] [--exit-when delivered] [--no-reconnect] [--json]",
+                "livebus attach [--socket PATH] [--name NAME] [--device MODEL] [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH|full] [--split-width PT] [--app-state foreground|background|suspended|terminated] [--os VERSION] [--clock-skew ±DURATION] [--clock-drift ±PPM] [--low-power] [--frequent-updates] [--activities authorized|denied|disabled] [--bundle-id ID] [--channel ID]... [--activity-schema FILE] [--device-file FILE] [--svg-dir DIR] [--duration DURATION] [--exit-when delivered] [--no-reconnect] [--json]",
             details: """
                 Connects, handshakes, subscribes to every order and shows each Live Activity as the lock screen and
                 Dynamic Island would. On a terminal, keys change the phone live: f fold, u unfold, h half-open,
@@ -60,6 +60,11 @@ public enum LivebusCommand {
                 --activity-schema FILE is your app's ActivityAttributes/ContentState (Protocol/ACTIVITY-SCHEMA.md):
                 pushes to this phone are decoded with it as ActivityKit would (default: the daemon's, else the
                 built-in delivery activity); a bad file is exit 2 with file:line: field.
+                Push tokens (livebusd --apns): the app's push-to-start token and each activity's token are printed
+                as they arrive (JSON: {"type": "pushToken", "kind": "pushToStart"|"activity", "bundleID", "order",
+                "channel", "token"}); send to them with apns-topic BUNDLE-ID.push-type.liveactivity. --bundle-id ID
+                is the app's bundle id (default com.example.delivery); --channel ID (repeatable) makes the app's
+                order activities listen on that broadcast channel (an id from POST /1/apps/BUNDLE-ID/channels).
                 """,
             examples: [
                 "livebus attach --socket /tmp/bus.sock --device iphone-16-pro",
@@ -72,7 +77,7 @@ public enum LivebusCommand {
             summary: "Show the daemon's sessions (posture, app state, clock) and orders",
             usage: "livebus status [--socket PATH] [--explain] [--json]",
             details:
-                "Asks the running daemon over its admin interface (same user only). Per session: device, posture, app state, clock offset/drift/error bound/round trip, the refresh scheduler (next window, budget left, queued and coalesced updates); --explain adds why the last updates were delivered, delayed or coalesced. While the daemon's store refuses writes (a full disk) a DEGRADED block (JSON: `degraded`, else null) gives the reason, the simulator events held in memory and what to do.",
+                "Asks the running daemon over its admin interface (same user only) and shows every session, text and --json alike (read in as many answers as it takes). Per session: device, posture, app state, clock offset/drift/error bound/round trip, the refresh scheduler (next window, budget left, queued and coalesced updates); --explain adds why the last updates were delivered, delayed or coalesced. While the daemon's store refuses writes (a full disk) a DEGRADED block (JSON: `degraded`, else null) gives the reason, the simulator events held in memory and what to do.",
             examples: ["livebus status --socket /tmp/bus.sock", "livebus status --json | jq '.data.sessions'"]
         ),
         Command(
@@ -133,7 +138,8 @@ public enum LivebusCommand {
         Command(
             name: "push",
             summary: "Send an APNs Live Activity payload (the file simctl push takes) and print its verdict",
-            usage: "livebus push TARGET FILE|- --order ID [--expect applied|ignored] [--socket PATH] [--json]",
+            usage:
+                "livebus push TARGET FILE|- --order ID [--expect applied|ignored] [--socket PATH] [--json] · livebus push FILE|- --via http2 [--token HEX] [--channel ID] [--topic TOPIC] [--priority 10|5] [--collapse-id ID] [--expiration SECONDS] [--header NAME:VALUE]... [--apns-socket PATH] [--apns HOST:PORT] [--json]",
             details: """
                 FILE is a JSON object with "aps" (timestamp, event, content-state, stale-date, dismissal-date,
                 relevance-score, alert), at most 4096 bytes; - reads standard input. content-state is decoded as the
@@ -143,8 +149,21 @@ public enum LivebusCommand {
                 typeMismatch … naming the field); a date in the wrong unit is applied as the phone reads it. Each push
                 gets an id and a verdict: applied, or not with the reason in Apple's words and the rule's source, and
                 every lint that applies (Protocol/lints.json). `livebus explain ID` traces it.
-                --order is required (which Live Activity; `livebus order list`). With --expect, exits 1 when the
-                verdict differs.
+                --order is required (which Live Activity; `livebus order list`). Exit status, one rule for every
+                verdict: 4 when a phone did not answer; 2 when every phone refused the payload as unreadable
+                (malformedPayload, payloadTooLarge, contentStateTooLarge, keyNotFound, valueNotFound,
+                typeMismatch, dataCorrupted: fix the file); 1 when --expect is given and the verdict differs;
+                otherwise 0, whatever the activity rules decided (the printed verdict says why).
+                --via http2 sends FILE through the daemon's APNs endpoint instead (h2c: livebusd --apns-socket PATH,
+                or --apns HOST:PORT with --apns-h2c), as your backend's APNs client would: to a push token
+                (--token, from `livebus status`: a push-to-start or an activity token) or a broadcast channel
+                (--channel), with apns-push-type liveactivity, apns-topic TOPIC (default
+                com.example.delivery.push-type.liveactivity), --priority, --collapse-id, --expiration (Unix
+                seconds, 0 = now or never) and an unsigned provider token (accepted without livebusd --apns-key;
+                else pass yours with --header 'authorization: bearer JWT'). Each --header NAME:VALUE replaces the
+                header of that name (given twice, it is sent twice). It prints APNs's answer (status, apns-id,
+                reason) and the push id; exit 0 when APNs accepted it (2xx), 2 when it refused it, 3 when the
+                endpoint is unreachable, 4 when it did not answer within 15 s.
                 """,
             examples: [
                 "livebus push all update.json --order A1001",
@@ -162,7 +181,7 @@ public enum LivebusCommand {
             name: "fault",
             summary: "Inject network faults (toxiproxy's toxics) on attached phones' connections",
             usage:
-                "livebus fault add TOXIC [--session NAME|--all|--minority|--majority|--one] [--direction down|up] [--toxicity P] [--seed N] [--id ID] [--latency D --jitter D --rate KB/s --average-size B --size-variation B --delay-us US --delay D --bytes N --timeout D --probability P --window N --duration D --frame-types LIST] · livebus fault list · livebus fault remove ID|PRESET|--all · livebus fault preset 3g|edge|lossy|very-bad|airplane [target]",
+                "livebus fault add TOXIC [--session NAME|--all|--minority|--majority|--one] [--direction down|up] [--toxicity P] [--seed N] [--id ID] [--latency D --jitter D --rate KB/s --average-size B --size-variation B --delay-us US --delay D --bytes N --timeout D --probability P --window N --duration D --frame-types LIST] · livebus fault list · livebus fault remove ID|PRESET|--all · livebus fault preset 3g|edge|lossy|very-bad|airplane [--session NAME|--all|--minority|--majority|--one]",
             details: """
                 D is a duration with its unit (200ms, 1.5s, 1m; a bare number is refused, --delay-us takes µs).
                 Toxics: latency, bandwidth, slicer, slow_close, limit_data, timeout, reset_peer, down (refuse new
@@ -333,7 +352,7 @@ public enum LivebusCommand {
             name: "record",
             summary: "Record a running daemon's events, its phones' inputs and push verdicts to a file",
             usage:
-                "livebus record --out FILE [--exit-when finished|never] [--duration D] [--socket PATH] [--json]",
+                "livebus record --out FILE [--since now|start] [--exit-when finished|never] [--duration D] [--socket PATH] [--json]",
             details: """
                 Writes JSON Lines (Protocol/RECORD.md, schema Protocol/record.schema.json): a versioned header with
                 the daemon's scenario, time scale and seed; every EVENT it publishes (topic, sequence, flags, body);
@@ -342,6 +361,9 @@ public enum LivebusCommand {
                 app state, profile, a clock change; from commands or its own keys), every command that changes
                 something (posture, app-state, profile, clock, push, simulate, fault, backend stall, order
                 create/cancel) and every push's verdict. Each line has t, milliseconds since the daemon started.
+                --since now (the default) records from the moment recording starts: it begins with the phones
+                attached then (and, without a scenario, the orders there are) as inputs at that moment, nothing
+                from before; --since start takes the daemon's journal from its start (its last 10,000 entries).
                 It stops at Ctrl-C, after --duration, when the daemon goes away, or with --exit-when finished once
                 the scenario is finished and every phone's activities are delivered or canceled, and then writes
                 the final line: every phone's device, posture, app state, activities (status of the last update it
@@ -360,11 +382,14 @@ public enum LivebusCommand {
                 Starts livebusd with the recording's scenario, time scale and seed on a private socket and data
                 directory (removed after), attaches each phone as a `livebus attach` process at its recorded time
                 with its recorded device, posture, app state, OS, profile and clock, sends every recorded command
-                at its time (scaled by recorded ÷ --time-scale) and restores each recorded posture, app-state and
-                profile change the phone does not already have. From the recording's end it waits up to --settle
-                (default 10s, wall time) for the final state to equal the recorded one: exit 0 when it does, else 1
-                with one line per difference (phone, field, recorded vs replayed). A malformed file is exit 2 with
-                FILE:LINE and the field.
+                at its time (scaled by recorded ÷ --time-scale; a recording made --since now of a daemon without a
+                scenario, or after its scenario ended, starts at once), with each push's dates moved by how much
+                later the replay is, and restores each recorded posture, app-state and profile change the phone
+                does not already have. From the recording's end it waits up to --settle (default 10s, wall time)
+                for the final state to equal the recorded one: exit 0 when it does, else 1 with one line per
+                difference (phone, field, recorded vs replayed). A malformed file is exit 2 with FILE:LINE and the
+                field; a daemon that cannot be started again (the recording's scenario cannot be loaded here) is
+                exit 2 with livebusd's error.
                 """,
             examples: ["livebus replay bug-1234.jsonl", "livebus replay run.jsonl --time-scale 40"]
         ),
@@ -437,6 +462,9 @@ public enum LivebusCommand {
 
     /// Runs `livebus`; returns the process exit code.
     public static func run(_ argv: [String]) -> Int32 {
+        // A reader that goes away (`livebus man livebus | head -1`) gives EPIPE, not a SIGPIPE death (exit 141):
+        // every command then ends quietly with 0, as the ones running an event loop (which ignores it) do.
+        signal(SIGPIPE, SIG_IGN)
         let json = argv.contains("--json") || argv.contains("-j")
         let out = Output(json: json)
         guard let first = argv.first else {
@@ -575,20 +603,60 @@ public enum LivebusCommand {
             print(text, terminator: "")
             return 0
         }
-        let path = (dir as NSString).appendingPathComponent(file)
-        do {
-            try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-            try text.write(toFile: path, atomically: true, encoding: .utf8)
-        } catch {
-            throw CLIError(
+        print(try writeFile(text, named: file, in: dir))
+        return 0
+    }
+
+    /// Creates `dir` and its missing parents (mode 0755), then writes `text` to `dir/name` (mode 0644), with
+    /// POSIX calls so that a failure names the path that failed and the system's reason (`strerror`, errno name).
+    /// - Returns: The file's path.
+    /// - Throws: ``CLIError`` `cannotWrite` (exit 2): "cannot create directory P: Permission denied (EACCES)",
+    ///   "P is not a directory", or "cannot write P: …".
+    static func writeFile(_ text: String, named name: String, in dir: String) throws(CLIError) -> String {
+        func fail(_ what: String, _ code: Int32) -> CLIError {
+            CLIError(
                 "cannotWrite",
-                "cannot write \(path): \(fileErrorReason(error))",
-                recovery: "choose a writable --output directory",
+                "\(what): \(String(cString: strerror(code))) (\(LoopError(-code, "").name))",
+                recovery: "choose a --output directory you can write, or create it first",
                 exit: .usage
             )
         }
-        print(path)
-        return 0
+        var prefix = dir.hasPrefix("/") ? "" : "."
+        for part in dir.split(separator: "/") where !part.isEmpty {
+            prefix += "/" + part
+            var st = stat()
+            if stat(prefix, &st) == 0 {
+                guard (st.st_mode & S_IFMT) == S_IFDIR else {
+                    throw CLIError(
+                        "cannotWrite",
+                        "\(prefix) is not a directory (ENOTDIR)",
+                        recovery: "choose a --output directory you can write, or create it first",
+                        exit: .usage
+                    )
+                }
+                continue
+            }
+            if mkdir(prefix, 0o755) != 0 && errno != EEXIST {
+                throw fail("cannot create directory \(prefix)", errno)
+            }
+        }
+        let path = (dir as NSString).appendingPathComponent(name)
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { throw fail("cannot write \(path)", errno) }
+        let bytes = Array(text.utf8)
+        var done = 0
+        while done < bytes.count {
+            let n = bytes.withUnsafeBytes { Foundation.write(fd, $0.baseAddress! + done, $0.count - done) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else {
+                let code = errno
+                close(fd)
+                throw fail("cannot write \(path)", code)
+            }
+            done += n
+        }
+        guard close(fd) == 0 else { throw fail("cannot write \(path)", errno) }
+        return path
     }
 
     /// `livebus config show [--socket PATH] [--json]`
@@ -614,6 +682,19 @@ public enum LivebusCommand {
                     "key": .string(s.key), "value": .string(value), "source": .string("\(source)"),
                     "flag": .string("--" + s.flag), "env": s.env.map { .string($0) } ?? .null,
                 ])
+            )
+        }
+        // The values the commands using them would refuse: the table is still printed, then the refusal (exit 2).
+        let problems = ConfigFile.problems(environment: env, file: file)
+        guard problems.isEmpty else {
+            if !out.json { print(text, terminator: "") }
+            throw CLIError(
+                "invalidConfig",
+                "\(problems.count == 1 ? "a value is" : "\(problems.count) values are") not accepted:\n"
+                    + problems.map { "  " + $0 }.joined(separator: "\n"),
+                recovery:
+                    "fix them in the file (or the environment variable) named; `livebus help CMD` lists what each flag takes",
+                exit: .usage
             )
         }
         out.success(
@@ -651,9 +732,8 @@ public enum LivebusCommand {
         let a = try Arguments(argv, command: "status", options: ["socket"], flags: ["json", "explain"])
         try a.allowPositionals(0)
         let socket = a.value("socket") ?? defaultSocketPath()
-        let data = try resultData(
-            AdminClient.request(socket: socket, command: "status", args: ["explain": .bool(a.flag("explain"))])
-        )
+        // Every session, in as many answers as it takes (one holds what fits in a frame).
+        let data = try StatusPages.all(socket: socket, args: ["explain": .bool(a.flag("explain"))])
         out.success(StatusText.render(data), data: data)
         return 0
     }

@@ -71,8 +71,9 @@ public enum LivebusdCommand {
           --help               Print this help.
 
         APNs ENDPOINT (point your backend's APNs client at LiveBus; README "Point your backend at LiveBus")
-          --apns HOST:PORT     Serve Apple's provider API (POST /3/device/<token>, POST /4/broadcasts/apps/<bundle>)
-                               over HTTP/2 with TLS (ALPN h2) on HOST:PORT; PORT 0 picks a free one (logged).
+          --apns HOST:PORT     Serve Apple's provider API (POST /3/device/<token>, POST /4/broadcasts/apps/<bundle>,
+                               channel management on /1/apps/<bundle>/channels and /all-channels) over HTTP/2
+                               with TLS (ALPN h2) on HOST:PORT; PORT 0 picks a free one (logged).
                                HOST must be loopback (127.0.0.1, ::1, localhost) unless --apns-allow-remote.
                                The certificate is issued by a CA LiveBus makes at first start: DIR/apns-ca.pem
                                (logged as ca=…; give it to your client), DIR = --apns-ca-dir, else the data
@@ -89,6 +90,8 @@ public enum LivebusdCommand {
           --apns-key-id ID     The key id tokens must name (kid); with --apns-key.
           --apns-unregistered-delay D  How long after a token stops being valid 410 Unregistered is answered
                                (Apple delays it by an unspecified time; ours: default 0s).
+          --apns-start-budget N  Push-to-start pushes one phone may get per rolling hour; beyond it the push is
+                               accepted (200) and no activity starts (Apple publishes no number; ours: default 10).
           --apns-max-streams N Concurrent streams per connection (SETTINGS_MAX_CONCURRENT_STREAMS). Default 100.
           --apns-stream-timeout D  A request not ended within D gets 400 IdleTimeout and is reset. Default 10s.
           --apns-handshake-timeout D  A connection without the HTTP/2 preface (and TLS handshake) within D is
@@ -148,7 +151,11 @@ public enum LivebusdCommand {
     }
 
     /// Runs the daemon; returns the process exit code.
-    public static func run(_ argv: [String]) -> Int32 {
+    public static func run(_ argv: [String]) -> Int32 { run(argv, check: nil) }
+
+    /// With `check`: parses and validates `argv` as given (no config file applied), starts nothing, and passes
+    /// the first refusal (or `nil`) to `check`: `livebus config show` validates the daemon's settings this way.
+    static func run(_ argv: [String], check: ((CLIError?) -> Void)?) -> Int32 {
         let out = Output(json: false)
         if argv.contains("--help") || argv.contains("-h") {
             print(help)
@@ -161,12 +168,15 @@ public enum LivebusdCommand {
         var applied: [(flag: String, source: ConfigSource)] = []
         do throws(CLIError) {
             // The config file's "socket", "activitySchema" and "daemon" settings, under the flags and environment.
-            let (argv, fromConfig) = ConfigFile.apply(
-                command: "livebusd",
-                argv: argv,
-                environment: ProcessInfo.processInfo.environment,
-                file: try ConfigFile.current()
-            )
+            let (argv, fromConfig) =
+                check != nil
+                ? (argv, [])
+                : ConfigFile.apply(
+                    command: "livebusd",
+                    argv: argv,
+                    environment: ProcessInfo.processInfo.environment,
+                    file: try ConfigFile.current()
+                )
             applied = fromConfig
             let a = try Arguments(
                 argv,
@@ -253,6 +263,11 @@ public enum LivebusdCommand {
                     _ = try DashboardOptions(address: http, allowRemote: a.flag("http-allow-remote"), root: "").parsed()
                 } catch { throw CLIError.usage(error.message) }
             }
+            if let check {
+                loop.close()
+                check(nil)
+                return 0
+            }
             let daemon = Daemon(options: options, loop: loop, logger: logger)
             do {
                 try daemon.start()
@@ -287,6 +302,10 @@ public enum LivebusdCommand {
             logger.log(.notice, "livebusd stopped")
             return 0
         } catch {
+            if let check {
+                check(error)
+                return error.exit.rawValue
+            }
             let e = ConfigFile.annotate(error, applied: applied)
             out.failure(e)
             return e.exit.rawValue

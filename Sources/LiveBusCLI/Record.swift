@@ -86,7 +86,7 @@ struct DaemonReader {
 
     /// The `status` data.
     func status() throws(CLIError) -> JSONValue {
-        try LivebusCommand.resultData(AdminClient.request(socket: socket, command: "status", timeoutMs: 5000))
+        try StatusPages.all(socket: socket)
     }
 
     /// The journal's entries since the last call, oldest first.
@@ -118,6 +118,38 @@ struct DaemonReader {
         return all
     }
 
+    /// Skips the journal's entries so far: the next ``journal()`` returns only what is noted from now on.
+    mutating func skipToNow() throws(CLIError) {
+        let d = try LivebusCommand.resultData(
+            AdminClient.request(
+                socket: socket,
+                command: "journal",
+                args: ["after": .number(9_007_199_254_740_992)],
+                timeoutMs: 5000
+            )
+        )
+        after = d["total"]?.int64Value.map(Int.init) ?? after
+    }
+
+    /// Every order of the simulator (`order.list`, read 1,000 at a time).
+    func orders() throws(CLIError) -> [JSONValue] {
+        var all: [JSONValue] = []
+        while true {
+            let d = try LivebusCommand.resultData(
+                AdminClient.request(
+                    socket: socket,
+                    command: "order.list",
+                    args: ["limit": .number(1000), "offset": .number(Double(all.count))],
+                    timeoutMs: 5000
+                )
+            )
+            guard case .array(let page)? = d["orders"], !page.isEmpty else { break }
+            all += page
+            if all.count >= d["total"]?.int64Value.map(Int.init) ?? 0 { break }
+        }
+        return all
+    }
+
     /// The daemon's start on the host's wall clock (its status: `serverTime − uptimeMs`), ms since the Unix epoch.
     static func startMs(_ status: JSONValue) -> Int64 {
         (status["serverTime"]?.int64Value ?? e2eNowMs()) - (status["uptimeMs"]?.int64Value ?? 0)
@@ -134,7 +166,7 @@ enum RecordCommand {
         let a = try Arguments(
             argv,
             command: "record",
-            options: ["socket", "out", "duration", "exit-when"],
+            options: ["socket", "out", "duration", "exit-when", "since"],
             flags: ["json"]
         )
         try a.allowPositionals(0)
@@ -145,8 +177,11 @@ enum RecordCommand {
         let duration = try a.value("duration").map { v throws(CLIError) in
             try parseDuration(v, flag: "duration", allowed: 1...7 * 86_400_000)
         }
+        // From now (what the daemon did before is not in the recording), or from the daemon's start.
+        let since = try a.choice("since", ["now", "start"], default: "now")
         let socket = a.value("socket") ?? defaultSocketPath()
         var reader = DaemonReader(socket: socket)
+        if since == "now" { try reader.skipToNow() }
         let first = try reader.status()
         let start = DaemonReader.startMs(first)
         func uptime() -> Int64 { e2eNowMs() - start }
@@ -172,7 +207,35 @@ enum RecordCommand {
             timeScale: first["timeScale"]?.doubleValue ?? 1,
             seed: UInt64(max(0, first["seed"]?.doubleValue ?? 1))
         )
-        write(Recording.header(daemon: daemon, livebus: liveBusVersion, recordedAtMs: e2eNowMs(), startT: uptime()))
+        let startT = uptime()
+        write(
+            Recording.header(
+                daemon: daemon,
+                livebus: liveBusVersion,
+                recordedAtMs: e2eNowMs(),
+                startT: startT,
+                since: since,
+                scenarioFinished: first["scenarioFinished"]?.boolValue ?? false
+            )
+        )
+        if since == "now" {
+            // What the replay needs of the state so far, as inputs at the recording's start: the orders of a daemon
+            // without a scenario (a scenario makes its own), then the phones attached now.
+            if daemon.scenario == nil {
+                for o in try reader.orders() {
+                    guard let id = o["id"]?.stringValue else { continue }
+                    var args: [String: JSONValue] = ["id": .string(id)]
+                    if let c = o["customer"]?.stringValue { args["customer"] = .string(c) }
+                    write(
+                        .object([
+                            "type": .string("command"), "t": .number(Double(startT)),
+                            "command": .string("order.create"), "args": .object(args),
+                        ])
+                    )
+                }
+            }
+            for line in Recording.attachLines(status: first, t: startT) { write(line) }
+        }
         let loop: EventLoop
         do { loop = try EventLoop() } catch { throw CLIError("internal", "\(error)", exit: .daemonUnreachable) }
         var failure: CLIError?
@@ -325,7 +388,18 @@ enum ReplayCommand {
             "--socket", socket, "--data-dir", dir + "/data", "--time-scale", "\(scale)", "--seed", "\(rec.daemon.seed)",
         ]
         if let s = rec.daemon.scenario { daemonArgs += ["--scenario", s] }
-        let daemon = try DaemonProcess.start(arguments: daemonArgs, socket: socket, logPath: dir + "/livebusd.log")
+        let daemon: DaemonProcess
+        do {
+            daemon = try DaemonProcess.start(arguments: daemonArgs, socket: socket, logPath: dir + "/livebusd.log")
+        } catch {
+            // What is wrong is the recording's daemon settings (its scenario, most often): say so, then what to do.
+            var e = error
+            e.message = "\(path): the recorded daemon cannot be started again: \(error.message)"
+            e.recovery =
+                (error.recovery.map { $0 + "; " } ?? "")
+                + "the recording's header names scenario \(rec.daemon.scenario.map { "'\($0)'" } ?? "none"): replay where it can be loaded, as when it was recorded"
+            throw e
+        }
         var phones: [String: Process] = [:]
         defer {
             for p in phones.values where p.isRunning { p.terminate() }
@@ -350,9 +424,45 @@ enum ReplayCommand {
         var verdicts: [JSONValue] = []
         var mismatch: [String] = []
         var matched = false
-        let endWall = start + Int64((Double(rec.finalT) * factor).rounded())
+        // Where the recording's times begin on this replay's clock (Protocol/RECORD.md §2): a recording from the
+        // daemon's start, or of a scenario still playing, keeps its times (inputs land at the same scenario time);
+        // one from later of a daemon without a scenario starts at once, and one made after the scenario ended
+        // starts once this daemon's scenario has ended too.
+        let origin: Int64
+        var base: Int64?
+        if rec.since == "now" && rec.daemon.scenario == nil {
+            origin = rec.startT
+            base = e2eNowMs()
+        } else if rec.since == "now" && rec.scenarioFinished {
+            origin = rec.startT
+        } else {
+            origin = 0
+            base = start
+        }
+        func wall(_ t: Int64) -> Int64? { base.map { $0 + Int64((Double(max(0, t - origin)) * factor).rounded()) } }
+        let scenarioDeadline = start + Int64((Double(rec.startT) * factor).rounded()) + 60_000
+        var ticks = 0
         let progress = !a.flag("quiet") && !out.json
         func note(_ s: String) { if progress { StandardStream.err(s + "\n") } }
+        /// A push's payload with its dates (`timestamp`, `stale-date`, `dismissal-date`, seconds since the Unix
+        /// epoch) moved by as long as this replay is after the recording at the same point, so that they stand to
+        /// the phones' clocks as they stood when recorded (else every replayed push is olderTimestamp).
+        func shifted(_ args: [String: JSONValue], at t: Int64) -> [String: JSONValue] {
+            guard let recordedAt = rec.recordedAt, let text = args["payload"]?.stringValue,
+                case .object(var payload)? = try? WireJSON.decode(JSONValue.self, from: Array(text.utf8)),
+                case .object(var aps)? = payload["aps"]
+            else { return args }
+            let seconds = Double(((e2eNowMs() - (recordedAt - rec.startT + t)) / 1000))
+            for key in ["timestamp", "stale-date", "dismissal-date"] {
+                if case .number(let v)? = aps[key] { aps[key] = .number(v + seconds) }
+            }
+            payload["aps"] = .object(aps)
+            var out = args
+            out["payload"] =
+                (try? WireJSON.encode(JSONValue.object(payload))).map { .string(String(decoding: $0, as: UTF8.self)) }
+                ?? args["payload"]
+            return out
+        }
         /// The phone's clock offset: the first `clock` line after its attach (the daemon's settled estimate), else
         /// the handshake's.
         func skew(of e: Recording.Entry) -> Int64 {
@@ -397,7 +507,7 @@ enum ReplayCommand {
                 return
             }
             phones[name] = p
-            note("replay +\(e.t) ms: attach \(name) (\(j["device"]?.stringValue ?? "?"))")
+            note("replay +\(e.t - origin) ms: attach \(name) (\(j["device"]?.stringValue ?? "?"))")
         }
         /// A state the phone had at `t`: set it unless it already is (a command before may have set it).
         func restore(_ e: Recording.Entry, key: String, command: String, args: [String: JSONValue]) {
@@ -411,7 +521,7 @@ enum ReplayCommand {
             var full = args
             full["session"] = .string(name)
             _ = try? AdminClient.request(socket: socket, command: command, args: full, timeoutMs: 5000)
-            note("replay +\(e.t) ms: \(key) of \(name) → \(e.json[key]?.description ?? "?")")
+            note("replay +\(e.t - origin) ms: \(key) of \(name) → \(e.json[key]?.description ?? "?")")
         }
         var attached: Set<String> = []
         /// Waits (up to 10 s) until the phone `name` this entry acts on is attached: its process may take longer to
@@ -464,17 +574,36 @@ enum ReplayCommand {
                 var args: [String: JSONValue] = [:]
                 if case .object(let o)? = j["args"] { args = o }
                 let command = j["command"]?.stringValue ?? ""
+                if command == "push" { args = shifted(args, at: e.t) }
                 _ = try? AdminClient.request(socket: socket, command: command, args: args, timeoutMs: 8000)
-                note("replay +\(e.t) ms: \(command)")
+                note("replay +\(e.t - origin) ms: \(command)")
             }
         }
         let timer = loop.schedule(after: 0, repeat: 20) {
+            ticks += 1
+            if base == nil {
+                // Recorded after the scenario ended: begin when this daemon's has ended too.
+                guard ticks % 10 == 0 else { return }
+                if (try? reader.status())?["scenarioFinished"]?.boolValue == true {
+                    base = e2eNowMs()
+                    note("replay: the scenario has ended; the recording starts now")
+                } else if e2eNowMs() > scenarioDeadline {
+                    failure = CLIError(
+                        "replayDiffers",
+                        "\(path): the recording was made after the scenario \(rec.daemon.scenario ?? "?") ended, but the replayed one has not ended",
+                        recovery: "record with --since start to replay the whole run",
+                        exit: .verdictFailed
+                    )
+                    loop.stop()
+                }
+                return
+            }
             let now = e2eNowMs()
-            while next < inputs.count, start + Int64((Double(inputs[next].t) * factor).rounded()) <= now {
+            while next < inputs.count, let at = wall(inputs[next].t), at <= now {
                 perform(inputs[next])
                 next += 1
             }
-            guard next == inputs.count, now >= endWall else { return }
+            guard next == inputs.count, let endWall = wall(rec.finalT), now >= endWall else { return }
             // After the recording's end: the state must become the recorded one within --settle.
             do throws(CLIError) {
                 let st = try reader.status()

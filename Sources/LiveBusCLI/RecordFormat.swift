@@ -68,6 +68,14 @@ enum Recording {
     /// A parsed recording.
     struct Parsed {
         var daemon: Daemon
+        /// The header's `since`: `now` (nothing before the header's `t` is recorded) or `start`.
+        var since = "start"
+        /// The header's `t`: when recording began, ms since the daemon started.
+        var startT: Int64 = 0
+        /// The header's `recordedAt`: the host's wall clock then, ms since the Unix epoch (`nil` in old files).
+        var recordedAt: Int64?
+        /// The header's `scenarioFinished`: the scenario had played to its end when recording began.
+        var scenarioFinished = false
         var entries: [Entry]
         var final: [Phone]
         /// `t` of the final line.
@@ -78,15 +86,52 @@ enum Recording {
     // MARK: - Writing
 
     /// The header line's object.
-    static func header(daemon: Daemon, livebus: String, recordedAtMs: Int64, startT: Int64) -> JSONValue {
+    /// - Parameters:
+    ///   - daemon: The daemon's scenario, time scale and seed.
+    ///   - livebus: The recorder's version.
+    ///   - recordedAtMs: The host's wall clock now, ms since the Unix epoch.
+    ///   - startT: When recording began, ms since the daemon started (its clock).
+    ///   - since: `now` (the recording starts at `startT`: nothing before it is in the file) or `start` (the
+    ///     daemon's journal from its start).
+    ///   - scenarioFinished: Whether the daemon's scenario had played to its end when recording began.
+    /// - Returns: The header line's object.
+    static func header(
+        daemon: Daemon,
+        livebus: String,
+        recordedAtMs: Int64,
+        startT: Int64,
+        since: String = "start",
+        scenarioFinished: Bool = false
+    ) -> JSONValue {
         .object([
             "type": .string("header"), "format": .string(format), "version": .number(Double(version)),
             "livebus": .string(livebus), "recordedAt": .number(Double(recordedAtMs)), "t": .number(Double(startT)),
+            "since": .string(since), "scenarioFinished": .bool(scenarioFinished),
             "daemon": .object([
                 "scenario": daemon.scenario.map { .string($0) } ?? .null, "timeScale": .number(daemon.timeScale),
                 "seed": .number(Double(daemon.seed)),
             ]),
         ])
+    }
+
+    /// An `attach` line at `t` for each phone in the `status` data, with what it is now (its device, posture, app
+    /// state, OS, profile and the daemon's estimate of its clock offset, ms rounded): a recording made from now
+    /// starts with the phones already attached.
+    static func attachLines(status: JSONValue, t: Int64) -> [JSONValue] {
+        guard case .array(let sessions)? = status["sessions"] else { return [] }
+        return sessions.filter(isPhone).compactMap { s -> JSONValue? in
+            guard let name = s["name"]?.stringValue else { return nil }
+            var o: [String: JSONValue] = [:]
+            o["type"] = .string("attach")
+            o["t"] = .number(Double(t))
+            o["session"] = .string(name)
+            for key in ["device", "posture", "appState", "os", "client"] { o[key] = s[key] ?? .null }
+            o["profile"] = s["profile"] ?? .object([:])
+            o["resumed"] = .bool(false)
+            let offset: Double = s["clock"]?["offsetMs"]?.doubleValue ?? 0
+            o["clockSkewMs"] = .number(offset.rounded())
+            return .object(o)
+        }
     }
 
     /// Every phone's final state from the daemon's `status` data, the events seen (topic → sequence → facts) and the
@@ -209,6 +254,10 @@ enum Recording {
             )
         }
         var daemon: Daemon?
+        var since = "start"
+        var startT: Int64 = 0
+        var recordedAt: Int64?
+        var scenarioFinished = false
         var entries: [Entry] = []
         var final: [Phone]?
         var finalT: Int64 = 0
@@ -253,6 +302,19 @@ enum Recording {
                 case .null?, nil: scenario = nil
                 default: throw bad(lineNumber, "daemon.scenario: must be a string or null")
                 }
+                switch value["since"] {
+                case nil: break
+                case .string(let v)? where v == "now" || v == "start": since = v
+                default: throw bad(lineNumber, "since: must be \"now\" or \"start\"")
+                }
+                if let v = value["t"] {
+                    guard let t = v.int64Value, t >= 0 else {
+                        throw bad(lineNumber, "t: not a whole number of milliseconds ≥ 0")
+                    }
+                    startT = t
+                }
+                recordedAt = value["recordedAt"]?.int64Value
+                scenarioFinished = value["scenarioFinished"]?.boolValue ?? false
                 daemon = Daemon(scenario: scenario, timeScale: scale, seed: UInt64(seed))
                 continue
             }
@@ -374,6 +436,16 @@ enum Recording {
         guard let final else {
             throw bad(lineNumber, "no final line: the recording was cut short (the recorder did not stop cleanly)")
         }
-        return Parsed(daemon: daemon, entries: entries, final: final, finalT: finalT, events: events)
+        return Parsed(
+            daemon: daemon,
+            since: since,
+            startT: startT,
+            recordedAt: recordedAt,
+            scenarioFinished: scenarioFinished,
+            entries: entries,
+            final: final,
+            finalT: finalT,
+            events: events
+        )
     }
 }

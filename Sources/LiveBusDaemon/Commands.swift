@@ -103,7 +103,25 @@ extension Daemon {
         if faultCommand(c, id: id, from: s) { return }
         switch c.command {
         case "status":
-            reply(s, id: id, ResultBody(ok: true, data: statusData(explain: c.args["explain"]?.boolValue ?? false)))
+            // `sessionOffset`: the answer's sessions start there (an answer holds what fits in one frame).
+            guard
+                let offset = wholeNumberArgument(
+                    c,
+                    "sessionOffset",
+                    meaning: "the sessions already read",
+                    example: 120,
+                    id: id,
+                    from: s
+                )
+            else { return }
+            reply(
+                s,
+                id: id,
+                ResultBody(
+                    ok: true,
+                    data: statusData(explain: c.args["explain"]?.boolValue ?? false, sessionOffset: offset)
+                )
+            )
         case "push.explain":
             pushExplain(c.args, id: id, from: s)
         case "devices":
@@ -161,7 +179,34 @@ extension Daemon {
         }
     }
 
-    func statusData(explain: Bool = false) -> JSONValue {
+    /// The COMMAND argument `key` as a whole number within 0…2^53 (what a JSON number holds exactly), 0 when it is
+    /// absent; anything else is answered with `invalidArguments` naming it, and `nil` returned.
+    func wholeNumberArgument(
+        _ c: CommandBody,
+        _ key: String,
+        meaning: String,
+        example: Int,
+        id: UInt64,
+        from s: Session
+    ) -> Int? {
+        guard let v = c.args[key] else { return 0 }
+        guard case .number(let n) = v, n == n.rounded(), n >= 0, n <= 9_007_199_254_740_992 else {
+            replyError(
+                s,
+                id: id,
+                code: "invalidArguments",
+                "\(c.command): \(key) must be a whole number 0…2^53 (\(meaning))",
+                recovery: "e.g. {\"\(key)\": \(example)}"
+            )
+            return nil
+        }
+        return Int(n)
+    }
+
+    /// The `status` answer: the daemon, its sessions from `sessionOffset` on (in the order they connected) as many
+    /// as fit in one frame beside the newest 50 orders, and the counts (`sessionCount`, `orderCount`); a client
+    /// reads the rest with a larger `sessionOffset` (`livebus status` does, until it has `sessionCount`).
+    func statusData(explain: Bool = false, sessionOffset: Int = 0) -> JSONValue {
         let now = clock.now()
         let list = sessions.values.filter { $0.phase == .established && $0.role != .admin }.sorted {
             $0.connectedAt < $1.connectedAt || ($0.connectedAt == $1.connectedAt && $0.id < $1.id)
@@ -208,7 +253,7 @@ extension Daemon {
         var shown = views
         var budget = options.maximumFrameSize - 8 * 1024 - ordersSize
         var kept: [SessionStatus] = []
-        for v in shown {
+        for v in shown.dropFirst(sessionOffset) {
             let size = (try? WireJSON.encode(v).count) ?? 0
             if size > budget { break }
             budget -= size
@@ -217,6 +262,7 @@ extension Daemon {
         shown = kept
         var data: [String: JSONValue] = [
             "sessionCount": .number(Double(views.count)),
+            "sessionOffset": .number(Double(sessionOffset)),
             "serverTime": .number(Double(now.millisecondsSinceEpoch)),
             "uptimeMs": .number(Double(startedAt.milliseconds(to: now))),
             "socket": .string(options.socketPath),
@@ -229,6 +275,7 @@ extension Daemon {
         data["scenario"] = options.scenario.map { .string($0) } ?? .null
         data["scenarioFinished"] = .bool((simulator?.isFinished ?? true) && held.count == 0)
         data["degraded"] = degradedStatus()
+        data["apns"] = apnsStatus()
         return .object(data)
     }
 

@@ -549,22 +549,44 @@ extension Daemon {
             guard f.type == .result, let key = d.pending.removeValue(forKey: f.sequence) else { continue }
             d.server.respond(
                 key,
-                DashboardServer.Response(status: 200, contentType: "application/json", body: Array(f.body))
+                DashboardServer.Response(
+                    status: Daemon.dashboardStatus(result: Array(f.body)),
+                    contentType: "application/json",
+                    body: Array(f.body)
+                )
             )
         }
     }
 
-    static func dashboardError(_ status: UInt32, _ message: String) -> DashboardServer.Response {
-        let body = JSONValue.object([
-            "ok": .bool(false), "error": .object(["code": .string("dashboard"), "message": .string(message)]),
-        ])
-        return DashboardServer.Response(
-            status: status,
-            contentType: "application/json",
-            body: (try? WireJSON.encode(body)) ?? []
-        )
+    /// The HTTP status of a POST /api/command answer, from the admin command's RESULT body: 200 when it ran
+    /// (`ok: true`, even if some phones refused: each says so in `data`), 404 when the session it names is not
+    /// attached (`unknownSession`, or `noSession` for `all` with none), 400 for any other refusal.
+    static func dashboardStatus(result body: [UInt8]) -> UInt32 {
+        guard let r = try? WireJSON.decode(JSONValue.self, from: body), r["ok"]?.boolValue == false else { return 200 }
+        return ["unknownSession", "noSession"].contains(r["error"]?["code"]?.stringValue ?? "") ? 404 : 400
     }
 
+    static func dashboardError(_ status: UInt32, _ message: String) -> DashboardServer.Response {
+        DashboardServer.Response(
+            status: status,
+            contentType: "application/json",
+            body: DashboardServer.errorBody(message)
+        )
+    }
+}
+
+extension DashboardServer {
+    /// A refusal's JSON body, shaped like an admin command's failed RESULT:
+    /// `{"ok": false, "error": {"code": CODE, "message": MESSAGE}}`.
+    static func errorBody(_ message: String, code: String = "dashboard") -> [UInt8] {
+        let body = JSONValue.object([
+            "ok": .bool(false), "error": .object(["code": .string(code), "message": .string(message)]),
+        ])
+        return (try? WireJSON.encode(body)) ?? []
+    }
+}
+
+extension Daemon {
     /// A POST /api/command from the page: `{"command": "session.posture", "args": {…}}`, one of
     /// ``Dashboard/commands``; answered with the daemon's RESULT body.
     func dashboardCommand(key: Int, body: [UInt8]) {

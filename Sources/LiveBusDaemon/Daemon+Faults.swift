@@ -1,6 +1,7 @@
 import Foundation
 import LiveBusCore
 import LiveBusFaults
+import LiveBusLayout
 import LiveBusLoop
 import LiveBusWire
 
@@ -11,7 +12,8 @@ extension Daemon {
 
     /// Writes one encoded frame to a session, through its downstream toxics when it has any.
     func output(_ s: Session, _ encode: (inout [UInt8]) throws(WireError) -> Void) throws(WireError) {
-        guard var f = s.faults, f.downstream.isActive else {
+        // Without toxics (the common case) the session's faults are not copied (a copy per delivered EVENT).
+        guard s.faults != nil, var f = s.faults, f.downstream.isActive else {
             var failure: WireError?
             s.connection.write { buf in
                 do throws(WireError) { try encode(&buf) } catch { failure = error }
@@ -100,7 +102,12 @@ extension Daemon {
                     admin,
                     id: id,
                     code: "unknownPreset",
-                    error.message,
+                    error.message
+                        + (NearMatch.closest(
+                            c.args["preset"]?.stringValue ?? "",
+                            among: NetworkPreset.allCases.map(\.rawValue),
+                            limit: 1
+                        ).first.map { "; did you mean '\($0)'?" } ?? ""),
                     recovery: "presets: \(NetworkPreset.allCases.map(\.rawValue).joined(separator: ", "))"
                 )
             }
@@ -195,8 +202,12 @@ extension Daemon {
                 return .failure(
                     ResultErrorBody(
                         code: "unknownSession",
-                        message: "no attached phone named '\(name)'",
-                        recovery: "see `livebus status`"
+                        message: "no attached phone named '\(name)'"
+                            + (NearMatch.closest(name, among: all.map(\.name), limit: 1).first.map {
+                                " (did you mean '\($0)'?)"
+                            } ?? ""),
+                        recovery: all.isEmpty
+                            ? "no phone is attached" : "attached: \(all.map(\.name).joined(separator: ", ")), or all"
                     )
                 )
             }
@@ -448,6 +459,11 @@ extension Daemon {
         func matches(_ toxicID: String) -> Bool {
             all || toxicID == faultID || (isPreset && toxicID.hasPrefix(faultID + "-"))
         }
+        // The ids there are now, for a "did you mean" when none matches.
+        let known =
+            daemonToxics.map(\.id) + sessionDownToxics.values.flatMap { $0.map(\.id) }
+            + resumedFaults.values.flatMap { $0.toxics.map(\.id) }
+            + phones().flatMap { $0.faults?.toxics.map(\.id) ?? [] }
         var removed = 0
         let beforeDaemon = daemonToxics.count
         daemonToxics.removeAll { matches($0.id) }
@@ -477,7 +493,14 @@ extension Daemon {
         }
         // Removing all is idempotent (toxiproxy's reset): nothing left is not an error; an unknown id is.
         guard removed > 0 || all else {
-            replyError(admin, id: id, code: "unknownFault", "no fault \(faultID)", recovery: "see `livebus fault list`")
+            let near = NearMatch.closest(faultID, among: known, limit: 1).first
+            replyError(
+                admin,
+                id: id,
+                code: "unknownFault",
+                "no fault \(faultID)" + (near.map { " (did you mean '\($0)'?)" } ?? ""),
+                recovery: known.isEmpty ? "no fault is set (livebus fault list)" : "see `livebus fault list`"
+            )
             return
         }
         reply(admin, id: id, ResultBody(ok: true, data: .object(["removed": .number(Double(removed))])))

@@ -114,20 +114,16 @@ extension Daemon {
             }
             return false
         }
-        var after = 0
-        if let v = c.args["after"] {
-            guard case .number(let n) = v, n == n.rounded(), n >= 0, n <= 9_007_199_254_740_992 else {
-                replyError(
-                    s,
-                    id: id,
-                    code: "invalidArguments",
-                    "journal: after must be a whole number 0…2^53 (the last entry number read)",
-                    recovery: "e.g. {\"after\": 12}"
-                )
-                return true
-            }
-            after = Int(n)
-        }
+        guard
+            let after = wholeNumberArgument(
+                c,
+                "after",
+                meaning: "the last entry number read",
+                example: 12,
+                id: id,
+                from: s
+            )
+        else { return true }
         reply(s, id: id, ResultBody(ok: true, data: journal.page(after: after)))
         return true
     }

@@ -66,7 +66,10 @@ extension Daemon {
             return .failure(
                 ResultErrorBody(
                     code: "unknownSession",
-                    message: "no attached phone named '\(target)'",
+                    message: "no attached phone named '\(target)'"
+                        + (NearMatch.closest(target, among: phones.map(\.name), limit: 1).first.map {
+                            " (did you mean '\($0)'?)"
+                        } ?? ""),
                     recovery: phones.isEmpty
                         ? "no phone is attached" : "attached: \(phones.map(\.name).joined(separator: ", ")), or all"
                 )
@@ -275,8 +278,7 @@ extension Daemon {
         var args = c.args
         if c.command == "push" {
             if args["pushID"] == nil {  // APNs pushes come with the id their 200 answer named
-                pushCounter += 1
-                args["pushID"] = .string("p\(pushCounter)")
+                args["pushID"] = .string(newPushID())
             }
             relay.pushID = args["pushID"]
             if let schema = options.activitySchemaText { args["activitySchema"] = .string(schema) }
@@ -302,6 +304,7 @@ extension Daemon {
             pushLog.append(d)
             journalVerdict(d, from: s)
             dashboardPushAnswered(d, from: s)
+            apnsPushAnswered(d, from: s)
             if pushLog.count > 1000 { pushLog.removeFirst(pushLog.count - 1000) }
         }
         if relay.waiting.isEmpty { finishRelay(f.sequence) }

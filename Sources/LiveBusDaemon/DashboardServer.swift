@@ -174,7 +174,11 @@ final class DashboardServer {
             if let input, len > 0 { b += UnsafeRawBufferPointer(start: input, count: len) }
             if b.count > Self.maximumBodyBytes {
                 bodies[key] = nil
-                _ = send(wsi, 413, "text/plain", "command body over \(Self.maximumBodyBytes) bytes\n")
+                let body = Self.errorBody(
+                    "the command body is over \(Self.maximumBodyBytes) bytes; send {\"command\", \"args\"} within it",
+                    code: "payloadTooLarge"
+                )
+                _ = send(wsi, 413, "application/json", String(decoding: body, as: UTF8.self))
                 return -1
             }
             bodies[key] = b

@@ -374,30 +374,10 @@ public final class PipeListener: LoopClosable {
         let old = umask(0o177)  // the socket file is created 0600: only the daemon's user may connect
         let rc = uv_pipe_bind(pipe, path)
         umask(old)
-        if rc < 0 {
-            close()
-            throw LoopError(rc, "bind \(path)")
-        }
-        let lrc = uv_listen(asStream(pipe), backlog) { server, status in
-            let l = Unmanaged<PipeListener>.fromOpaque(server!.pointee.data).takeUnretainedValue()
-            guard status >= 0 else {
-                l.acceptFailed(status)
-                return
-            }
-            let c = Connection(loop: l.loop)
-            if uv_accept(server, asStream(c.pipe)) == 0 {
-                l.onConnection?(c)
-            } else {
-                c.close()
-            }
-        }
-        if lrc < 0 {
-            close()
-            throw LoopError(lrc, "listen \(path)")
-        }
+        try listen(afterBind: rc, asStream(pipe), backlog: backlog, address: path)
     }
 
-    private func acceptFailed(_ status: Int32) {
+    func acceptFailed(_ status: Int32) {
         var refused = 0
         if status == UV_EMFILE.rawValue || status == UV_ENFILE.rawValue {
             var fd: uv_os_fd_t = -1
@@ -425,12 +405,12 @@ public final class PipeListener: LoopClosable {
         if reserveDescriptor >= 0 { Glibc.close(reserveDescriptor) }
         reserveDescriptor = -1
         onConnection = nil
-        uv_close(asHandle(pipe)) { h in
-            let l = Unmanaged<PipeListener>.fromOpaque(h!.pointee.data)
-            h!.deallocate()
-            l.release()
-        }
+        closeHandle(asHandle(pipe))
     }
 
     func closeFromLoop() { close() }
+}
+
+extension PipeListener: StreamListening {
+    static var acceptsTCP: Bool { false }
 }

@@ -54,27 +54,7 @@ public final class TCPListener: LoopClosable {
         rc = withUnsafePointer(to: &storage) { p in
             p.withMemoryRebound(to: sockaddr.self, capacity: 1) { uv_tcp_bind(tcp, $0, 0) }
         }
-        if rc < 0 {
-            close()
-            throw LoopError(rc, "bind \(host):\(port)")
-        }
-        let lrc = uv_listen(asStream(tcp), backlog) { server, status in
-            let l = Unmanaged<TCPListener>.fromOpaque(server!.pointee.data).takeUnretainedValue()
-            guard status >= 0 else {
-                l.onAcceptError?(LoopError(status, "accept"))
-                return
-            }
-            let c = Connection(loop: l.loop, tcp: true)
-            if uv_accept(server, asStream(c.pipe)) == 0 {
-                l.onConnection?(c)
-            } else {
-                c.close()
-            }
-        }
-        if lrc < 0 {
-            close()
-            throw LoopError(lrc, "listen \(host):\(port)")
-        }
+        try listen(afterBind: rc, asStream(tcp), backlog: backlog, address: "\(host):\(port)")
         var bound = sockaddr_storage()
         var length = Int32(MemoryLayout<sockaddr_storage>.size)
         let grc = withUnsafeMutablePointer(to: &bound) { p in
@@ -92,12 +72,13 @@ public final class TCPListener: LoopClosable {
         guard !closed else { return }
         closed = true
         onConnection = nil
-        uv_close(asHandle(tcp)) { h in
-            let l = Unmanaged<TCPListener>.fromOpaque(h!.pointee.data)
-            h!.deallocate()
-            l.release()
-        }
+        closeHandle(asHandle(tcp))
     }
 
     func closeFromLoop() { close() }
+}
+
+extension TCPListener: StreamListening {
+    static var acceptsTCP: Bool { true }
+    func acceptFailed(_ status: Int32) { onAcceptError?(LoopError(status, "accept")) }
 }

@@ -1,3 +1,4 @@
+import LiveBusLayout
 import LiveBusSimulator
 
 /// A scenario file that breaks a rule of `Protocol/E2E.md`: the file, the 1-based line and the field path.
@@ -484,10 +485,13 @@ private struct Decoding {
         let s = try string(n, o.child("session"))
         if s == "all" { return .all }
         guard !scenario.sessionNames(for: .named(s)).isEmpty else {
+            let groups = Array(Set(scenario.sessions.map(\.group))).sorted()
+            let near = NearMatch.closest(s, among: scenario.sessions.map(\.name) + groups, limit: 1).first
             throw fail(
                 n.line,
                 o.child("session"),
-                "no session or session group named '\(s)'; sessions: all, \(Array(Set(scenario.sessions.map(\.group))).sorted().joined(separator: ", "))"
+                "no session or session group named '\(s)'" + (near.map { " (did you mean '\($0)'?)" } ?? "")
+                    + "; sessions: all, \(groups.joined(separator: ", "))"
             )
         }
         return .named(s)
@@ -882,7 +886,12 @@ private struct Decoding {
             }
             let s = try string(n, to.child("session"))
             guard scenario.sessions.contains(where: { $0.name == s }) else {
-                throw fail(n.line, to.child("session"), "no session named '\(s)'")
+                let near = NearMatch.closest(s, among: scenario.sessions.map(\.name), limit: 1).first
+                throw fail(
+                    n.line,
+                    to.child("session"),
+                    "no session named '\(s)'" + (near.map { " (did you mean '\($0)'?)" } ?? "")
+                )
             }
             target = .session(s)
         } else if let n = to.members["scope"]?.value {

@@ -233,6 +233,73 @@ import Testing
                 || Completion.daemonCandidates(["--sync", ""]) == ["full"]
         )
         #expect(Completion.daemonCandidates(["--data-dir", ""]).first == Completion.fileMarker)
+        // The APNs endpoint's flags (their own help section) complete too, FILE/DIR values as files.
+        let apns = Completion.daemonCandidates(["--apns"])
+        for flag in [
+            "--apns", "--apns-h2c", "--apns-socket", "--apns-key", "--apns-unregistered-delay", "--apns-start-budget",
+        ] {
+            #expect(apns.contains(flag), "\(flag) in \(apns)")
+        }
+        #expect(Completion.daemonCandidates(["--apns-key", ""]).first == Completion.fileMarker)
+        #expect(Completion.daemonCandidates(["--apns-ca-dir", ""]).first == Completion.fileMarker)
+    }
+
+    /// Review finding: completion offered no toxic names, fault ids, scenario names, and the literal word
+    /// "target" after `fault preset NAME`.
+    @Test func completionOffersToxicsFaultIdsAndScenarioNames() {
+        let source = CompletionSource(
+            sessions: { ["duo", "pro"] },
+            devices: { ["iphone-16-pro"] },
+            orders: { ["A1001"] },
+            faults: { ["3g-latency-down", "latency_downstream"] }
+        )
+        let c = { (words: [String]) in Completion.candidates(words, source: source) }
+        #expect(c(["fault", "add", ""]) == FaultCommand.toxics, "\(c(["fault", "add", ""]))")
+        #expect(c(["fault", "add", "sl"]) == ["slicer", "slow_close"])
+        #expect(
+            c(["fault", "remove", ""]) == [
+                "3g-latency-down", "latency_downstream", "3g", "edge", "lossy", "very-bad", "airplane",
+            ]
+        )
+        #expect(c(["fault", "remove", "3"]) == ["3g-latency-down", "3g"])
+        #expect(!c(["fault", "preset", "3g", ""]).contains("target"), "\(c(["fault", "preset", "3g", ""]))")
+        #expect(c(["fault", "preset", "3g", "--session", ""]) == ["duo", "pro"])
+        #expect(c(["demo", "--scenario", ""]) == [Completion.fileMarker, "demo-120s", "random"])
+        #expect(c(["demo", "--scenario", "r"]) == [Completion.fileMarker, "random"])
+        #expect(Completion.daemonCandidates(["--scenario", "d"]) == [Completion.fileMarker, "demo-120s"])
+        #expect(c(["simulate", ""]) == ["duo", "pro", "all", "current"])
+        // No daemon answering: no session names, at once (the completion must not hang the shell).
+        let none = CompletionSource.live(socket: temporaryDirectory("lbnone") + "/none.sock")
+        #expect(none.sessions().isEmpty && none.faults().isEmpty)
+    }
+
+    /// Review finding: `config show` printed values that the command using them refuses. It reports each with the
+    /// file, line and key, as the command would (the same parsers), and what is accepted.
+    @Test func configShowReportsEveryValueItsCommandWouldRefuse() throws {
+        let file = try Self.config(
+            """
+            {
+              "attach": {"device": "iphone-du", "posture": "flatt", "clockSkew": "90s"},
+              "e2e": {"timeScale": 5000},
+              "daemon": {"timeScale": -5, "sync": "fast", "seed": 7}
+            }
+            """
+        )
+        let p = ConfigFile.problems(environment: [:], file: file)
+        let at = "/home/u/proj/livebus.json"
+        func has(_ prefix: String, _ words: String) -> Bool {
+            p.contains { $0.hasPrefix(prefix) && $0.contains(words) }
+        }
+        #expect(has("\(at):2: attach.device: ", "did you mean 'iphone-duo'"), "\(p)")
+        #expect(has("\(at):2: attach.posture: ", "flat, half-opened, folded"), "\(p)")
+        #expect(has("\(at):3: e2e.timeScale: ", "1000"), "\(p)")
+        #expect(has("\(at):4: daemon.timeScale: ", "10000"), "\(p)")
+        #expect(has("\(at):4: daemon.sync: ", "normal"), "\(p)")
+        #expect(p.count == 5, "the valid clockSkew and seed are not reported: \(p)")
+        let env = ConfigFile.problems(environment: ["LIVEBUS_POSTURE": "sideways"], file: nil)
+        #expect(env.count == 1 && env.first?.hasPrefix("$LIVEBUS_POSTURE: attach.posture: ") == true, "\(env)")
+        let good = try Self.config(#"{"attach": {"device": "iphone-duo"}, "daemon": {"timeScale": 20}}"#)
+        #expect(ConfigFile.problems(environment: [:], file: good).isEmpty)
     }
 
     @Test func nearMatchesAreCaseInsensitive() {

@@ -232,12 +232,25 @@ struct E2EReviewFindingsTests {
             $B/livebus attach --socket $S --json --duration 3s | head -1 >/dev/null; a=${PIPESTATUS[0]}
             $B/livebus watch --socket $S --json --duration 3s | head -1 >/dev/null; w=${PIPESTATUS[0]}
             $B/livebus status --socket $S --json >/dev/null; s=$?
+            # Text output too, of every command that prints more than a line: a reader that leaves early ends each
+            # at once (no `timeout` 124), with exit 0 and nothing on stderr (no SIGPIPE death, 141).
+            for c in "watch" "attach --name tx" "status" "order list" "devices" "help" "help attach" "fault list" \
+                "completion bash" "man livebus" "man livebusd" "config show" "doctor" "layout --device iphone-duo"; do
+                LIVEBUS_SOCKET=$S timeout 20 $B/livebus $c 2>\(dir)/err.txt </dev/null | head -1 >/dev/null
+                echo "text[$c]=${PIPESTATUS[0]} stderr=$(wc -c <\(dir)/err.txt)"
+            done
             pkill -f "livebusd --socket $S"
             echo "attach=$a watch=$w status=$s"
             """
         )
         #expect(code == 0)
         #expect(text.contains("attach=0 watch=0 status=0"), "\(text)")
+        for c in [
+            "watch", "attach --name tx", "status", "order list", "devices", "help", "help attach", "fault list",
+            "completion bash", "man livebus", "man livebusd", "config show", "doctor", "layout --device iphone-duo",
+        ] {
+            #expect(text.contains("text[\(c)]=0 stderr=0"), "\(c):\n\(text)")
+        }
     }
 
     /// The `down` toxic refuses phones with a reason but never the admin interface that removes it; `posture` keeps the

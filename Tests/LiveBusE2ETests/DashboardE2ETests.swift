@@ -150,6 +150,42 @@ struct E2EDashboardTests {
         )
         #expect(fold.status == 200 && fold.text.contains("\"ok\":true"), "\(fold.text)")
         #expect(bus.run(timeoutMs: 5000) { duo.options.posture.foldState == "flat" }, "the phone unfolded")
+        // An unknown session is 404 with the admin command's error, naming it (and the nearest attached name).
+        let ghost = get(
+            q,
+            post: #"{"command":"session.posture","args":{"session":"dou","posture":{"foldState":"flat"}}}"#
+        )
+        #expect(ghost.status == 404, "\(ghost.text)")
+        #expect(ghost.text.lowercased().contains("content-type: application/json"), "\(ghost.text)")
+        #expect(
+            ghost.text.contains(#""code":"unknownSession""#) && ghost.text.contains("'dou'")
+                && ghost.text.contains("did you mean 'duo'"),
+            "\(ghost.text)"
+        )
+        // A refusal for another reason is 400, still the command's JSON.
+        let badFold = get(
+            q,
+            post: #"{"command":"session.posture","args":{"session":"duo","posture":{"fold":"flat"}}}"#
+        )
+        #expect(badFold.status == 400 && badFold.text.contains(#""ok":false"#), "\(badFold.text)")
+        // A misspelled fold state gets the nearest one the device has.
+        let typo = get(
+            q,
+            post: #"{"command":"session.posture","args":{"session":"duo","posture":{"foldState":"flatt"}}}"#
+        )
+        #expect(
+            typo.status == 400 && typo.text.contains("fold state 'flatt' (did you mean 'flat'?) is not one of"),
+            "\(typo.text)"
+        )
+        // A body over the limit is 413 as JSON like the other refusals.
+        let pad = String(repeating: "x", count: DashboardServer.maximumBodyBytes + 10)
+        let big = get(q, post: #"{"command":"session.posture","args":{"pad":""# + pad + #""}}"#)
+        #expect(big.status == 413, "\(big.text.prefix(300))")
+        #expect(
+            big.text.lowercased().contains("content-type: application/json")
+                && big.text.contains(#""code":"payloadTooLarge""#),
+            "\(big.text.prefix(300))"
+        )
         duo.close()
         bus.shutdown()
     }

@@ -122,6 +122,92 @@ struct E2ERecordReplayTests {
         #expect(rec.final.first?.verdicts["p1"]?.hasPrefix("not applied: olderTimestamp") == true, "\(rec.final)")
     }
 
+    /// Review finding: `record` against a daemon that had run a while took its journal from the daemon's start, so
+    /// `replay` waited out the whole uptime and replayed what came before; and a push replayed with its recorded
+    /// timestamp was olderTimestamp against the replay's events. Recording starts now: the header's `since` and
+    /// `t`, nothing earlier, the phone and the order there are as inputs at that `t`; the replay begins at once
+    /// (its first note is `+0 ms`), and the push (stamped when it was sent) is applied again.
+    @Test func recordStartsWhenRecordingStartsAndItsReplayBeginsAtOnce() throws {
+        let dir = temporaryDirectory("lbrec")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (code, out) = try Self.shell(
+            """
+            set -u
+            B=\(Self.bin); S=\(dir)/b.sock; R=\(dir)/r.jsonl
+            $B/livebusd --socket $S --memory 2>\(dir)/d.log &
+            DP=$!
+            for i in $(seq 200); do $B/livebus status --socket $S >/dev/null 2>&1 && break; sleep 0.05; done
+            $B/livebus order create A7 --socket $S >/dev/null
+            timeout 60 $B/livebus attach --socket $S --name duo --device iphone-duo --json --duration 40s > \(dir)/duo.jsonl 2>&1 &
+            AP=$!
+            for i in $(seq 200); do grep -q '"start"' \(dir)/duo.jsonl 2>/dev/null && break; sleep 0.05; done
+            $B/livebus posture duo half-opened --socket $S > /dev/null
+            sleep 2
+            timeout 60 $B/livebus record --socket $S --out $R --duration 5s > \(dir)/rec.out 2>&1 &
+            RP=$!
+            for i in $(seq 200); do [ -s $R ] && break; sleep 0.05; done
+            # Well after the start: the order the replay creates at its start is older than the push's timestamp
+            # (whole seconds, up to 1 s before it is sent), as the recorded order was.
+            sleep 2.5
+            printf '{"aps":{"timestamp":%s,"event":"update","content-state":{"status":"cooking","etaEnd":800000000}}}' $(date +%s) > \(dir)/now.json
+            $B/livebus push duo \(dir)/now.json --order A7 --socket $S
+            wait $RP; echo "record=$?"
+            kill $AP $DP 2>/dev/null; wait $AP $DP 2>/dev/null
+            timeout 60 $B/livebus replay $R 2>\(dir)/replay.err; echo "replay=$?"
+            head -1 \(dir)/replay.err | sed 's/^/first-note: /'
+            """
+        )
+        #expect(code == 0)
+        #expect(out.contains("record=0"), "\(out)")
+        #expect(out.contains("replay=0") && out.contains("1 phones end as recorded"), "\(out)")
+        #expect(out.contains("first-note: replay +0 ms: "), "the replay begins at once:\n\(out)")
+        let text = try String(contentsOfFile: "\(dir)/r.jsonl", encoding: .utf8)
+        let header = try WireJSON.decode(JSONValue.self, from: Array(text.prefix { $0 != "\n" }.utf8))
+        #expect(header["since"]?.stringValue == "now", "\(header)")
+        let rec = try Recording.parse(text, file: "r.jsonl")
+        #expect(rec.since == "now" && rec.startT >= 2000, "the daemon had run 2 s before: \(rec.startT)")
+        #expect(rec.entries.allSatisfy { $0.t >= rec.startT - 200 }, "nothing from before the recording")
+        #expect(
+            !rec.entries.contains { $0.type == "command" && $0.json["command"]?.stringValue == "session.posture" },
+            "the posture command before recording is not in it"
+        )
+        let attach = rec.entries.first { $0.type == "attach" }
+        #expect(
+            attach?.t == rec.startT && attach?.json["session"]?.stringValue == "duo",
+            "\(String(describing: attach))"
+        )
+        #expect(attach?.json["posture"]?["foldState"]?.stringValue == "half-opened", "the phone as it is then")
+        #expect(
+            rec.entries.contains {
+                $0.type == "command" && $0.t == rec.startT && $0.json["command"]?.stringValue == "order.create"
+                    && $0.json["args"]?["id"]?.stringValue == "A7"
+            },
+            "the order there is, as an input at the start"
+        )
+        #expect(rec.final.first?.verdicts["p1"] == "applied", "\(rec.final)")
+    }
+
+    /// Review finding: a recording whose scenario cannot be loaded showed livebusd's error as the hint under a
+    /// log line. The error is the scenario's, the hint what to do; exit 2.
+    @Test func replayOfAnUnloadableScenarioSaysSoAsTheError() throws {
+        let dir = temporaryDirectory("lbrec")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try [
+            #"{"type":"header","format":"livebus-record","version":1,"t":0,"daemon":{"scenario":"demo-12s","timeScale":20,"seed":1}}"#,
+            #"{"type":"final","t":10,"phones":[]}"#,
+        ].joined(separator: "\n").write(toFile: "\(dir)/r.jsonl", atomically: true, encoding: .utf8)
+        let (code, out) = try Self.shell("\(Self.bin)/livebus replay \(dir)/r.jsonl 2>&1")
+        #expect(code == 2, "\(out)")
+        let lines = out.split(separator: "\n").map(String.init)
+        #expect(
+            lines.first?.hasPrefix("error: \(dir)/r.jsonl: the recorded daemon cannot be started again: ") == true
+                && lines.first?.contains("no built-in scenario named 'demo-12s'") == true,
+            "\(out)"
+        )
+        #expect(!out.contains("livebusd notice") && !out.contains("hint: error"), "\(out)")
+        #expect(lines.contains { $0.hasPrefix("hint: ") && $0.contains("scenario 'demo-12s'") }, "\(out)")
+    }
+
     /// A malformed recording is exit 2 with FILE:LINE and what is wrong, before any daemon starts.
     @Test func malformedRecordingNamesTheLineAndField() throws {
         let dir = temporaryDirectory("lbrec")

@@ -104,6 +104,15 @@ struct ScenarioDecoderTests {
             "{\"version\": 1, \"name\": \"x\", \"duration\": \"9s\", \"sessions\": [{\"name\": \"a\"}], \"actions\": [\n{\"at\": \"5s\", \"type\": \"appState\",\n\"session\": \"b\", \"appState\": \"background\"}]}",
             3, "actions[0].session", "no session"
         ),
+        // a misspelled session: the nearest name
+        (
+            "{\"version\": 1, \"name\": \"x\", \"duration\": \"9s\", \"sessions\": [{\"name\": \"duo\"}], \"actions\": [\n{\"at\": \"5s\", \"type\": \"appState\",\n\"session\": \"dou\", \"appState\": \"background\"}]}",
+            3, "actions[0].session", "no session or session group named 'dou' (did you mean 'duo'?)"
+        ),
+        (
+            "{\"version\": 1, \"name\": \"x\", \"duration\": \"9s\", \"sessions\": [{\"name\": \"duo\"}], \"actions\": [\n{\"at\": \"5s\", \"type\": \"addToxic\", \"label\": \"d\", \"toxic\": \"drop\",\n\"target\": {\"session\": \"Duo\"}, \"params\": {\"probability\": 0.5}}]}",
+            3, "actions[0].target.session", "no session named 'Duo' (did you mean 'duo'?)"
+        ),
         // toxic parameter out of range
         (
             "{\"version\": 1, \"name\": \"x\", \"duration\": \"9s\", \"sessions\": [{\"name\": \"a\"}], \"actions\": [\n{\"at\": \"5s\", \"type\": \"addToxic\", \"label\": \"d\", \"toxic\": \"drop\", \"target\": {\"scope\": \"all\"},\n\"params\": {\"probability\": 1.5}}]}",
