@@ -31,7 +31,7 @@ final class AdminJournal {
         o["uptimeMs"] = .number(Double(uptimeMs))
         o["kind"] = .string(kind)
         let entry = JSONValue.object(o)
-        let size = (try? WireJSON.encode(entry).count) ?? 256
+        let size = Self.encodedSize(entry)
         entries.append((entry, size))
         bytes += size
         var drop = 0
@@ -40,6 +40,45 @@ final class AdminJournal {
             drop += 1
         }
         if drop > 0 { entries.removeFirst(drop) }
+    }
+
+    /// The length of `v`'s JSON as ``WireJSON/encode(_:)`` writes it, bytes, counted without encoding it (a
+    /// JSONEncoder per entry was a large part of every attach: callgrind, sessions workload). Integral numbers
+    /// below 9·10^15 are written as integers; the rare fractional one is measured by encoding it alone.
+    static func encodedSize(_ v: JSONValue) -> Int {
+        switch v {
+        case .null: return 4
+        case .bool(let b): return b ? 4 : 5
+        case .number(let n):
+            if n.rounded() == n && abs(n) < 9e15 {
+                var m = Int64(n).magnitude
+                var digits = 1
+                while m >= 10 {
+                    m /= 10
+                    digits += 1
+                }
+                return digits + (n < 0 ? 1 : 0)
+            }
+            return (try? WireJSON.encode(v).count) ?? 24
+        case .string(let s): return stringSize(s)
+        case .array(let a): return 2 + max(0, a.count - 1) + a.reduce(0) { $0 + encodedSize($1) }
+        case .object(let o):
+            return 2 + max(0, o.count - 1) + o.reduce(0) { $0 + stringSize($1.key) + 1 + encodedSize($1.value) }
+        }
+    }
+
+    /// The length of a JSON string, quotes and escapes included (`"`, `\` and `\n`-style escapes 2 bytes, other
+    /// control characters 6).
+    private static func stringSize(_ s: String) -> Int {
+        var n = 2
+        for c in s.utf8 {
+            switch c {
+            case UInt8(ascii: "\""), UInt8(ascii: "\\"), 0x08, 0x09, 0x0A, 0x0C, 0x0D: n += 2
+            case 0..<0x20: n += 6
+            default: n += 1
+            }
+        }
+        return n
     }
 
     /// The entries numbered after `after`, within ``pageBytes``, how many were dropped before the reader could see
@@ -98,12 +137,33 @@ extension Daemon {
             uptimeMs: uptimeMilliseconds,
             [
                 "session": .string(s.name), "device": s.device.map { .string($0) } ?? .null,
-                "posture": s.posture.map { Daemon.jsonValue($0) } ?? .null, "appState": .string(s.appState),
-                "os": s.os.map { .string($0) } ?? .null, "profile": Daemon.jsonValue(s.profile),
+                "posture": s.posture.map(Daemon.journalValue) ?? .null, "appState": .string(s.appState),
+                "os": s.os.map { .string($0) } ?? .null, "profile": Daemon.journalValue(s.profile),
                 "client": .string(s.client), "resumed": .bool(resumed),
                 "clockSkewMs": .number(s.handshakeOffsetMilliseconds.rounded()),
             ]
         )
+    }
+
+    /// A posture as ``jsonValue(_:)`` makes it (its members, absent ones left out), built directly: no encoder
+    /// and decoder per attach.
+    static func journalValue(_ p: PostureBody) -> JSONValue {
+        var o: [String: JSONValue] = ["foldState": .string(p.foldState), "orientation": .string(p.orientation)]
+        o["windowWidth"] = p.windowWidth.map(JSONValue.number)
+        o["windowHeight"] = p.windowHeight.map(JSONValue.number)
+        o["hingeAngle"] = p.hingeAngle.map(JSONValue.number)
+        o["keyboardHeight"] = p.keyboardHeight.map(JSONValue.number)
+        o["splitViewWidth"] = p.splitViewWidth.map(JSONValue.number)
+        return .object(o)
+    }
+
+    /// A profile as ``jsonValue(_:)`` makes it, built directly.
+    static func journalValue(_ p: ProfileBody) -> JSONValue {
+        var o: [String: JSONValue] = [:]
+        o["lowPowerMode"] = p.lowPowerMode.map(JSONValue.bool)
+        o["frequentUpdates"] = p.frequentUpdates.map(JSONValue.bool)
+        o["liveActivities"] = p.liveActivities.map(JSONValue.string)
+        return .object(o)
     }
 
     /// Journals what a phone reported about itself (POSTURE): its whole posture, app state or profile after the

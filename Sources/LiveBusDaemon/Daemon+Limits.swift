@@ -372,14 +372,10 @@ extension Daemon {
                 s.limits.keepaliveSentMs = now
                 send(s, .ping, body: PingBody(t1: clock.now().millisecondsSinceEpoch))
             case .handshakeTimedOut:
-                cut(
-                    s,
-                    WireError(
-                        .handshakeTimeout,
-                        "no complete HELLO within \(limits.handshakeTimeoutMilliseconds) ms of connecting (--handshake-timeout)"
-                    ),
-                    limit: "handshake timeout"
-                )
+                // The session's handshake (LiveBusCore) decides and words it; this sweep is its timer.
+                for case .refuse(let e) in s.handshake.handle(.timerFired(monotonicMilliseconds: now)) {
+                    cut(s, e, limit: "handshake timeout")
+                }
             case .idleTimedOut:
                 cut(
                     s,

@@ -58,6 +58,12 @@ public final class Daemon {
     /// Resume token → when its session's resume window ends (ms since the epoch, server clock); until then its
     /// name is reserved.
     var resumeDeadlines: [String: Int64] = [:]
+    /// Name → how many established sessions have that name (names a HELLO may ask for: not `s<digits>`): the
+    /// HELLO's live-name check in O(1).
+    var liveNames: [String: Int] = [:]
+    /// Name → tokens of the disconnected sessions (``resumable``, ``persistedResume``) of that name: the names
+    /// reserved while they may resume, looked up in O(1).
+    var reservedNames: [String: Set<String>] = [:]
     private var resumeSweep: (any BusTimer)?
     private var scenarioFinishedLogged = false
     let startedAt: ServerInstant
@@ -249,6 +255,7 @@ public final class Daemon {
             for r in sql.resumeRecords() {
                 persistedResume[r.token] = r
                 resumeDeadlines[r.token] = deadline
+                reservedNames[r.name, default: []].insert(r.token)
             }
             store = sql
             logger.log(
@@ -294,23 +301,27 @@ public final class Daemon {
 
     // MARK: - Resume window and reserved names
 
-    /// Refuses `name` while a disconnected session that may still resume holds it, unless `resumeToken` is the
-    /// token of a session that may resume (the real phone coming back; an older record of the same name, left by a
-    /// build without this rule, does not block it): issue 14, "name hijack".
-    /// - Throws: ``WireError`` `rejected` naming the name and when it frees up.
-    func checkNameNotReserved(_ name: String, resumeToken: String?) throws(WireError) {
-        let now = clock.now().millisecondsSinceEpoch
-        func mayResume(_ token: String) -> Bool { (resumeDeadlines[token] ?? .max) > now }
-        if let t = resumeToken, resumable[t] != nil || persistedResume[t] != nil, mayResume(t) { return }
-        let holder =
-            resumable.first { $0.value.name == name && mayResume($0.key) }?.key
-            ?? persistedResume.first { $0.value.name == name && mayResume($0.key) }?.key
-        guard let token = holder, let deadline = resumeDeadlines[token] else { return }
-        let seconds = (deadline - now + 999) / 1000
-        throw WireError(
-            .rejected,
-            "the name '\(name)' is reserved for a disconnected session that may resume for \(seconds) s more; the phone resumes with its token, or choose another --name"
-        )
+    /// The latest end of the resume windows (ms since the epoch, server clock) of the disconnected sessions named
+    /// `name` that may still resume at `now`, or `nil` when none holds the name: it is reserved until then (issue 14,
+    /// "name hijack"; PROTOCOL.md §5.3). O(records of that name), through ``reservedNames``.
+    func nameReservedUntil(_ name: String, now: Int64) -> Int64? {
+        guard let tokens = reservedNames[name] else { return nil }
+        var until: Int64?
+        for t in tokens {
+            guard let d = resumeDeadlines[t], d > now else { continue }
+            until = max(until ?? d, d)
+        }
+        return until
+    }
+
+    /// Indexes the name of a disconnected session's record (``reservedNames``).
+    func reserveName(_ name: String, token: String) { reservedNames[name, default: []].insert(token) }
+
+    /// Removes a record's name from ``reservedNames``.
+    func releaseName(_ name: String, token: String) {
+        guard var tokens = reservedNames[name] else { return }
+        tokens.remove(token)
+        reservedNames[name] = tokens.isEmpty ? nil : tokens
     }
 
     /// Forgets every resume record whose window passed at `now` (ms, server clock), with its reserved name.
@@ -325,8 +336,8 @@ public final class Daemon {
 
     /// Forgets the resume record of `token`: memory, the data directory, its toxics and its deadline.
     func forgetResume(token: String) {
-        resumable[token] = nil
-        persistedResume[token] = nil
+        if let old = resumable.removeValue(forKey: token) { releaseName(old.name, token: token) }
+        if let rec = persistedResume.removeValue(forKey: token) { releaseName(rec.name, token: token) }
         resumedFaults[token] = nil
         resumeDeadlines[token] = nil
         if store.isDurable { turn.removeResume(token: token) }
@@ -523,8 +534,15 @@ public final class Daemon {
             outbox: Outbox.Limits(
                 coalesceThresholdBytes: options.coalesceThresholdBytes,
                 slowConsumerLimitBytes: options.slowConsumerLimitBytes
+            ),
+            handshake: SessionHandshake.Configuration(
+                sessionID: "s\(number)",
+                timeoutMilliseconds: limits.handshakeTimeoutMilliseconds,
+                maximumFrameSize: options.maximumFrameSize,
+                ownUserID: Daemon.ownUserID
             )
         )
+        _ = s.handshake.handle(.opened(monotonicMilliseconds: monotonicMs))  // its timer: the liveness sweep
         s.peerUID = c.peerUserID
         s.onPatternsChanged = { [unowned self] s in
             guard s.phase != .closed else { return }
@@ -564,6 +582,9 @@ public final class Daemon {
         index.remove(s.number)
         leaveFanOut(s)
         byNumber[s.number] = nil
+        if wasEstablished, !SessionName.isSessionID(s.name), let n = liveNames[s.name] {
+            liveNames[s.name] = n > 1 ? n - 1 : nil
+        }
         s.probeTimer?.cancel()
         s.probeTimer = nil
         s.schedulerTimer?.cancel()
@@ -578,9 +599,12 @@ public final class Daemon {
         s.announceTimer = nil
         if wasEstablished && s.role == .session {
             resumable[s.resumeToken] = s
+            reserveName(s.name, token: s.resumeToken)
             resumeDeadlines[s.resumeToken] = clock.now().millisecondsSinceEpoch + options.resumeWindowMilliseconds
             if let f = s.faults, !f.toxics.isEmpty { resumedFaults[s.resumeToken] = f }
-            if resumable.count > 10_000, let k = resumable.keys.first { resumable[k] = nil }
+            if resumable.count > 10_000, let k = resumable.keys.first, let old = resumable.removeValue(forKey: k) {
+                releaseName(old.name, token: k)
+            }
         }
         logger.info("session closed", [("session.id", s.id), ("session.name", s.name), ("reason", reason)])
     }
@@ -642,28 +666,25 @@ public final class Daemon {
     }
 
     func handle(_ f: Frame, from s: Session) throws(WireError) {
-        if s.phase == .awaitingHello {
-            guard f.type == .hello else {
-                throw WireError(.handshakeRequired, "the first frame must be HELLO, got \(f.type)")
-            }
-            try hello(WireJSON.decode(HelloBody.self, from: f.body), session: s)
+        if f.type == .hello || s.phase == .awaitingHello {
+            try handshake(f, from: s)
             return
         }
         switch f.type {
         case .hello:
-            throw WireError(.duplicateHello, "HELLO was already received on this connection")
+            return  // the handshake refused it above (duplicateHello)
         case .subscribe:
-            let b = try WireJSON.decode(SubscribeBody.self, from: f.body)
+            let b = try WireJSON.decodeSubscribe(f.body)
             try subscribe(s, patterns: b.patterns)
         case .unsubscribe:
-            let b = try WireJSON.decode(SubscribeBody.self, from: f.body)
-            s.patterns.removeAll { b.patterns.contains($0) }
+            let b = try WireJSON.decodeSubscribe(f.body)
+            s.unsubscribe(b.patterns)
         case .ping:
-            let b = try WireJSON.decode(PingBody.self, from: f.body)
+            let b = try WireJSON.decodePing(f.body)
             let now = clock.now().millisecondsSinceEpoch
             send(s, .pong, body: PongBody(t1: b.t1, t2: now, t3: clock.now().millisecondsSinceEpoch))
         case .pong:
-            let b = try WireJSON.decode(PongBody.self, from: f.body)
+            let b = try WireJSON.decodePong(f.body)
             probeAnswered(s, b)
         case .ack:
             if !f.topic.isEmpty { s.lastAcked[f.topic] = max(s.lastAcked[f.topic] ?? 0, f.sequence) }
@@ -692,111 +713,161 @@ public final class Daemon {
         }
     }
 
-    private func hello(_ h: HelloBody, session s: Session) throws(WireError) {
-        guard h.versions.contains(where: Frame.supportedVersions.contains) else {
-            throw WireError(
-                .unsupportedVersion,
-                "client speaks versions \(h.versions); this daemon speaks \(Frame.supportedVersions). Upgrade the client or the daemon"
-            )
+    // MARK: - Handshake (LiveBusCore's SessionHandshake; this is its adapter)
+
+    /// Feeds a frame that arrived before the handshake, or a HELLO after it, to the session's handshake and carries
+    /// out what it decides.
+    /// - Throws: ``WireError``: the handshake's refusal (the caller sends it as a fatal ERROR and closes).
+    private func handshake(_ f: Frame, from s: Session) throws(WireError) {
+        var actions = s.handshake.handle(.frame(f.type))
+        var hello: HelloBody?
+        if actions.isEmpty, f.type == .hello, !s.handshake.isEstablished {
+            do {
+                let h = try WireJSON.decodeHello(f.body)
+                hello = h
+                actions = s.handshake.handle(.hello(h, helloFacts(h, session: s)))
+            } catch {
+                actions = s.handshake.handle(.unreadable(error))
+            }
         }
+        try carryOut(actions, hello: hello, session: s)
+    }
+
+    /// What the handshake needs to know of a HELLO's name and token, and the daemon's own verdicts on it.
+    private func helloFacts(_ h: HelloBody, session s: Session) -> SessionHandshake.HelloFacts {
+        let now = clock.now().millisecondsSinceEpoch
+        var policy: WireError?
         // `down` refuses phones and publishers, never the admin interface that can remove it.
         if h.role != .admin && FaultPipeline.refusesConnections(daemonToxics) {
-            throw WireError(
+            policy = WireError(
                 .rejected,
                 "new connections are refused by the 'down' toxic; `livebus fault remove` ends it"
             )
-        }
-        if h.role == .session, let (name, t) = sessionDown(for: h) {
-            throw WireError(
+        } else if h.role == .session, let (name, t) = sessionDown(for: h) {
+            policy = WireError(
                 .rejected,
                 "new connections of session '\(name)' are refused by its 'down' toxic '\(t.id)'; `livebus fault remove \(t.id)` ends it"
             )
         }
-        if h.role == .admin, let uid = s.peerUID, uid != getuid() {
-            throw WireError(.notPermitted, "the admin role is only for the daemon's own user (uid \(getuid()))")
+        var device: WireError?
+        do throws(WireError) {
+            if let p = h.posture { try Daemon.validate(posture: p, device: h.device) }
+            if let d = h.device, h.posture == nil { try PostureCatalog.check(device: d) }
+            if let os = h.os { try PostureCatalog.check(os: os) }
+        } catch {
+            device = error
         }
-        if let name = h.name {
-            // Names go into logs, status tables and file names, and commands address sessions by them.
-            if let problem = SessionName.problem(name) {
-                throw WireError(.invalidBody, "HELLO body: field 'name' \(problem)")
+        var resume: SessionHandshake.ResumeCandidate?
+        if let t = h.resume?.token {
+            if let old = resumable[t] {
+                resume = .init(holder: .disconnected, name: old.name, deadlineMilliseconds: resumeDeadlines[t])
+            } else if let rec = persistedResume[t] {
+                resume = .init(holder: .persisted, name: rec.name, deadlineMilliseconds: resumeDeadlines[t])
+            } else if let live = liveSession(token: t, besides: s) {
+                resume = .init(holder: .live, name: live.name, deadlineMilliseconds: nil)
             }
-            if sessions.values.contains(where: { $0 !== s && $0.name == name && $0.phase == .established }) {
-                throw WireError(.rejected, "a live session is already named '\(name)'; choose another --name")
+        }
+        return SessionHandshake.HelloFacts(
+            serverNowMilliseconds: now,
+            peerUserID: s.peerUID,
+            policyRefusal: policy,
+            // `s` is not established yet: every session counted is another one.
+            nameIsLive: h.name.map { liveNames[$0] != nil } ?? false,
+            nameReservedUntilMilliseconds: h.name.flatMap { nameReservedUntil($0, now: now) },
+            resume: resume,
+            deviceRefusal: device,
+            newToken: h.resume == nil ? Daemon.makeToken() : ""
+        )
+    }
+
+    /// The established session other than `s` that holds resume token `token` (the client saw its connection die
+    /// first). O(sessions), asked only for a token no disconnected session holds: no per-session index is kept for
+    /// this rare case (memory of idle sessions).
+    private func liveSession(token: String, besides s: Session) -> Session? {
+        sessions.values.first { $0 !== s && $0.resumeToken == token && $0.phase == .established }
+    }
+
+    /// Carries out the handshake's actions, in order.
+    /// - Throws: ``WireError``: a ``SessionHandshake/Action/refuse(_:)``.
+    private func carryOut(
+        _ actions: [SessionHandshake.Action],
+        hello: HelloBody?,
+        session s: Session
+    ) throws(WireError) {
+        var established: SessionHandshake.Established?
+        for a in actions {
+            switch a {
+            case .armTimer, .cancelTimer:
+                break  // the liveness sweep feeds `.timerFired` to every connection awaiting HELLO
+            case .forgetResume(let token):
+                forgetResume(token: token)
+            case .takeOver(let token):
+                // The old connection is still open (the client saw it die first): this one takes it over.
+                if let live = liveSession(token: token, besides: s) {
+                    s.clock = live.clock
+                    s.patterns = live.patterns
+                    closeSession(live, reason: "resumed on a new connection", flush: false)
+                    resumable[token] = nil
+                    releaseName(live.name, token: token)
+                }
+            case .establish(let e):
+                guard let h = hello else { break }
+                established = e
+                establish(s, e, hello: h)
+            case .write(let type, let body):
+                send(s, type, encoded: body)
+            case .refuse(let e):
+                throw e
             }
-            try checkNameNotReserved(name, resumeToken: h.resume?.token)
         }
-        if let state = h.appState, !Daemon.appStates.contains(state) {
-            throw WireError(
-                .invalidBody,
-                "HELLO body: field 'appState' is '\(state)'; expected one of \(Daemon.appStates.joined(separator: ", "))"
-            )
-        }
-        if let p = h.posture { try Daemon.validate(posture: p, device: h.device) }
-        if let d = h.device, h.posture == nil { try PostureCatalog.check(device: d) }
-        if let os = h.os { try PostureCatalog.check(os: os) }
-        let now = clock.now()
-        s.role = h.role
+        if let e = established, let h = hello { afterWelcome(s, e, hello: h) }
+    }
+
+    /// Adopts a HELLO's identity: the resumed session's subscriptions, clock and record, or a new one.
+    private func establish(_ s: Session, _ e: SessionHandshake.Established, hello h: HelloBody) {
+        s.role = e.role
         s.client = h.client
         s.device = h.device
         s.posture = h.posture
-        s.appState = h.appState ?? "foreground"
+        s.appState = e.appState
         s.os = h.os
         if let p = h.profile { s.profile = p }
-        s.handshakeOffsetMilliseconds = Double(h.clientTime) - Double(now.millisecondsSinceEpoch)
-        var resumed = false
+        s.handshakeOffsetMilliseconds = e.clientOffsetMilliseconds
         if let r = h.resume {
-            if let deadline = resumeDeadlines[r.token], deadline <= now.millisecondsSinceEpoch {
-                forgetResume(token: r.token)  // expired: refused below like an unknown token
-            }
-            if let old = resumable.removeValue(forKey: r.token) {
-                s.name = old.name
-                s.patterns = old.patterns
-                s.resumeToken = old.resumeToken
-                s.clock = old.clock
-            } else if let rec = persistedResume.removeValue(forKey: r.token) {
+            switch e.resumedFrom {
+            case .disconnected?:
+                if let old = resumable.removeValue(forKey: r.token) {
+                    releaseName(old.name, token: r.token)
+                    s.patterns = old.patterns
+                    s.clock = old.clock
+                }
+            case .persisted?:
                 // A session of a daemon that was killed: the data directory kept its record.
-                s.name = rec.name
-                s.patterns = rec.patterns
-                s.resumeToken = rec.token
-            } else if let live = sessions.values.first(where: {
-                $0 !== s && $0.resumeToken == r.token && $0.phase == .established
-            }) {
-                // The old connection is still open (the client saw it die first): take it over.
-                s.name = live.name
-                s.patterns = live.patterns
-                s.resumeToken = live.resumeToken
-                s.clock = live.clock
-                closeSession(live, reason: "resumed on a new connection", flush: false)
-                resumable[r.token] = nil
-            } else {
-                throw WireError(.resumeRejected, "resume token is unknown or expired; attach as a new session")
+                if let rec = persistedResume.removeValue(forKey: r.token) {
+                    releaseName(rec.name, token: r.token)
+                    s.patterns = rec.patterns
+                }
+            case .live?, nil:
+                break  // taken over above
             }
-            resumed = true
             resumeDeadlines[r.token] = nil
             // The client's own record wins: it knows what it applied.
             s.lastSent = r.topics
-        } else {
-            s.resumeToken = Daemon.makeToken()
-            if let name = h.name { s.name = name }
         }
-        if let name = h.name { s.name = name }
+        s.name = e.name
+        s.resumeToken = e.resumeToken
         s.phase = .established
+        // A HELLO may never ask for a name of the form s<digits> (SessionName): those are not counted.
+        if !SessionName.isSessionID(s.name) { liveNames[s.name, default: 0] += 1 }
         dashboardPhoneChanged(s)
         saveResume(s)
-        journalAttach(s, resumed: resumed)
-        send(
-            s,
-            .welcome,
-            body: WelcomeBody(
-                version: Int(Frame.version),
-                session: s.id,
-                name: s.name,
-                resumeToken: s.resumeToken,
-                serverTime: now.millisecondsSinceEpoch,
-                resumed: resumed,
-                maxFrameSize: options.maximumFrameSize
-            )
-        )
+        journalAttach(s, resumed: e.resumedFrom != nil)
+    }
+
+    /// What follows WELCOME: the log line, the phone's toxics, its scheduler, probes and announcements, and the
+    /// catch-up of a resumed session.
+    private func afterWelcome(_ s: Session, _ e: SessionHandshake.Established, hello h: HelloBody) {
+        let resumed = e.resumedFrom != nil
         logger.info(
             resumed ? "session resumed" : "session attached",
             [
@@ -828,8 +899,8 @@ public final class Daemon {
             startProbing(s)
             startAnnouncing(s)
             if resumed {
-                for topic in store.topics where s.isSubscribed(to: topic) {
-                    catchUp(s, topic: topic, after: s.sent(topic), force: true)
+                for (topic, after) in s.subscriptions.resumeCatchUps(topics: store.topics, applied: s.lastSent) {
+                    catchUp(s, topic: topic, after: after, force: true)
                 }
             }
         }
@@ -841,7 +912,7 @@ public final class Daemon {
         turn.saveResume(ResumeRecord(token: s.resumeToken, name: s.name, patterns: s.patterns, lastSent: s.lastSent))
     }
 
-    static let appStates = ["foreground", "background", "suspended", "terminated"]
+    static let appStates = SessionHandshake.appStates
     static let foldStates = ["flat", "half-opened", "folded"]
     static let orientations = ["portrait", "landscape"]
 
@@ -873,26 +944,20 @@ public final class Daemon {
         try PostureCatalog.check(posture: p, device: device)
     }
 
+    /// This process's user id (the admin role's owner).
+    static let ownUserID: UInt32 = getuid()
+
+    /// A new session's resume token: 32 lowercase hex digits from the system's random source.
     static func makeToken() -> String {
         var g = SystemRandomNumberGenerator()
-        return (0..<4).map { _ in String(format: "%08x", UInt32.random(in: .min ... .max, using: &g)) }.joined()
+        return SessionHandshake.makeToken(using: &g)
     }
 
     private func subscribe(_ s: Session, patterns: [String]) throws(WireError) {
-        guard !patterns.isEmpty else { throw WireError(.invalidBody, "SUBSCRIBE body: field 'patterns' is empty") }
-        for p in patterns { try Topic.validatePattern(p) }
-        var held = Set(s.patterns)
-        var all = s.patterns
-        for p in patterns where held.insert(p).inserted { all.append(p) }
-        guard all.count <= limits.maximumSubscriptions else {
-            throw WireError(
-                .tooManySubscriptions,
-                "SUBSCRIBE would hold \(all.count) topic patterns; a session may hold \(limits.maximumSubscriptions) (--max-subscriptions). Use fewer, wider patterns (orders/>)"
-            )
-        }
-        s.patterns = all
+        // LiveBusCore's SessionSubscriptions checks, merges and compiles them once.
+        let compiled = try s.subscribe(patterns, limit: limits.maximumSubscriptions)
         saveResume(s)
-        for topic in store.topics where patterns.contains(where: { Topic.matches(pattern: $0, topic: topic) }) {
+        for topic in store.topics where compiled.contains(where: { $0.matches(topic) }) {
             catchUp(s, topic: topic, after: s.sent(topic), force: false)
         }
         // The whole SUBSCRIBE is caught up (also when no topic matched): PROTOCOL.md §5.3.

@@ -18,6 +18,8 @@ final class Session {
     let connection: any BusConnection
     var decoder = FrameDecoder()
     var phase = Phase.awaitingHello
+    /// The handshake's state machine (LiveBusCore): the daemon feeds it and carries out its actions.
+    var handshake: SessionHandshake
     var role = ClientRole.session
     var name: String
     var client = ""
@@ -131,9 +133,16 @@ final class Session {
     /// PUBLISHes of this session staged in the loop turn's batch, whose ACKs wait for its commit.
     var pendingAcks = 0
 
-    init(number: Int, connection: any BusConnection, now: ServerInstant, outbox limits: Outbox.Limits) {
+    init(
+        number: Int,
+        connection: any BusConnection,
+        now: ServerInstant,
+        outbox limits: Outbox.Limits,
+        handshake: SessionHandshake.Configuration
+    ) {
         self.outbox = Outbox(limits: limits)
-        self.id = "s\(number)"
+        self.handshake = SessionHandshake(handshake)
+        self.id = handshake.sessionID
         self.number = number
         self.connection = connection
         self.name = "s\(number)"
@@ -142,18 +151,33 @@ final class Session {
 
     /// Told when ``patterns`` change (the daemon keeps its topic → subscribers index current).
     var onPatternsChanged: ((Session) -> Void)?
-    /// The patterns compiled once.
-    private var compiled: [CompiledPattern] = []
-    /// The session's topic patterns (SUBSCRIBE), in the order subscribed.
-    var patterns: [String] = [] {
-        didSet {
-            compiled = patterns.map(CompiledPattern.init)
+    /// The session's subscriptions (LiveBusCore's value): its patterns, compiled once per change.
+    private(set) var subscriptions = SessionSubscriptions()
+    /// The session's topic patterns (SUBSCRIBE), in the order subscribed; setting them replaces them all (resume).
+    var patterns: [String] {
+        get { subscriptions.patterns }
+        set {
+            subscriptions = SessionSubscriptions(patterns: newValue)
             onPatternsChanged?(self)
         }
     }
 
+    /// Adds a SUBSCRIBE's patterns (``SessionSubscriptions/subscribe(_:limit:)``).
+    /// - Returns: The SUBSCRIBE's patterns, compiled.
+    /// - Throws: ``WireError`` as ``SessionSubscriptions/subscribe(_:limit:)``; nothing changes then.
+    func subscribe(_ new: [String], limit: Int) throws(WireError) -> [CompiledPattern] {
+        let compiled = try subscriptions.subscribe(new, limit: limit)
+        onPatternsChanged?(self)
+        return compiled
+    }
+
+    /// Removes an UNSUBSCRIBE's patterns.
+    func unsubscribe(_ gone: [String]) {
+        if subscriptions.unsubscribe(gone) { onPatternsChanged?(self) }
+    }
+
     /// Whether one of the session's patterns matches `topic`.
-    func isSubscribed(to topic: String) -> Bool { compiled.contains { $0.matches(topic) } }
+    func isSubscribed(to topic: String) -> Bool { subscriptions.matches(topic) }
 
     /// The conversion into this session's clock at server instant `now`: the offset added to a server instant
     /// (whole ms, as ``ServerInstant/toClientClock(offsetMilliseconds:)`` rounds it) and the uncertainty (ms), as

@@ -39,3 +39,37 @@ struct AdminJournalTests {
         #expect((j.page(after: 0)["missed"]?.doubleValue ?? 0) > 50, "8 MiB hold about 140 entries of 60 kB")
     }
 }
+
+/// The journal's entries are measured and built without Foundation, as Foundation would have made them.
+struct AdminJournalEncodingTests {
+    @Test func theSizeOfAnEntryIsTheLengthOfItsJSON() throws {
+        let values: [JSONValue] = [
+            .null, .bool(true), .bool(false), .number(0), .number(-7), .number(1_767_225_600_000), .number(0.5),
+            .number(-1e300), .number(8.99e15), .string(""), .string("a\"b\\c\n\t\u{1}\u{7f}한/😀"),
+            .array([]), .array([.number(1), .string("x"), .null]), .object([:]),
+            .object(["session": .string("pro"), "posture": .object(["foldState": .string("flat")]), "n": .number(3)]),
+        ]
+        for v in values {
+            #expect(AdminJournal.encodedSize(v) == (try WireJSON.encode(v).count), "\(v)")
+        }
+    }
+
+    @Test func postureAndProfileAreWhatTheEncoderRoundTripMakes() {
+        let postures = [
+            PostureBody(foldState: "flat", orientation: "portrait"),
+            PostureBody(
+                foldState: "half-opened",
+                orientation: "landscape",
+                windowWidth: 512.5,
+                windowHeight: 700,
+                hingeAngle: 90,
+                keyboardHeight: 0,
+                splitViewWidth: 320
+            ),
+        ]
+        for p in postures { #expect(Daemon.journalValue(p) == Daemon.jsonValue(p)) }
+        for p in [ProfileBody(), ProfileBody(lowPowerMode: true, frequentUpdates: false, liveActivities: "denied")] {
+            #expect(Daemon.journalValue(p) == Daemon.jsonValue(p))
+        }
+    }
+}
