@@ -1,4 +1,5 @@
 import Foundation
+import LiveBusAPNs
 import LiveBusActivity
 import LiveBusClock
 import LiveBusDaemon
@@ -238,7 +239,7 @@ enum ControlCommands {
             )
         }
         let path = positionals[0]
-        let bytes: Data
+        var bytes: Data
         if path == "-" {
             bytes = FileHandle.standardInput.readDataToEndOfFile()
         } else {
@@ -247,6 +248,8 @@ enum ControlCommands {
             }
             bytes = d
         }
+        // A Simulator .apns file names its app in a top-level key that simctl strips before delivering: so do we.
+        bytes = Data(APNsRequestFile.simulatorPayload(Array(bytes)).payload)
         guard bytes.count <= 4096 else {
             throw CLIError(
                 "payloadTooLarge",

@@ -139,7 +139,7 @@ public enum LivebusCommand {
             name: "push",
             summary: "Send an APNs Live Activity payload (the file simctl push takes) and print its verdict",
             usage:
-                "livebus push TARGET FILE|- --order ID [--expect applied|ignored] [--socket PATH] [--json] · livebus push FILE|- --via http2 [--token HEX] [--channel ID] [--topic TOPIC] [--priority 10|5] [--collapse-id ID] [--expiration SECONDS] [--header NAME:VALUE]... [--apns-socket PATH] [--apns HOST:PORT] [--json]",
+                "livebus push TARGET FILE|- --order ID [--expect applied|ignored] [--socket PATH] [--json] · livebus push FILE|- --via http2 [--token HEX] [--channel ID] · livebus push --via http2 --request FILE [--topic TOPIC] [--priority 10|5] [--collapse-id ID] [--expiration SECONDS] [--header NAME:VALUE]... [--apns-socket PATH] [--apns HOST:PORT] [--json]",
             details: """
                 FILE is a JSON object with "aps" (timestamp, event, content-state, stale-date, dismissal-date,
                 relevance-score, alert), at most 4096 bytes; - reads standard input. content-state is decoded as the
@@ -164,9 +164,14 @@ public enum LivebusCommand {
                 header of that name (given twice, it is sent twice). It prints APNs's answer (status, apns-id,
                 reason) and the push id; exit 0 when APNs accepted it (2xx), 2 when it refused it, 3 when the
                 endpoint is unreachable, 4 when it did not answer within 15 s.
+                --request FILE reads the whole request from FILE as curl users keep one: an optional request line
+                (POST /3/device/TOKEN, or the full https URL), header lines NAME: VALUE, one blank line, the body;
+                flags given beside it win. A Simulator .apns file (its "Simulator Target Bundle" key) works as FILE
+                on both paths: the key is taken out as simctl does, and its bundle id gives apns-topic.
                 """,
             examples: [
                 "livebus push all update.json --order A1001",
+                "livebus push --via http2 --request push.http --apns-socket /tmp/apns.sock",
                 "cat end.json | livebus push duo - --order A1001 --expect applied",
             ]
         ),

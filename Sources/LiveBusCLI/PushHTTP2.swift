@@ -10,41 +10,69 @@ enum PushHTTP2 {
     /// The options only `--via http2` takes.
     static let options: Set<String> = [
         "via", "header", "token", "channel", "priority", "collapse-id", "expiration", "topic", "apns-socket", "apns",
+        "request",
     ]
 
     /// Runs it. Exit status: 0 when APNs accepted the request (2xx), 2 when it refused it (its status and reason
     /// printed), 3 when the endpoint is unreachable, 4 when it did not answer in 15 s.
     static func run(_ a: Arguments, out: Output) throws(CLIError) -> Int32 {
-        guard a.positionals.count == 1 else {
+        // A request file (--request) brings its own path, headers and body; a Simulator .apns file its app.
+        var fileRequest: APNsRequestFile.Request?
+        if let rf = a.value("request") {
+            guard a.positionals.isEmpty else {
+                throw .usage(
+                    "livebus push --via http2 --request FILE takes the body from FILE, not from \(a.positionals[0])",
+                    recovery: "put the body after the request file's blank line"
+                )
+            }
+            let bytes = try readFile(rf)
+            do {
+                fileRequest = try APNsRequestFile.parse(bytes)
+            } catch {
+                throw CLIError(
+                    "badRequestFile",
+                    "\(rf): \(error.description)",
+                    recovery:
+                        "a request file is an optional request line (POST /3/device/TOKEN), header lines, a blank line and the body",
+                    exit: .usage
+                )
+            }
+        } else if a.positionals.count != 1 {
             throw .usage(
-                "livebus push --via http2 takes one FILE (or -) and --token or --channel",
+                "livebus push --via http2 takes one FILE (or -) and --token or --channel, or --request FILE",
                 recovery: "e.g. livebus push update.json --via http2 --token HEX --apns-socket /tmp/apns.sock"
             )
         }
-        let path = a.positionals[0]
-        let body: [UInt8]
-        if path == "-" {
-            body = Array(FileHandle.standardInput.readDataToEndOfFile())
-        } else {
-            guard let d = FileManager.default.contents(atPath: path) else {
-                throw CLIError("fileUnreadable", "cannot read \(path)", recovery: "check the path", exit: .usage)
-            }
-            body = Array(d)
-        }
-        let topic = a.value("topic") ?? LiveBusPushTokens.defaultBundleID + liveActivityTopicSuffix
+        var body: [UInt8]
+        if let r = fileRequest { body = r.body } else { body = try readFile(a.positionals[0]) }
+        let simulator = APNsRequestFile.simulatorPayload(body)
+        body = simulator.payload
+        let fileTopic = fileRequest?.headers.last { $0.name == "apns-topic" }?.value
+        let topic =
+            a.value("topic") ?? fileTopic ?? simulator.bundleID.map { $0 + liveActivityTopicSuffix }
+            ?? LiveBusPushTokens.defaultBundleID + liveActivityTopicSuffix
         var headers: [(name: String, value: String)] = [("apns-push-type", "liveactivity")]
         let requestPath: String
-        switch (a.value("token"), a.value("channel")) {
-        case (let token?, nil):
+        switch (a.value("token"), a.value("channel"), fileRequest?.path) {
+        case (let token?, nil, _):
             requestPath = "/3/device/\(token)"
             headers.append(("apns-topic", topic))
-        case (nil, let channel?):
+        case (nil, let channel?, _):
             requestPath = "/4/broadcasts/apps/\(APNsValidator.bundleID(ofTopic: topic))"
             headers.append(("apns-channel-id", channel))
+        case (nil, nil, let path?):
+            requestPath = path
+            if path.hasPrefix("/3/") { headers.append(("apns-topic", topic)) }
         default:
             throw .usage(
-                "livebus push --via http2 needs --token HEX (a device or push-to-start token) or --channel ID (a broadcast), not both",
+                "livebus push --via http2 needs --token HEX (a device or push-to-start token) or --channel ID (a broadcast), not both, or a request file whose request line names the path",
                 recovery: "tokens: `livebus status` (APNS PUSH TOKENS)"
+            )
+        }
+        if let m = fileRequest?.method, m != "POST" {
+            throw .usage(
+                "the request file's method is \(m); pushes are POST (channel management: curl, see the README)",
+                recovery: "start the request file with POST /3/device/TOKEN"
             )
         }
         if let p = a.value("priority") { headers.append(("apns-priority", p)) }
@@ -53,7 +81,7 @@ enum PushHTTP2 {
         headers.append(("authorization", "bearer \(unsignedProviderToken())"))
         // Each --header replaces the default of the same name; a name given twice is sent twice (APNs then
         // answers 400 DuplicateHeaders, as it would to your client).
-        var given: [(name: String, value: String)] = []
+        var given: [(name: String, value: String)] = fileRequest?.headers ?? []
         for h in a.values("header") {
             guard let colon = h.firstIndex(of: ":") else {
                 throw .usage("--header '\(h)' is not NAME:VALUE", recovery: "e.g. --header 'apns-priority: 5'")
@@ -120,6 +148,16 @@ enum PushHTTP2 {
         }
         out.success(text, data: .object(data))
         return (200..<300).contains(response.status) ? 0 : ExitCode.usage.rawValue
+    }
+
+    /// The bytes of `path`, or standard input for `-`.
+    /// - Throws: ``CLIError`` `fileUnreadable` (exit 2) naming the path.
+    static func readFile(_ path: String) throws(CLIError) -> [UInt8] {
+        if path == "-" { return Array(FileHandle.standardInput.readDataToEndOfFile()) }
+        guard let d = FileManager.default.contents(atPath: path) else {
+            throw CLIError("fileUnreadable", "cannot read \(path)", recovery: "check the path", exit: .usage)
+        }
+        return Array(d)
     }
 
     /// A well-formed provider token nobody signed, issued now: accepted by an endpoint without `--apns-key`

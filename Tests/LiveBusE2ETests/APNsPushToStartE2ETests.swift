@@ -304,6 +304,26 @@ struct PushViaHTTP2E2ETests {
             bus.wait { bus.pushLines("solo").contains { $0.contains(#""order":"V1""#) } },
             "\(bus.pushLines("solo"))"
         )
+        // A request file as curl users keep one (request line, headers, blank line, body), and a Simulator .apns file.
+        let request = bus.dir + "/push.http"
+        try
+            "POST https://api.sandbox.push.apple.com/3/device/\(token)\napns-push-type: liveactivity\napns-topic: com.example.delivery.push-type.liveactivity\napns-priority: 10\n\n"
+            .appending(
+                #"{"aps":{"timestamp":\#(now + 7),"event":"update","content-state":{"status":"delivering","etaEnd":\#(now - 978_307_200 + 480)}}}"#
+            )
+            .write(toFile: request, atomically: true, encoding: .utf8)
+        let fromFile = try E2ECLIGoldenTests.run(["push", "--request", request] + via)
+        #expect(fromFile.exit == 0 && fromFile.stdout.hasPrefix("APNs 200"), "\(fromFile.stdout) \(fromFile.stderr)")
+        let badFile = bus.dir + "/bad.http"
+        try "POST /3/device/\(token)\nnot a header\n\n{}".write(toFile: badFile, atomically: true, encoding: .utf8)
+        let refused = try E2ECLIGoldenTests.run(["push", "--request", badFile] + via)
+        #expect(refused.exit == 2 && refused.stderr.contains("bad.http: line 2"), "\(refused.stderr)")
+        let simctl = bus.dir + "/update.apns"
+        try
+            #"{"Simulator Target Bundle":"com.example.delivery","aps":{"timestamp":\#(now + 9),"event":"update","content-state":{"status":"delivering","etaEnd":\#(now - 978_307_200 + 420)}}}"#
+            .write(toFile: simctl, atomically: true, encoding: .utf8)
+        let fromSimctl = try E2ECLIGoldenTests.run(["push", simctl, "--token", token] + via)
+        #expect(fromSimctl.exit == 0 && fromSimctl.stdout.hasPrefix("APNs 200"), "\(fromSimctl.stdout)")
         let misuse = try E2ECLIGoldenTests.run(["push", file, "--token", token])
         #expect(misuse.exit == 2 && misuse.stderr.contains("--token goes with --via http2"), "\(misuse.stderr)")
         let gone = try E2ECLIGoldenTests.run([
