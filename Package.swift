@@ -68,14 +68,14 @@ let package = Package(
             dependencies: [
                 "LiveBusWire", "LiveBusCore", "LiveBusLoop", "LiveBusClock", "LiveBusSimulator", "LiveBusScheduler",
                 "LiveBusActivity", "LiveBusLayout", "LiveBusFaults", "CSQLite",
-                "CLibWebSockets", "LiveBusClient", "LiveBusAPNs", "LiveBusAPNsServer",
+                "CLibWebSockets", "LiveBusClient", "LiveBusAPNs", "LiveBusAPNsServer", "LiveBusFederation",
             ]
         ),
         .target(
             name: "LiveBusClient",
             dependencies: [
                 "LiveBusWire", "LiveBusLoop", "LiveBusClock", "LiveBusSimulator", "LiveBusActivity", "LiveBusLayout",
-                "LiveBusText",
+                "LiveBusText", "LiveBusAPNs",
             ]
         ),
 
@@ -84,7 +84,7 @@ let package = Package(
             name: "LiveBusCLI",
             dependencies: [
                 "LiveBusDaemon", "LiveBusClient", "LiveBusLayout", "LiveBusText", "LiveBusActivity", "LiveBusWire",
-                "LiveBusLoop", "LiveBusScenario",
+                "LiveBusLoop", "LiveBusScenario", "LiveBusAPNs", "LiveBusAPNsServer",
             ]
         ),
 
@@ -112,7 +112,10 @@ let package = Package(
         .testTarget(name: "LiveBusCoreTests", dependencies: ["LiveBusCore", "LiveBusWire"]),
         // The daemon in-process: its session limits, the SQLite store against the core's store conformance suite, and
         // the session protocol (handshake, malformed frames, probes, resume, slow consumer, limits) on EmbeddedDaemon.
-        .testTarget(name: "LiveBusDaemonTests", dependencies: ["LiveBusDaemon", "LiveBusCore", "LiveBusWire"]),
+        .testTarget(
+            name: "LiveBusDaemonTests",
+            dependencies: ["LiveBusDaemon", "LiveBusCore", "LiveBusWire", "LiveBusAPNs", "LiveBusScheduler"]
+        ),
         .testTarget(name: "LiveBusClockTests", dependencies: ["LiveBusClock"]),
         .testTarget(name: "LiveBusSimulatorTests", dependencies: ["LiveBusSimulator"]),
         .testTarget(name: "LiveBusSchedulerTests", dependencies: ["LiveBusScheduler"]),
@@ -141,6 +144,11 @@ let package = Package(
         ),
         .testTarget(name: "LiveBusTestingTests", dependencies: ["LiveBusTesting"]),
         .testTarget(name: "LiveBusAPNsTests", dependencies: ["LiveBusAPNs", "LiveBusClock", "COpenSSL"]),
+
+        // MARK: - Federation through NATS JetStream (issue 19): libnats' synchronous API on the store's own threads
+        .systemLibrary(name: "CNATS", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
+        .target(name: "LiveBusFederation", dependencies: ["LiveBusCore", "LiveBusWire", "CNATS"]),
+        .testTarget(name: "LiveBusFederationTests", dependencies: ["LiveBusFederation", "LiveBusCore", "LiveBusWire"]),
     ],
     swiftLanguageModes: [.v6]
 )

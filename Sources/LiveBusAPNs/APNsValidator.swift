@@ -259,7 +259,7 @@ public struct APNsValidator: Sendable {
             case .unknown:
                 throw APNsRejection(
                     .badDeviceToken,
-                    "no phone was given device token \(deviceToken): see `livebus status` for the push tokens"
+                    "no phone was given device token \(deviceToken): copy a token from `livebus status` (push tokens per phone) or a pushToken line of `livebus attach --json`"
                 )
             case .active(let owner):
                 guard owner == nil || owner == bundleID else {

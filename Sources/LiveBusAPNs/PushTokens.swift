@@ -29,3 +29,16 @@ public enum LiveBusPushTokens {
         return String(decoding: out, as: UTF8.self)
     }
 }
+
+extension LiveBusPushTokens {
+    /// The bundle id of the app every simulated phone runs unless its profile names another (`livebus attach
+    /// --bundle-id`): ours, matching the examples' topic `com.example.delivery.push-type.liveactivity`.
+    public static let defaultBundleID = "com.example.delivery"
+
+    /// The push-to-start token of the app `bundleID` on the phone named `phone` (ActivityKit's
+    /// `Activity<T>.pushToStartToken`, iOS 17.2 and later): SHA-256 of `livebus-push-to-start/<phone>/<bundle id>`
+    /// (UTF-8), ours, so that it survives reconnects and daemon restarts as Apple's does across app launches.
+    public static func pushToStartToken(phone: String, bundleID: String) -> String {
+        sha256Hex(Array("livebus-push-to-start/\(phone)/\(bundleID)".utf8))
+    }
+}

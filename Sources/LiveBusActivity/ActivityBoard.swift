@@ -240,6 +240,31 @@ public struct ActivityBoard: Sendable {
         return nil
     }
 
+    /// Records an activity started by a push-to-start push (``pushToStart(_:orderID:toClient:at:)``).
+    mutating func startedByPush(_ update: ActivityUpdate, at now: ClientInstant) -> Verdict {
+        var start = update
+        start.event = .start
+        orderByID[update.orderID] = OrderRecord(latest: start, intent: .pendingUntilReady, cancelFailures: 0)
+        orderSequence.append(update.orderID)
+        var activity = Activity(
+            orderID: update.orderID,
+            content: update.content,
+            etaTarget: update.etaTarget,
+            staleDate: update.staleDate,
+            relevanceScore: update.relevanceScore,
+            startedAt: now,
+            lastAppliedTimestamp: update.timestamp,
+            lastConfirmed: update.lastConfirmed,
+            startIndex: nextStartIndex
+        )
+        if let staleDate = update.staleDate, staleDate <= now { activity.state = .stale }
+        nextStartIndex += 1
+        startedActivityCount += 1
+        orderByID[update.orderID]?.intent = .started
+        activityByOrder[update.orderID] = activity
+        return .applied(source: ActivitySource.pushArticle)
+    }
+
     // MARK: - Updates
 
     /// Applies one update or end (from the bus or a push) by Apple's rules, and says why if it does not.
@@ -555,5 +580,78 @@ extension ActivityBoard {
         var verdict = apply(payload.activityUpdate(orderID: orderID, toClient: toClient), at: now)
         verdict.lints = payload.lints
         return verdict
+    }
+}
+
+extension ActivityBoard {
+    /// Starts a Live Activity from a push-to-start push (ActivityKit, iOS 17.2 and later), in any app state
+    /// (foreground, background, terminated): "the system starts a new Live Activity, wakes up your app, and grants
+    /// it background runtime".
+    ///
+    /// Rules, in order: the payload must parse (a start needs `alert`, `attributes-type` and `attributes`: without
+    /// `alert` nothing starts, `missingField aps.alert`); its event must be `start` (`pushToStartNeedsStartEvent`);
+    /// `attributes-type` must be the schema's attributes type (`attributesTypeMismatch`); Live Activities must be
+    /// authorized (`denied`); an activity already started for `orderID` is not started twice (`alreadyStarted`; the
+    /// daemon gives a second start its own id, since Apple does not de-duplicate); the system's limit of ongoing
+    /// activities holds (`globalMaximumExceeded`).
+    /// - Parameters:
+    ///   - bytes: The payload, UTF-8 JSON.
+    ///   - orderID: The id the new activity gets.
+    ///   - toClient: Converts server (provider) instants to the client's clock.
+    ///   - now: Client clock.
+    /// - Returns: The verdict (applied: the activity started).
+    /// - Note: Source: https://developer.apple.com/documentation/activitykit/starting-and-updating-live-activities-with-activitykit-push-notifications ,
+    ///   reference/live-activities.md §2.6.
+    public mutating func pushToStart(
+        _ bytes: [UInt8],
+        orderID: String,
+        toClient: (ServerInstant) -> ClientInstant,
+        at now: ClientInstant
+    ) -> Verdict {
+        let source = ActivitySource.pushArticle
+        let payload: APNsPayload
+        do {
+            payload = try APNsPayload.parse(bytes, schema: schema)
+        } catch {
+            catchUp(to: now)
+            var verdict: Verdict
+            switch error.code {
+            case .payloadTooLarge: verdict = .rejected(.payloadTooLarge, source: ActivitySource.sendingRequests)
+            case .contentStateTooLarge: verdict = .rejected(.contentStateTooLarge, source: ActivitySource.contentState)
+            case .keyNotFound, .valueNotFound, .typeMismatch, .dataCorrupted:
+                verdict = .rejected(.decodingFailed(error), source: source)
+            default: verdict = .rejected(.malformedPayload(error), source: source)
+            }
+            verdict.lints = error.lints
+            return verdict
+        }
+        catchUp(to: now)
+        var verdict = startFromPush(payload, orderID: orderID, toClient: toClient, at: now)
+        verdict.lints = payload.lints
+        return verdict
+    }
+
+    private mutating func startFromPush(
+        _ payload: APNsPayload,
+        orderID: String,
+        toClient: (ServerInstant) -> ClientInstant,
+        at now: ClientInstant
+    ) -> Verdict {
+        let source = ActivitySource.pushArticle
+        guard payload.event == .start else { return .rejected(.pushToStartNeedsStartEvent, source: source) }
+        guard payload.attributesType == schema.attributesType else {
+            return .rejected(.attributesTypeMismatch, source: source)
+        }
+        switch profile.authorization {
+        case .authorized: break
+        case .denied, .activitiesDisabled: return .rejected(.denied, source: ActivitySource.authorizationError)
+        case .unentitled: return .rejected(.unentitled, source: ActivitySource.authorizationError)
+        }
+        if activity(orderID) != nil { return .rejected(.alreadyStarted, source: source) }
+        if let limit = profile.maximumOngoingActivities, activities.filter(\.isInDynamicIsland).count >= limit {
+            return .rejected(.globalMaximumExceeded, source: ActivitySource.authorizationError)
+        }
+        let update = payload.activityUpdate(orderID: orderID, toClient: toClient)
+        return startedByPush(update, at: now)
     }
 }

@@ -250,6 +250,32 @@ extension VerdictReason {
         message:
             "the start failed because the client was told to simulate a failure; the order is kept, retry the start"
     )
+    /// A push to a push-to-start token whose event is not `start` (issue 17).
+    public static let pushToStartNeedsStartEvent = VerdictReason(
+        code: "pushToStartNeedsStartEvent",
+        appleWords: nil,
+        message:
+            "a push-to-start token starts activities only: send \"event\": \"start\" with alert, attributes-type and attributes (updates go to the activity's own push token)"
+    )
+    /// A start push whose `attributes-type` is not the app's `ActivityAttributes` type.
+    public static let attributesTypeMismatch = VerdictReason(
+        code: "attributesTypeMismatch",
+        appleWords: "attributes-type: the name of the ActivityAttributes structure",
+        message: "aps.attributes-type does not name the app's ActivityAttributes type, so no activity starts"
+    )
+    /// A start push beyond the push-to-start budget (LiveBus's number; Apple publishes none).
+    public static let pushToStartBudgetExceeded = VerdictReason(
+        code: "pushToStartBudgetExceeded",
+        appleWords: "Push-to-start budget exceeded … not starting activity",
+        message:
+            "this phone's push-to-start budget is spent (livebusd --apns-start-budget, 10 per hour by default, ours): no activity starts"
+    )
+    /// A start push sent on a broadcast channel.
+    public static let broadcastCannotStart = VerdictReason(
+        code: "broadcastCannotStart",
+        appleWords: "You can't use broadcast push notifications to start a Live Activity.",
+        message: "a broadcast cannot start an activity: send the start to the phone's push-to-start token"
+    )
     /// A start push for an order whose activity was not started by the order-creation action.
     public static let pushToStartNotSupported = VerdictReason(
         code: "pushToStartNotSupported",

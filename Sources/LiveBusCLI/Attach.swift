@@ -1,4 +1,5 @@
 import Foundation
+import LiveBusAPNs
 import LiveBusActivity
 import LiveBusClient
 import LiveBusDaemon
@@ -11,7 +12,7 @@ enum SessionFlags {
     static let options: Set<String> = [
         "socket", "name", "device", "posture", "orientation", "window", "split-width", "app-state", "os", "clock-skew",
         "clock-drift",
-        "duration", "exit-when", "svg-dir", "activities", "device-file", "activity-schema",
+        "duration", "exit-when", "svg-dir", "activities", "device-file", "activity-schema", "bundle-id", "channel",
     ]
     static let flags: Set<String> = ["json", "no-reconnect", "low-power", "frequent-updates"]
 
@@ -87,13 +88,43 @@ enum SessionFlags {
                 liveActivities: try a.value("activities").map { _ throws(CLIError) in
                     let v = try a.choice("activities", ["authorized", "denied", "disabled"], default: "authorized")
                     return v == "disabled" ? "activitiesDisabled" : v
-                }
+                },
+                bundleID: try bundleID(a),
+                channels: try channels(a)
             )
         )
         options.activitySchema = try a.value("activity-schema").map { path throws(CLIError) in
             try ActivitySchemaFile.read(path).schema
         }
         return options
+    }
+}
+
+extension SessionFlags {
+    /// `--bundle-id ID`: the app's bundle id (its push tokens' topic), checked as APNs checks topics.
+    static func bundleID(_ a: Arguments) throws(CLIError) -> String? {
+        guard let v = a.value("bundle-id") else { return nil }
+        guard APNsValidator.isBundleID(v) else {
+            throw .usage(
+                "--bundle-id '\(v)' is not a bundle id (letters, digits, '-' and '.')",
+                recovery: "e.g. --bundle-id com.example.delivery"
+            )
+        }
+        return v
+    }
+
+    /// `--channel ID` (repeatable): broadcast channels the app's activities listen on (base64 ids, as the channel
+    /// management API gives them).
+    static func channels(_ a: Arguments) throws(CLIError) -> [String]? {
+        let ids = a.values("channel")
+        guard !ids.isEmpty else { return nil }
+        for id in ids where !APNsChannelDirectory.isChannelID(id) {
+            throw .usage(
+                "--channel '\(id)' is not a channel id (base64, as POST /1/apps/<bundle-id>/channels answers in apns-channel-id)",
+                recovery: "create one first, e.g. with curl against livebusd --apns"
+            )
+        }
+        return ids
     }
 }
 
@@ -160,6 +191,17 @@ enum AttachCommand {
         var layoutCount = 0
         var svgWarned = false
         var notice: String?
+        session.onPushToken = { t in
+            if json {
+                out.printJSON(t)
+            } else if !tty {
+                StandardStream.out(
+                    "\(t.session): push token (\(t.kind)\(t.order.map { " " + $0 } ?? "")) \(t.token) topic \(t.bundleID).push-type.liveactivity\n"
+                )
+            } else {
+                notice = "\(t.kind) push token \(t.token)"
+            }
+        }
         // An update-triggered layout is logged when what the phone shows changed (island, Lock Screen, rects,
         // overflow…), so e2e assertion steps can read it (PROTOCOL.md §10).
         var lastLogged: AppliedLayout?

@@ -183,9 +183,12 @@ struct HelpSections {
 
     /// The option entries of the sections whose heading starts with OPTIONS or LIMITS: an entry starts with `--`,
     /// the term ends at the first run of two spaces, more-indented lines continue the description.
-    var daemonOptions: [DaemonOption] {
+    var daemonOptions: [DaemonOption] { options { $0.hasPrefix("OPTIONS") || $0.hasPrefix("LIMITS") } }
+
+    /// The `--name VALUE  description` lines of the sections whose heading `wanted` accepts.
+    func options(in wanted: (String) -> Bool) -> [DaemonOption] {
         var result: [DaemonOption] = []
-        for (heading, lines) in sections where heading.hasPrefix("OPTIONS") || heading.hasPrefix("LIMITS") {
+        for (heading, lines) in sections where wanted(heading) {
             for line in lines {
                 if line.hasPrefix("--") {
                     let (term, rest) = Self.splitTerm(line)

@@ -92,7 +92,9 @@ enum Completion {
     /// The candidates for `livebusd`'s last word.
     static func daemonCandidates(_ words: [String]) -> [String] {
         guard let current = words.last else { return [] }
-        let options = HelpSections(LivebusdCommand.help).daemonOptions
+        let help = HelpSections(LivebusdCommand.help)
+        // The APNs endpoint's flags have their own section (`APNs ENDPOINT`).
+        let options = help.daemonOptions + help.options { $0.hasPrefix("APNs") }
         if words.count >= 2, let previous = words.dropLast().last, previous.hasPrefix("--"),
             let o = options.first(where: { $0.name == String(previous.dropFirst(2)) }), let value = o.value
         {

@@ -192,14 +192,36 @@ enum ControlCommands {
         return 0
     }
 
+    /// The verdict reasons that mean the payload itself cannot be read by the app (ActivityBoard.push): `livebus
+    /// push` exits 2 when every phone answered one of them.
+    static let unreadablePayloadReasons: Set<String> = [
+        "malformedPayload", "payloadTooLarge", "contentStateTooLarge", "keyNotFound", "valueNotFound", "typeMismatch",
+        "dataCorrupted",
+    ]
+
     /// `livebus push TARGET FILE|- --order ID [--expect applied|ignored]`
     static func push(_ argv: [String], out: Output) throws(CLIError) -> Int32 {
         let a = try Arguments(
             argv,
             command: "push",
-            options: ["socket", "order", "expect", "session"],
+            options: Set(["socket", "order", "expect", "session"]).union(PushHTTP2.options),
             flags: ["json", "all"]
         )
+        if let via = a.value("via") {
+            guard via == "http2" else {
+                throw .usage(
+                    "--via '\(via)' is not http2",
+                    recovery: "--via http2 sends through the daemon's APNs endpoint"
+                )
+            }
+            return try PushHTTP2.run(a, out: out)
+        }
+        if let only = PushHTTP2.options.sorted().first(where: { a.value($0) != nil }) {
+            throw .usage(
+                "--\(only) goes with --via http2",
+                recovery: "e.g. livebus push update.json --via http2 --token HEX --apns-socket PATH"
+            )
+        }
         guard let order = a.value("order") else {
             throw .usage(
                 "livebus push needs --order ORDER-ID: the Live Activity the payload updates",
@@ -291,16 +313,14 @@ enum ControlCommands {
             lines.append(line)
         }
         out.success(lines.joined(separator: "\n"), data: data)
-        // A phone that did not answer: timed out (4); a payload no phone could read: an input error (2).
+        // One rule for every verdict (help push): a phone that did not answer, 4; a payload every phone refused as
+        // unreadable (the file is wrong, whichever way: JSON, size, or a content state that does not decode), 2;
+        // --expect not met, 1; otherwise 0, whatever the activity rules decided (the verdict says why).
         if results.contains(where: { $0["error"]?["code"]?.stringValue == "timedOut" }) {
             return ExitCode.timedOut.rawValue
         }
         if !results.isEmpty,
-            results.allSatisfy({
-                ["malformedPayload", "payloadTooLarge", "contentStateTooLarge"].contains(
-                    $0["data"]?["reason"]?.stringValue ?? ""
-                )
-            })
+            results.allSatisfy({ Self.unreadablePayloadReasons.contains($0["data"]?["reason"]?.stringValue ?? "") })
         {
             return ExitCode.usage.rawValue
         }

@@ -40,7 +40,7 @@ public enum LivebusCommand {
             name: "attach",
             summary: "Attach one simulated phone to a daemon and show it live",
             usage:
-                "livebus attach [--socket PATH] [--name NAME] [--device MODEL] [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH|full] [--split-width PT] [--app-state foreground|background|suspended|terminated] [--os VERSION] [--clock-skew ±DURATION] [--clock-drift ±PPM] [--low-power] [--frequent-updates] [--activities authorized|denied|disabled] [--activity-schema FILE] [--device-file FILE] [--svg-dir DIR] [--duration DURATION] [--exit-when delivered] [--no-reconnect] [--json]",
+                "livebus attach [--socket PATH] [--name NAME] [--device MODEL] [--posture flat|half-opened|folded] [--orientation portrait|landscape] [--window WxH|full] [--split-width PT] [--app-state foreground|background|suspended|terminated] [--os VERSION] [--clock-skew ±DURATION] [--clock-drift ±PPM] [--low-power] [--frequent-updates] [--activities authorized|denied|disabled] [--bundle-id ID] [--channel ID]... [--activity-schema FILE] [--device-file FILE] [--svg-dir DIR] [--duration DURATION] [--exit-when delivered] [--no-reconnect] [--json]",
             details: """
                 Connects, handshakes, subscribes to every order and shows each Live Activity as the lock screen and
                 Dynamic Island would. On a terminal, keys change the phone live: f fold, u unfold, h half-open,
@@ -60,6 +60,11 @@ public enum LivebusCommand {
                 --activity-schema FILE is your app's ActivityAttributes/ContentState (Protocol/ACTIVITY-SCHEMA.md):
                 pushes to this phone are decoded with it as ActivityKit would (default: the daemon's, else the
                 built-in delivery activity); a bad file is exit 2 with file:line: field.
+                Push tokens (livebusd --apns): the app's push-to-start token and each activity's token are printed
+                as they arrive (JSON: {"type": "pushToken", "kind": "pushToStart"|"activity", "bundleID", "order",
+                "channel", "token"}); send to them with apns-topic BUNDLE-ID.push-type.liveactivity. --bundle-id ID
+                is the app's bundle id (default com.example.delivery); --channel ID (repeatable) makes the app's
+                order activities listen on that broadcast channel (an id from POST /1/apps/BUNDLE-ID/channels).
                 """,
             examples: [
                 "livebus attach --socket /tmp/bus.sock --device iphone-16-pro",
@@ -133,7 +138,8 @@ public enum LivebusCommand {
         Command(
             name: "push",
             summary: "Send an APNs Live Activity payload (the file simctl push takes) and print its verdict",
-            usage: "livebus push TARGET FILE|- --order ID [--expect applied|ignored] [--socket PATH] [--json]",
+            usage:
+                "livebus push TARGET FILE|- --order ID [--expect applied|ignored] [--socket PATH] [--json] · livebus push FILE|- --via http2 [--token HEX] [--channel ID] [--topic TOPIC] [--priority 10|5] [--collapse-id ID] [--expiration SECONDS] [--header NAME:VALUE]... [--apns-socket PATH] [--apns HOST:PORT] [--json]",
             details: """
                 FILE is a JSON object with "aps" (timestamp, event, content-state, stale-date, dismissal-date,
                 relevance-score, alert), at most 4096 bytes; - reads standard input. content-state is decoded as the
@@ -143,8 +149,21 @@ public enum LivebusCommand {
                 typeMismatch … naming the field); a date in the wrong unit is applied as the phone reads it. Each push
                 gets an id and a verdict: applied, or not with the reason in Apple's words and the rule's source, and
                 every lint that applies (Protocol/lints.json). `livebus explain ID` traces it.
-                --order is required (which Live Activity; `livebus order list`). With --expect, exits 1 when the
-                verdict differs.
+                --order is required (which Live Activity; `livebus order list`). Exit status, one rule for every
+                verdict: 4 when a phone did not answer; 2 when every phone refused the payload as unreadable
+                (malformedPayload, payloadTooLarge, contentStateTooLarge, keyNotFound, valueNotFound,
+                typeMismatch, dataCorrupted: fix the file); 1 when --expect is given and the verdict differs;
+                otherwise 0, whatever the activity rules decided (the printed verdict says why).
+                --via http2 sends FILE through the daemon's APNs endpoint instead (h2c: livebusd --apns-socket PATH,
+                or --apns HOST:PORT with --apns-h2c), as your backend's APNs client would: to a push token
+                (--token, from `livebus status`: a push-to-start or an activity token) or a broadcast channel
+                (--channel), with apns-push-type liveactivity, apns-topic TOPIC (default
+                com.example.delivery.push-type.liveactivity), --priority, --collapse-id, --expiration (Unix
+                seconds, 0 = now or never) and an unsigned provider token (accepted without livebusd --apns-key;
+                else pass yours with --header 'authorization: bearer JWT'). Each --header NAME:VALUE replaces the
+                header of that name (given twice, it is sent twice). It prints APNs's answer (status, apns-id,
+                reason) and the push id; exit 0 when APNs accepted it (2xx), 2 when it refused it, 3 when the
+                endpoint is unreachable, 4 when it did not answer within 15 s.
                 """,
             examples: [
                 "livebus push all update.json --order A1001",

@@ -5,7 +5,7 @@ extension LivebusdCommand {
     /// The APNs endpoint's valued options (issue 17).
     static let apnsOptionNames: Set<String> = [
         "apns", "apns-socket", "apns-ca-dir", "apns-key", "apns-team-id", "apns-key-id", "apns-unregistered-delay",
-        "apns-max-streams", "apns-stream-timeout", "apns-handshake-timeout",
+        "apns-max-streams", "apns-stream-timeout", "apns-handshake-timeout", "apns-start-budget",
     ]
     /// The APNs endpoint's boolean flags.
     static let apnsFlagNames: Set<String> = ["apns-h2c", "apns-allow-remote"]
@@ -67,6 +67,7 @@ extension LivebusdCommand {
                 allowed: 0...7 * 86_400_000
             )
         }
+        o.pushToStartBudgetPerHour = try a.uint("apns-start-budget", default: 10, in: 0...100_000)
         o.limits.maxConcurrentStreams = UInt32(try a.uint("apns-max-streams", default: 100, in: 1...100_000))
         if let v = a.value("apns-stream-timeout") {
             o.limits.streamTimeoutMilliseconds = UInt64(

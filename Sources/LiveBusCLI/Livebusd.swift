@@ -14,6 +14,7 @@ public enum LivebusdCommand {
                    [--sync normal|full] [--log-level LEVEL] [--device-file FILE]
                    [--http HOST:PORT|unix:PATH [--http-root DIR] [--http-allow-remote]]
                    [--apns HOST:PORT [--apns-h2c]] [--apns-socket PATH] [--apns-key FILE.p8 --apns-team-id ID --apns-key-id ID]
+                   [--federate nats://HOST:PORT[,…] [--federate-replicas N] [--federate-creds FILE] [--federate-ca FILE] [--federate-optional]]
 
         OPTIONS
           --socket PATH        Unix socket to listen on (mode 0600, at most 107 bytes).
@@ -71,8 +72,9 @@ public enum LivebusdCommand {
           --help               Print this help.
 
         APNs ENDPOINT (point your backend's APNs client at LiveBus; README "Point your backend at LiveBus")
-          --apns HOST:PORT     Serve Apple's provider API (POST /3/device/<token>, POST /4/broadcasts/apps/<bundle>)
-                               over HTTP/2 with TLS (ALPN h2) on HOST:PORT; PORT 0 picks a free one (logged).
+          --apns HOST:PORT     Serve Apple's provider API (POST /3/device/<token>, POST /4/broadcasts/apps/<bundle>,
+                               channel management on /1/apps/<bundle>/channels and /all-channels) over HTTP/2
+                               with TLS (ALPN h2) on HOST:PORT; PORT 0 picks a free one (logged).
                                HOST must be loopback (127.0.0.1, ::1, localhost) unless --apns-allow-remote.
                                The certificate is issued by a CA LiveBus makes at first start: DIR/apns-ca.pem
                                (logged as ca=…; give it to your client), DIR = --apns-ca-dir, else the data
@@ -89,10 +91,24 @@ public enum LivebusdCommand {
           --apns-key-id ID     The key id tokens must name (kid); with --apns-key.
           --apns-unregistered-delay D  How long after a token stops being valid 410 Unregistered is answered
                                (Apple delays it by an unspecified time; ours: default 0s).
+          --apns-start-budget N  Push-to-start pushes one phone may get per rolling hour; beyond it the push is
+                               accepted (200) and no activity starts (Apple publishes no number; ours: default 10).
           --apns-max-streams N Concurrent streams per connection (SETTINGS_MAX_CONCURRENT_STREAMS). Default 100.
           --apns-stream-timeout D  A request not ended within D gets 400 IdleTimeout and is reset. Default 10s.
           --apns-handshake-timeout D  A connection without the HTTP/2 preface (and TLS handshake) within D is
                                closed. Default 10s. An HTTP/1.x request gets 505 and is closed.
+
+        FEDERATION (daemons on many hosts share topics through NATS JetStream; README "More than one machine")
+          --federate URLS      nats://HOST:PORT[,nats://HOST:PORT…]: keep events, the retained state and resume
+                               records in the JetStream stream LIVEBUS instead of the data directory; a PUBLISH on any
+                               daemon reaches subscribers on every daemon, a resume token is valid on every daemon.
+                               Run --scenario on one daemon only (not with --federate-optional). NATS unreachable: exit 3.
+          --federate-replicas N  The replicas the stream must have (created with them; fewer: refused at start).
+                               Default 3 (tools/nats-cluster start); 1 for a single nats-server.
+          --federate-creds FILE  A .creds file (user JWT and nkey seed) for servers that require one.
+          --federate-ca FILE   The PEM CA of the servers' TLS certificates (tls://HOST:PORT).
+          --federate-optional  Start even when NATS cannot be reached now: phones attach, PUBLISH is refused with
+                               federationUnavailable until the link is up (libnats reconnects every 250 ms).
 
         EXAMPLES
           livebusd --socket /tmp/bus.sock --scenario demo-120s --time-scale 10
@@ -184,8 +200,8 @@ public enum LivebusdCommand {
                     "slow-consumer-bytes", "orders", "resume-window", "max-frames-per-second", "max-subscriptions",
                     "max-reply-bytes", "limit-grace", "handshake-timeout", "idle-timeout", "max-connections",
                     "catch-up-window-bytes", "activity-schema", "device-file", "http", "http-root",
-                ] as Set<String>).union(apnsOptionNames),
-                flags: Set(["memory", "fresh", "http-allow-remote"]).union(apnsFlagNames)
+                ] as Set<String>).union(apnsOptionNames).union(federateOptionNames),
+                flags: Set(["memory", "fresh", "http-allow-remote"]).union(apnsFlagNames).union(federateFlagNames)
             )
             guard a.positionals.isEmpty else {
                 throw CLIError.usage("unexpected argument '\(a.positionals[0])'", recovery: "see `livebusd --help`")
@@ -244,6 +260,8 @@ public enum LivebusdCommand {
                 options.activitySchemaText = try ActivitySchemaFile.read(path).text
             }
             options.apns = try apnsOptions(a)
+            options.federation = try federationOptions(a, replayLogCapacity: options.replayLogCapacity)
+            options.federationOptional = a.flag("federate-optional")
             let logger = Logger.standardError(
                 label: "livebusd",
                 minimumLevel: [

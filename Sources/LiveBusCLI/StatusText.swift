@@ -9,6 +9,7 @@ enum StatusText {
         var s = "daemon on \(d["socket"]?.stringValue ?? "?") · scenario \(d["scenario"]?.stringValue ?? "none")"
         s += " at \(LivebusCommand.fmt(num(d["timeScale"])))× · up \(Int(num(d["uptimeMs"]) / 1000)) s\n\n"
         s += degraded(d)
+        s += federation(d)
         s += "SESSIONS\n"
         let sessions: [JSONValue] = { if case .array(let a)? = d["sessions"] { a } else { [] } }()
         if sessions.isEmpty { s += "  (none)\n" }
@@ -60,11 +61,40 @@ enum StatusText {
             s +=
                 "  … \(total - sessions.count) more of \(total) sessions could not be read (one is larger than an answer)\n"
         }
+        s += apnsTokens(d["apns"])
         s += "\nORDERS\n" + orders(d["orders"] ?? .array([]))
         let shownOrders: Int = { if case .array(let a)? = d["orders"] { a.count } else { 0 } }()
         let orderCount = Int(num(d["orderCount"]))
         if orderCount > shownOrders {
             s += "  (the newest \(shownOrders) of \(orderCount) orders; `livebus order list` shows them all)\n"
+        }
+        return s
+    }
+
+    /// The `APNS PUSH TOKENS` section (issue 17): per phone its topic and push-to-start token, each activity's
+    /// token, and the broadcast channels; empty when no phone is attached.
+    static func apnsTokens(_ a: JSONValue?) -> String {
+        guard let a, case .array(let phones)? = a["phones"], !phones.isEmpty else { return "" }
+        var s = "\nAPNS PUSH TOKENS (POST /3/device/<token>)\n"
+        for p in phones {
+            s += "  \(p["session"]?.stringValue ?? "?") · apns-topic \(p["topic"]?.stringValue ?? "?")\n"
+            s += "      push-to-start  \(p["pushToStartToken"]?.stringValue ?? "?")\n"
+            if case .array(let acts)? = p["activities"] {
+                for x in acts {
+                    var l = "      \(x["order"]?.stringValue ?? "?")"
+                    l += "  \(x["token"]?.stringValue ?? "(no token: channel only)")"
+                    if let c = x["channel"]?.stringValue { l += " · channel \(c)" }
+                    if x["ended"]?.boolValue == true { l += " · ended" }
+                    s += l + "\n"
+                }
+            }
+        }
+        if case .array(let channels)? = a["channels"], !channels.isEmpty {
+            s +=
+                "  channels: "
+                + channels.map {
+                    "\($0["id"]?.stringValue ?? "?") (\($0["bundleID"]?.stringValue ?? "?"), storage policy \(Int(num($0["messageStoragePolicy"]))))"
+                }.joined(separator: ", ") + "\n"
         }
         return s
     }

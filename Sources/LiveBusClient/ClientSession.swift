@@ -1,4 +1,5 @@
 import Foundation
+import LiveBusAPNs
 import LiveBusActivity
 import LiveBusClock
 import LiveBusLayout
@@ -75,6 +76,27 @@ public struct AppliedUpdate: Sendable, Codable, Equatable {
         try c.encode(eventTime, forKey: .eventTime)
         try c.encode(delivery, forKey: .delivery)
     }
+}
+
+/// A push token the phone's app received (ActivityKit's `pushToStartTokenUpdates` / `pushTokenUpdates`), as written
+/// to the JSON-lines log (`"type": "pushToken"`, PROTOCOL.md §10), so a backend engineer can copy it (issue 17).
+public struct PushTokenEvent: Sendable, Codable, Equatable {
+    /// Always `pushToken`.
+    public var type = "pushToken"
+    /// The session's name.
+    public var session: String
+    /// `pushToStart` (one per app, iOS 17.2+) or `activity` (one per activity, for its updates and end).
+    public var kind: String
+    /// The app's bundle id: send with `apns-topic: <bundleID>.push-type.liveactivity`.
+    public var bundleID: String
+    /// The activity's order id (`activity` tokens), else `nil`.
+    public var order: String?
+    /// The broadcast channel the activity listens on, if any.
+    public var channel: String?
+    /// 64 lower-case hex characters (32 bytes): the path `/3/device/<token>`.
+    public var token: String
+    /// The client's clock when the app got it, ms since the Unix epoch.
+    public var clientTime: Int64
 }
 
 /// What the client holds for one topic.
@@ -172,6 +194,26 @@ public final class ClientSession {
     public private(set) var layout: (input: LayoutInput, result: LayoutResult)?
     /// Called with each push verdict (`livebus push`).
     public var onPushVerdict: ((JSONValue) -> Void)?
+    /// Called with each push token the app receives: its push-to-start token after each WELCOME, an activity's
+    /// token when the activity starts (issue 17).
+    public var onPushToken: ((PushTokenEvent) -> Void)?
+    /// The app's bundle id (profile `bundleID`, default `com.example.delivery`).
+    public var bundleID: String { profile.bundleID ?? LiveBusPushTokens.defaultBundleID }
+
+    /// Reports the push token of `kind` (`pushToStart`, or `activity` for `order`).
+    private func reportPushToken(kind: String, order: String? = nil, channel: String? = nil, token: String) {
+        onPushToken?(
+            PushTokenEvent(
+                session: name,
+                kind: kind,
+                bundleID: bundleID,
+                order: order,
+                channel: channel,
+                token: token,
+                clientTime: now().millisecondsSinceEpoch
+            )
+        )
+    }
     /// The device settings that change outcomes.
     public private(set) var profile = ProfileBody()
     /// Client − server offset seen at WELCOME, ms (until events carry a better one).
@@ -230,6 +272,21 @@ public final class ClientSession {
         }
         connection = nil
         syncState = .closed
+    }
+
+    /// Moves the phone to another daemon (a federated daemon on another host, README "More than one machine"): drops
+    /// the connection without BYE and connects to `socketPath`, resuming with its token and the sequences it applied.
+    /// - Parameter socketPath: The other daemon's socket.
+    public func move(to socketPath: String) {
+        options.socketPath = socketPath
+        reconnectTimer?.cancel()
+        if let c = connection {
+            c.onClose = nil
+            connection = nil
+            c.close()
+        }
+        userClosed = false
+        connect()
     }
 
     private func connect() {
@@ -380,6 +437,10 @@ public final class ClientSession {
             resumeToken = w.resumeToken
             welcomedAt = loop.nowMilliseconds
             onWelcome?(w)
+            reportPushToken(
+                kind: "pushToStart",
+                token: LiveBusPushTokens.pushToStartToken(phone: name, bundleID: bundleID)
+            )
             if wasResumed {
                 syncState = .catchingUp
                 catchingUpTopics = Set(replicas.keys)
@@ -523,6 +584,7 @@ public final class ClientSession {
                     && board.startIntent(orderID) != nil
                 ? .resume : .orderCreation
             verdict = board.orderCreated(update, origin: origin, at: nowC)
+            if verdict.applied { reportActivityToken(orderID) }
         } else {
             verdict = board.apply(update, at: nowC)
         }
@@ -577,8 +639,20 @@ public final class ClientSession {
         if rearm { armStaleTimer() }
     }
 
+    /// Reports the push token of the activity of `orderID` (``LiveBusPushTokens/activityToken(phone:order:)``),
+    /// listening on the profile's channels.
+    private func reportActivityToken(_ orderID: String) {
+        reportPushToken(
+            kind: "activity",
+            order: orderID,
+            channel: profile.channels?.first,
+            token: LiveBusPushTokens.activityToken(phone: name, order: orderID)
+        )
+    }
+
     private func report(_ t: ActivityTransition, at nowC: ClientInstant) {
         guard let a = board.activity(t.orderID) else { return }
+        if t.kind == .started { reportActivityToken(t.orderID) }
         let topic = "orders/\(t.orderID)"
         onUpdate?(
             AppliedUpdate(
@@ -725,12 +799,26 @@ public final class ClientSession {
                     )
                 }
             }
-            let verdict = board.push(
-                Array(payload.utf8),
-                orderID: order,
-                toClient: { ClientInstant(millisecondsSinceEpoch: $0.millisecondsSinceEpoch.saturatingAdding(offset)) },
-                at: nowC
-            )
+            let toClient = { (t: ServerInstant) in
+                ClientInstant(millisecondsSinceEpoch: t.millisecondsSinceEpoch.saturatingAdding(offset))
+            }
+            let pushToStart = c.args["pushToStart"]?.boolValue == true
+            let verdict =
+                pushToStart
+                ? board.pushToStart(Array(payload.utf8), orderID: order, toClient: toClient, at: nowC)
+                : board.push(Array(payload.utf8), orderID: order, toClient: toClient, at: nowC)
+            if pushToStart, verdict.applied {
+                // `input-push-token: 1`: the new activity gets its own token (pushTokenUpdates); a channel-only one
+                // has none, and says which channel it listens on.
+                if let token = c.args["pushToken"]?.stringValue {
+                    reportPushToken(
+                        kind: "activity",
+                        order: order,
+                        channel: c.args["channel"]?.stringValue,
+                        token: token
+                    )
+                }
+            }
             armStaleTimer()
             var data: [String: JSONValue] = [
                 "pushID": c.args["pushID"] ?? .null,

@@ -48,7 +48,8 @@ public struct CatchUpQueue {
     public var current: CatchUpJob? { hasWork ? jobs[head] : nil }
 
     /// Whether live events of `topic` wait for a catch-up of it.
-    public func isCatchingUp(topic: String) -> Bool { catchingUp[topic] != nil }
+    /// - Complexity: O(1); without hashing `topic` when nothing is being caught up (every live delivery asks).
+    public func isCatchingUp(topic: String) -> Bool { !catchingUp.isEmpty && catchingUp[topic] != nil }
 
     /// Queues the catch-up of `topic` after sequence `after` (or, with `topic == nil`, a SUBSCRIBE's UPTODATE).
     /// - Returns: `true` when it joined the topic's queued catch-up that had not started (the queue did not grow).

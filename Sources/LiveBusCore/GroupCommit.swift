@@ -9,6 +9,7 @@ import Foundation
 public struct GroupCommit<Waiter> {
     private var items: [StoreItem] = []
     private var waiters: [Waiter] = []
+    private var encoded: [[UInt8]?] = []
     private var resume: [ResumeRecord] = []
     private var resumeIndex: [String: Int] = [:]
     private var removed: [String] = []
@@ -25,9 +26,11 @@ public struct GroupCommit<Waiter> {
     /// Stages an event.
     /// - Parameters:
     ///   - item: The topic and body.
+    ///   - body: The body already encoded (``StoreBatch/encodedBodies``), or `nil`.
     ///   - waiter: Who waits for it to be committed.
-    public mutating func append(_ item: StoreItem, waiter: Waiter) {
+    public mutating func append(_ item: StoreItem, encoded body: [UInt8]? = nil, waiter: Waiter) {
         items.append(item)
+        encoded.append(body)
         waiters.append(waiter)
     }
 
@@ -65,6 +68,7 @@ public struct GroupCommit<Waiter> {
     public mutating func take(nowMilliseconds: Int64) -> (batch: StoreBatch, waiters: [Waiter]) {
         let batch = StoreBatch(
             events: items,
+            encodedBodies: encoded,
             resumeRecords: resume,
             removedResumeTokens: removed,
             meta: meta,
@@ -72,6 +76,7 @@ public struct GroupCommit<Waiter> {
         )
         let w = waiters
         items.removeAll(keepingCapacity: true)
+        encoded.removeAll(keepingCapacity: true)
         waiters.removeAll(keepingCapacity: true)
         resume.removeAll(keepingCapacity: true)
         resumeIndex.removeAll(keepingCapacity: true)

@@ -90,6 +90,10 @@ public typealias StoreItem = (topic: String, body: EventBody)
 public struct StoreBatch {
     /// Events to append, in order; several of one topic get consecutive sequences in this order.
     public var events: [StoreItem]
+    /// For `events[i]`, its body already encoded — bytes ``EventJSON/encode(_:)`` writes for it (a client's
+    /// canonical PUBLISH body, ``EventJSON/decodeCanonical(_:)``) — stored and fanned out as they are; `nil`, or
+    /// fewer entries than events, encodes the body. Encode once: no event is encoded twice on its way in.
+    public var encodedBodies: [[UInt8]?]
     /// The simulator's state after ``events``, or `nil` to leave the stored one.
     public var simulatorState: Data?
     /// Resume records to save (a later record of the same token replaces an earlier one).
@@ -104,6 +108,7 @@ public struct StoreBatch {
     /// Creates a batch.
     /// - Parameters:
     ///   - events: Events to append, in order.
+    ///   - encodedBodies: For each event, its body already encoded by ``EventJSON/encode(_:)``, or `nil`.
     ///   - simulatorState: The simulator's state after them, or `nil`.
     ///   - resumeRecords: Resume records to save.
     ///   - removedResumeTokens: Tokens whose resume records are deleted.
@@ -111,6 +116,7 @@ public struct StoreBatch {
     ///   - nowMilliseconds: Milliseconds on the server clock.
     public init(
         events: [StoreItem] = [],
+        encodedBodies: [[UInt8]?] = [],
         simulatorState: Data? = nil,
         resumeRecords: [ResumeRecord] = [],
         removedResumeTokens: [String] = [],
@@ -118,12 +124,17 @@ public struct StoreBatch {
         nowMilliseconds: Int64 = 0
     ) {
         self.events = events
+        self.encodedBodies = encodedBodies
         self.simulatorState = simulatorState
         self.resumeRecords = resumeRecords
         self.removedResumeTokens = removedResumeTokens
         self.meta = meta
         self.nowMilliseconds = nowMilliseconds
     }
+
+    /// The encoded body of `events[i]`, if the batch carries one (``encodedBodies``).
+    @inline(__always)
+    public func encodedBody(at i: Int) -> [UInt8]? { i < encodedBodies.count ? encodedBodies[i] : nil }
 
     /// Whether the batch writes nothing.
     public var isEmpty: Bool {
@@ -170,9 +181,15 @@ public protocol EventStore: AnyObject {
     func meta(_ key: String) -> String?
     /// The stored simulator state, if any.
     func simulatorState() -> Data?
+    /// Whether the store itself hands every committed event to the bus, in its own order (a federated store: its
+    /// events, and other daemons', come back through its stream consumer), so the caller does not fan out what
+    /// ``commit(_:completion:)`` returns. `false` for the in-memory and SQLite stores.
+    var announcesCommittedEvents: Bool { get }
 }
 
 extension EventStore {
+    public var announcesCommittedEvents: Bool { false }
+
     /// Every event of `topic` with sequence ≥ `from` (see ``events(topic:from:limit:)``).
     /// - Parameters:
     ///   - topic: The topic.
@@ -239,10 +256,10 @@ public final class MemoryEventStore: EventStore {
         var out: [StoredEvent] = []
         out.reserveCapacity(batch.events.count)
         do {
-            for (topic, body) in batch.events {
+            for (i, (topic, body)) in batch.events.enumerated() {
                 let seq = next[topic] ?? logs[topic]?.next ?? 1
                 next[topic] = seq + 1
-                out.append(try StoredEvent(topic: topic, sequence: seq, body: body))
+                out.append(try StoredEvent(topic: topic, sequence: seq, body: body, encoded: batch.encodedBody(at: i)))
             }
         } catch {
             completion(.failure(StoreError("cannot encode the event: \(error)")))

@@ -59,6 +59,10 @@ public enum StoreConformance {
         ),
         Check(name: "an event reads back with the body and shared bytes it was stored with", body: roundTrip),
         Check(name: "a durable store keeps everything across a reopen and continues the sequences", body: reopen),
+        Check(
+            name: "an event given with its encoded body is stored and read back with exactly those bytes",
+            body: encodedBody
+        ),
     ]
 
     /// A sample event of the checks, server-clock instants from `timestamp` (milliseconds since 1970).
@@ -192,6 +196,21 @@ public enum StoreConformance {
         try expect(back?.body == body, "the body reads back equal")
         try expect(back?.template.body == stored.first?.template.body, "the shared bytes read back equal")
         try expect(back?.isTerminal == false, "a non-terminal event stays non-terminal")
+    }
+
+    static func encodedBody(_ h: Harness) throws {
+        let s = try h.open(8)
+        let a = event("cooking")
+        let b = event("picked_up")
+        // The client's canonical bytes of `a` (what EventJSON.encode writes); `b` without: the store encodes it.
+        let bytes = try EventJSON.encode(a)
+        let stored = try commit(s, StoreBatch(events: [("orders/E", a), ("orders/E", b)], encodedBodies: [bytes]))
+        try expect(stored.count == 2, "both events are stored")
+        try expect(stored.first.map { Array($0.template.body) } == bytes, "the given bytes are the shared body")
+        try expect(stored.last.map { Array($0.template.body) } == (try EventJSON.encode(b)), "the other is encoded")
+        let back = s.events(topic: "orders/E", from: 1) ?? []
+        try expect(back.map { Array($0.template.body) } == stored.map { Array($0.template.body) }, "bytes read back")
+        try expect(back.map(\.body) == [a, b], "bodies read back")
     }
 
     static func reopen(_ h: Harness) throws {

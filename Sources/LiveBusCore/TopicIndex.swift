@@ -69,6 +69,9 @@ public struct TopicIndex<ID: Hashable & Comparable> {
     private var cache: [String: [ID]] = [:]
     /// Topics whose answers are cached at most (the cache is emptied beyond it).
     public let cacheLimit: Int
+    /// Counts the changes of any subscriber's patterns: an answer of ``subscribers(of:)`` kept by a caller is
+    /// current while this is unchanged.
+    public private(set) var generation: UInt64 = 0
 
     /// Creates an empty index.
     /// - Parameter cacheLimit: Topics whose answers are cached at most.
@@ -93,6 +96,7 @@ public struct TopicIndex<ID: Hashable & Comparable> {
         }
         byID[id] = compiled.isEmpty ? nil : compiled
         cache.removeAll(keepingCapacity: true)
+        generation &+= 1
     }
 
     /// Removes `id` and all its patterns.

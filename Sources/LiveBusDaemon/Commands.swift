@@ -275,6 +275,8 @@ extension Daemon {
         data["scenario"] = options.scenario.map { .string($0) } ?? .null
         data["scenarioFinished"] = .bool((simulator?.isFinished ?? true) && held.count == 0)
         data["degraded"] = degradedStatus()
+        data["apns"] = apnsStatus()
+        data["federation"] = federationStatus()
         return .object(data)
     }
 

@@ -13,6 +13,7 @@ extension Daemon {
     ///   - undo: For a command: the simulator before it; on a refusal it is put back and the error returned.
     /// - Returns: The refusal of a command's events, else `nil`.
     func storeSimulatorEvents(_ items: [HeldEvents.Item], undo: DeliverySimulator?) -> StoreError? {
+        if store.announcesCommittedEvents { return storeFederatedSimulatorEvents(items, undo: undo) }
         if held.isDegraded && undo == nil {
             // Queued behind the held events without trying the store; the retry saves the state then current.
             _ = held.publish(items, simulatorState: nil, store: store, nowMs: nowMs())
@@ -104,11 +105,12 @@ extension Daemon {
     /// - Parameters:
     ///   - topic: The topic (validated).
     ///   - body: The event.
+    ///   - encoded: `body` as the client sent it when that is its canonical encoding (stored as is), else `nil`.
     ///   - s: The publishing session.
     ///   - id: The PUBLISH frame's id, echoed in the ACK.
-    func stageClientEvent(topic: String, body: EventBody, from s: Session, id: UInt64) {
+    func stageClientEvent(topic: String, body: EventBody, encoded: [UInt8]? = nil, from s: Session, id: UInt64) {
         if held.isDegraded && turn.eventCount == 0 { retryHeldEvents() }
-        turn.append((topic, body), waiter: PublishWaiter(session: s, id: id))
+        turn.append((topic, body), encoded: encoded, waiter: PublishWaiter(session: s, id: id))
         s.pendingAcks += 1
     }
 
@@ -135,23 +137,22 @@ extension Daemon {
                 heldRetryTimer?.cancel()
                 heldRetryTimer = nil
             }
+            // A federated store fans out from its stream consumer, in stream order (Daemon+Federation.swift).
+            let fansOut = !store.announcesCommittedEvents
             for (i, e) in stored.enumerated() {
                 let w = waiters[i]
-                if w.session.phase == .established {
-                    send(
-                        w.session,
-                        .ack,
-                        sequence: w.id,
-                        topic: e.topic,
-                        encoded: EventJSON.ackBody(sequence: e.sequence)
-                    )
-                }
-                fanOut(e)
+                if w.session.phase == .established { sendAck(w.session, id: w.id, for: e) }
+                if fansOut { fanOut(e) }
                 if (i + 1) % Self.fanOutFlushInterval == 0 { loop.flushPendingWrites() }
             }
         case .failure(let e):
             guard !waiters.isEmpty else {
                 logger.log(.error, "cannot store resume records", [("error", e.message)])
+                return
+            }
+            // Refused by a federation that lost NATS: the daemon is not degraded (nothing is held), it reconnects.
+            if let refusal = Daemon.federationRefusal(e) {
+                for w in waiters where w.session.phase != .closed { fail(w.session, refusal) }
                 return
             }
             if held.noteRefused(e, nowMs: nowMs()) { degradationBegan(e) }
@@ -163,6 +164,21 @@ extension Daemon {
                     + (c == .storeError ? "see the daemon's log" : "publish again once there is space")
             )
             for w in waiters where w.session.phase != .closed { fail(w.session, refusal) }
+        }
+    }
+
+    /// The ACK of a stored PUBLISH, written from its fixed layout with the stored event's topic bytes
+    /// (``Frame/appendAck(id:topic:sequence:into:)``: no body array, no encoder).
+    private func sendAck(_ s: Session, id: UInt64, for e: StoredEvent) {
+        do {
+            try output(s) { buf throws(WireError) in
+                e.template.shared.withUnsafeBytes { raw in
+                    let topic = UnsafeRawBufferPointer(rebasing: raw[..<e.template.topicLength])
+                    Frame.appendAck(id: id, topic: topic, sequence: e.sequence, into: &buf)
+                }
+            }
+        } catch {
+            logger.log(.error, "cannot encode frame", [("type", "ACK"), ("error", "\(error)")])
         }
     }
 

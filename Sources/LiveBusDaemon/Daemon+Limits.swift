@@ -462,7 +462,7 @@ extension Daemon {
                 return  // the window is full: afterDrain goes on
             }
             // Everything fetched is written; events published meanwhile are sent by this catch-up too, in order.
-            let last = s.lastSent[topic] ?? 0
+            let last = s.sent(topic)
             if !job.events.isEmpty, latest.sequence > last {
                 if let more = store.events(topic: topic, from: last + 1), !more.isEmpty {
                     job.events = more
@@ -478,7 +478,7 @@ extension Daemon {
     }
 
     private func writeCatchUp(_ e: StoredEvent, to s: Session, flags: FrameFlags) {
-        guard s.phase == .established, e.sequence > (s.lastSent[e.topic] ?? 0) else { return }
+        guard s.phase == .established, e.sequence > s.sent(e.topic) else { return }
         s.outbox.discardHeld(topic: e.topic, upTo: e.sequence)
         var f = flags
         if e.isTerminal { f.insert(.terminal) }

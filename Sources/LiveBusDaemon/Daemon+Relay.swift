@@ -278,8 +278,7 @@ extension Daemon {
         var args = c.args
         if c.command == "push" {
             if args["pushID"] == nil {  // APNs pushes come with the id their 200 answer named
-                pushCounter += 1
-                args["pushID"] = .string("p\(pushCounter)")
+                args["pushID"] = .string(newPushID())
             }
             relay.pushID = args["pushID"]
             if let schema = options.activitySchemaText { args["activitySchema"] = .string(schema) }
@@ -305,6 +304,7 @@ extension Daemon {
             pushLog.append(d)
             journalVerdict(d, from: s)
             dashboardPushAnswered(d, from: s)
+            apnsPushAnswered(d, from: s)
             if pushLog.count > 1000 { pushLog.removeFirst(pushLog.count - 1000) }
         }
         if relay.waiting.isEmpty { finishRelay(f.sequence) }

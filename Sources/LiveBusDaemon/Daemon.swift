@@ -40,6 +40,10 @@ public final class Daemon {
     var index = TopicIndex<Int>()
     /// Sessions by connection number (the index's keys).
     var byNumber: [Int: Session] = [:]
+    /// Topic numbers and each topic's subscribers with their slots, kept between subscription changes (FanOut.swift).
+    var fanOutTable = FanOutTable()
+    /// Deliveries fanned out since the last flush-as-you-go (``fanOutFlushDeliveries``).
+    var fanOutDeliveriesSinceFlush = 0
     private var nextSessionNumber = 1
     var simulator: DeliverySimulator?
     private var simulatorTimer: (any BusTimer)?
@@ -59,7 +63,14 @@ public final class Daemon {
     let startedAt: ServerInstant
     var relays: [UInt64: PendingRelay] = [:]
     var nextRelayID: UInt64 = 0
+    /// The last push id handed out (`p<n>`). Push ids stay unique across restarts of a durable daemon: the store
+    /// holds a reserved high-water mark (`pushIDsReserved`), raised ``pushIDBlock`` ids at a time, and a restarted
+    /// daemon carries on above it (ids skipped at a restart are never used).
     var pushCounter = 0
+    /// The push ids reserved in the store so far.
+    var pushIDsReserved = 0
+    /// How many push ids one store write reserves.
+    static let pushIDBlock = 1000
     /// Daemon-wide toxics (`down`: refuse new connections).
     var daemonToxics: [ToxicSpec] = []
     /// `down` toxics of one phone (`fault preset airplane --session X`, `fault add down --session X`), by session
@@ -86,6 +97,10 @@ public final class Daemon {
     var dashboard: Dashboard?
     /// The APNs endpoint (Daemon+APNs.swift), when `--apns`/`--apns-socket` asked for one.
     var apns: DaemonAPNs?
+    /// Watches the federation's link and refreshes its stream status (Daemon+Federation.swift), when federating.
+    var federationWatch: (any BusTimer)?
+    /// The simulator's batches on a federated daemon, committed in order one at a time (Daemon+Federation.swift).
+    var federatedSimulator = FederatedSimulatorQueue()
 
     /// Creates a daemon; nothing happens until ``start()``.
     ///
@@ -197,7 +212,9 @@ public final class Daemon {
     private func startBus() throws(DaemonError) {
         try startLimits()
         var restored = false
-        if let dir = options.dataDirectory {
+        if let federation = options.federation {
+            restored = try startFederation(federation)
+        } else if let dir = options.dataDirectory {
             // Checked and locked before anything is read or removed (`--fresh` too): one daemon per directory.
             do { dataLock = try DataDirectoryLock(directory: dir) } catch { throw DaemonError(error.message) }
             if options.fresh { SQLiteStore.remove(directory: dir) }
@@ -254,6 +271,9 @@ public final class Daemon {
         }
         // Only once the scenario loaded: a start that failed leaves a new data directory free for any scenario.
         if store.isDurable {
+            // Push ids carry on above the ids the previous run reserved.
+            pushCounter = Int(store.meta("pushIDsReserved") ?? "") ?? 0
+            pushIDsReserved = pushCounter
             let meta = StoreBatch(meta: [("scenario", "\(options.scenario ?? "none") seed \(options.seed)")])
             if case .failure(let e) = store.commitInTurn(meta) {
                 logger.log(.error, "cannot record the scenario in the data directory", [("error", e.message)])
@@ -387,6 +407,7 @@ public final class Daemon {
         listener?.close()
         listener = nil
         stopAPNs()
+        stopFederation()
         signals?.close()
         signals = nil
         for s in sessions.values {
@@ -483,16 +504,6 @@ public final class Daemon {
         )
     }
 
-    /// Offers a stored event to every session subscribed to its topic (the topic index), in connection order.
-    func fanOut(_ e: StoredEvent) {
-        for n in index.subscribers(of: e.topic) {
-            guard let s = byNumber[n], s.phase == .established, s.role == .session || s.role == .observer else {
-                continue
-            }
-            offer(e, to: s)
-        }
-    }
-
     // MARK: - Connections
 
     /// Serves a new connection: refused at the connection cap or while shutting down, else a session that reads
@@ -551,6 +562,7 @@ public final class Daemon {
         if wasEstablished { journalDetach(s, reason: reason) }
         s.phase = .closed
         index.remove(s.number)
+        leaveFanOut(s)
         byNumber[s.number] = nil
         s.probeTimer?.cancel()
         s.probeTimer = nil
@@ -666,8 +678,9 @@ public final class Daemon {
             let b = try WireJSON.decode(CommandBody.self, from: f.body)
             command(b, id: f.sequence, from: s)
         case .publish:
-            let b = try EventJSON.decode(f.body)
-            try publishFromClient(s, topic: f.topic, id: f.sequence, body: b)
+            // A canonical body (what EventJSON.encode writes) is stored and fanned out as the client sent it.
+            let (b, canonical) = try EventJSON.decodeCanonical(f.body)
+            try publishFromClient(s, topic: f.topic, id: f.sequence, body: b, encoded: canonical ? f.body : nil)
         case .bye:
             closeSession(s, reason: "client said bye", flush: true)
             // The phone ended its session: nothing will resume it, so its name is free at once (PROTOCOL.md §5.3).
@@ -816,7 +829,7 @@ public final class Daemon {
             startAnnouncing(s)
             if resumed {
                 for topic in store.topics where s.isSubscribed(to: topic) {
-                    catchUp(s, topic: topic, after: s.lastSent[topic] ?? 0, force: true)
+                    catchUp(s, topic: topic, after: s.sent(topic), force: true)
                 }
             }
         }
@@ -880,7 +893,7 @@ public final class Daemon {
         s.patterns = all
         saveResume(s)
         for topic in store.topics where patterns.contains(where: { Topic.matches(pattern: $0, topic: topic) }) {
-            catchUp(s, topic: topic, after: s.lastSent[topic] ?? 0, force: false)
+            catchUp(s, topic: topic, after: s.sent(topic), force: false)
         }
         // The whole SUBSCRIBE is caught up (also when no topic matched): PROTOCOL.md §5.3.
         enqueueCatchUp(s, topic: nil, after: 0)
@@ -890,44 +903,60 @@ public final class Daemon {
     /// log no longer covers the gap; then UPTODATE. Paced by the phone's drain (``pumpCatchUp(_:)``).
     func catchUp(_ s: Session, topic: String, after: UInt64, force: Bool) {
         guard store.latest(topic: topic) != nil else { return }
-        if force { s.lastSent[topic] = min(s.lastSent[topic] ?? 0, after) }
+        if force {
+            let slot = s.slot(for: topic)
+            s.setSent(slot: slot, min(s.sent(slot: slot), after))
+        }
         enqueueCatchUp(s, topic: topic, after: after)
     }
 
     /// Writes one event to one session, converting its instants into the session's clock.
     func deliver(_ e: StoredEvent, to s: Session, flags: FrameFlags = []) {
         guard s.phase == .established else { return }
-        if e.sequence <= (s.lastSent[e.topic] ?? 0) { return }
+        deliver(e, to: s, slot: s.slot(for: e.topic), flags: flags, now: clock.now())
+    }
+
+    /// ``deliver(_:to:flags:)`` with the topic's slot in the session and the server instant of the conversion known
+    /// (the fan-out's path: nothing here hashes the topic while nothing is caught up or held).
+    func deliver(_ e: StoredEvent, to s: Session, slot: Int, flags: FrameFlags, now: ServerInstant) {
+        guard s.phase == .established else { return }
+        let sent = s.sent(slot: slot)
+        if e.sequence <= sent { return }
         // A topic being caught up gets its new events from the catch-up, in order.
         if flags.isEmpty && isCatchingUp(s, topic: e.topic) { return }
         // The core's outbox decides (coalescing, terminal events, slow consumer) on the live bytes only (catch-up
         // and replies are paced and limited apart, Daemon+Limits.swift); the daemon carries it out.
-        switch s.outbox.offer(
-            e,
-            flags: flags,
-            lastSent: s.lastSent[e.topic] ?? 0,
-            queuedBytes: liveBytesOutstanding(s)
-        ) {
-        case .write(let f): write(e, to: s, flags: f)
+        switch s.outbox.offer(e, flags: flags, lastSent: sent, queuedBytes: liveBytesOutstanding(s)) {
+        case .write(let f): write(e, to: s, slot: slot, flags: f, now: now)
         case .alreadySent, .held: return
         case .slowConsumer(let err): fail(s, err)
         }
     }
 
     func write(_ e: StoredEvent, to s: Session, flags: FrameFlags) {
-        let now = clock.now()
-        let b = e.body
-        // One offset estimate per delivery (the conversion is server instant + offset at now, for every field).
-        let etaConverted = s.convert(ServerInstant(millisecondsSinceEpoch: b.contentState.etaTarget), now: now)
-        s.lastConverted[e.topic] = etaConverted
+        write(e, to: s, slot: s.slot(for: e.topic), flags: flags, now: clock.now())
+    }
+
+    func write(_ e: StoredEvent, to s: Session, slot: Int, flags: FrameFlags, now: ServerInstant) {
+        // One offset estimate per session and server millisecond (the conversion is server instant + offset at now,
+        // for every field; Session.conversion(at:)). The body's fields are read in place, not copied.
+        let (k, unc) = s.conversion(at: now)
+        let etaTarget = e.body.contentState.etaTarget
         // Saturating: stored instants are within PROTOCOL.md §3's range, and nothing here may trap if one is not.
-        let offset = etaConverted.client.millisecondsSinceEpoch.saturatingSubtracting(b.contentState.etaTarget)
-        let unc = etaConverted.uncertaintyMilliseconds
-        let ts = b.timestamp.saturatingAdding(offset)
-        let eta = etaConverted.client.millisecondsSinceEpoch
-        let stale = b.staleDate.map { $0.saturatingAdding(offset) }
-        let dismissal = b.dismissalDate.map { $0.saturatingAdding(offset) }
-        let confirmed = b.contentState.lastConfirmed.saturatingAdding(offset)
+        let eta = etaTarget.saturatingAdding(k)
+        s.setConverted(
+            slot: slot,
+            ConvertedInstant(
+                client: ClientInstant(millisecondsSinceEpoch: eta),
+                server: ServerInstant(millisecondsSinceEpoch: etaTarget),
+                uncertaintyMilliseconds: unc
+            )
+        )
+        let offset = eta.saturatingSubtracting(etaTarget)
+        let ts = e.body.timestamp.saturatingAdding(offset)
+        let stale = e.body.staleDate.map { $0.saturatingAdding(offset) }
+        let dismissal = e.body.dismissalDate.map { $0.saturatingAdding(offset) }
+        let confirmed = e.body.contentState.lastConfirmed.saturatingAdding(offset)
         // Only this trailer is per session; the header, topic and body bytes and their CRC come from the template.
         // Sent values stay in PROTOCOL.md §3's range, or the phone's decoder would refuse the EVENT.
         let trailer = EventTrailer(
@@ -938,11 +967,14 @@ public final class Daemon {
             dismissalDate: dismissal.map(WireRange.clampInstant),
             uncertaintyMs: UInt32(clamping: max(0, min(unc, Int(WireRange.instantLimitMilliseconds))))
         )
+        // The closure takes the template only: capturing `e` copied the whole StoredEvent (its body's strings) per
+        // delivery, ~460 instructions (callgrind).
+        let template = e.template
         do {
             try output(s) { buf throws(WireError) in
-                try Frame.appendEvent(e.template, flags: flags, trailer: trailer, into: &buf)
+                try Frame.appendEvent(template, flags: flags, trailer: trailer, into: &buf)
             }
-            s.lastSent[e.topic] = max(s.lastSent[e.topic] ?? 0, e.sequence)
+            s.setSent(slot: slot, max(s.sent(slot: slot), e.sequence))
             s.eventsSent += 1
             dashboardWrote(e, to: s, flags: flags, trailer: trailer)
         } catch {
@@ -998,12 +1030,18 @@ public final class Daemon {
         )
     }
 
-    private func publishFromClient(_ s: Session, topic: String, id: UInt64, body: EventBody) throws(WireError) {
+    private func publishFromClient(
+        _ s: Session,
+        topic: String,
+        id: UInt64,
+        body: EventBody,
+        encoded: [UInt8]?
+    ) throws(WireError) {
         guard s.role == .publisher || s.role == .admin else {
             throw WireError(.notPermitted, "PUBLISH needs the publisher or admin role in HELLO")
         }
         try Topic.validate(topic)
-        stageClientEvent(topic: topic, body: body, from: s, id: id)
+        stageClientEvent(topic: topic, body: body, encoded: encoded, from: s, id: id)
     }
 
     // MARK: - Clock probes
@@ -1013,8 +1051,8 @@ public final class Daemon {
     private func startAnnouncing(_ s: Session) {
         s.announceTimer = loop.scheduleTimer(after: 1000, repeat: 1000) { [unowned self, weak s] in
             guard let s, s.phase == .established else { return }
-            for (topic, sent) in s.lastSent where (s.lastAcked[topic] ?? 0) < sent {
-                self.send(s, .upToDate, topic: topic, body: UpToDateBody(sequence: sent))
+            for t in s.topicStates where t.hasSent && (s.lastAcked[t.topic] ?? 0) < t.sent {
+                self.send(s, .upToDate, topic: t.topic, body: UpToDateBody(sequence: t.sent))
             }
         }
     }
@@ -1067,11 +1105,13 @@ public final class Daemon {
     /// Source: Protocol/CLOCKSYNC.md (re-conversion).
     func reconvertIfNeeded(_ s: Session) {
         let now = clock.now()
-        for (topic, sent) in s.lastConverted where s.clock.needsReconversion(sent, now: now) {
-            guard let latest = store.latest(topic: topic), latest.sequence == s.lastSent[topic] else { continue }
+        for slot in s.topicStates.indices {
+            let t = s.topicStates[slot]
+            guard let sent = t.converted, s.clock.needsReconversion(sent, now: now) else { continue }
+            guard let latest = store.latest(topic: t.topic), t.hasSent, latest.sequence == t.sent else { continue }
             var flags: FrameFlags = [.reconvert]
             if latest.isTerminal { flags.insert(.terminal) }
-            write(latest, to: s, flags: flags)
+            write(latest, to: s, slot: slot, flags: flags, now: now)
         }
     }
 }

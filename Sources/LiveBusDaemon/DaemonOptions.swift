@@ -1,4 +1,5 @@
 import Foundation
+import LiveBusFederation
 import LiveBusScheduler
 
 /// How `livebusd` runs. Every field has a command-line flag of the same name.
@@ -42,6 +43,12 @@ public struct DaemonOptions: Sendable {
     public var activitySchemaText: String?
     /// The APNs-compatible HTTP/2 endpoint (`--apns`, `--apns-socket`, …; Daemon+APNs.swift). Default: none.
     public var apns = APNsOptions()
+    /// Federation through NATS JetStream (`--federate`, Daemon+Federation.swift): the JetStream store instead of
+    /// SQLite, shared with every daemon on the same stream. `nil`: no federation.
+    public var federation: FederationOptions?
+    /// `--federate-optional`: start although NATS cannot be reached (publishes are refused with
+    /// `federationUnavailable` until it is), instead of exiting with the reason.
+    public var federationOptional = false
 
     /// Creates options with the documented defaults.
     public init(

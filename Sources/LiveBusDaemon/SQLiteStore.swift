@@ -262,11 +262,15 @@ public final class SQLiteStore: EventStore {
     /// The last SQLite failure with its result code (SQLITE_FULL, SQLITE_IOERR_WRITE… tell a full disk).
     private var writeError: StoreError { StoreError(lastError, resultCode: db.map { sqlite3_extended_errcode($0) }) }
 
-    private func insert(topic: String, body: EventBody, pending: inout [String: UInt64]) throws -> StoredEvent {
+    private func insert(
+        topic: String,
+        body: EventBody,
+        encoded: [UInt8]?,
+        pending: inout PendingSequences
+    ) throws -> StoredEvent {
         // Several events of one topic may share a transaction: number them from what this transaction already used.
-        let seq = pending[topic] ?? nextSequence[topic, default: 1]
-        pending[topic] = seq + 1
-        let e = try StoredEvent(topic: topic, sequence: seq, body: body)
+        let seq = pending.take(topic, committed: nextSequence)
+        let e = try StoredEvent(topic: topic, sequence: seq, body: body, encoded: encoded)
         // The topic and body bytes are bound in place (SQLITE_STATIC: no copy into SQLite's memory, no strlen);
         // they stay valid until the step and reset below, inside the closures. The topic is the template's prefix.
         let stepped: StoreError? = e.template.shared.withUnsafeBytes { raw in
@@ -316,10 +320,14 @@ public final class SQLiteStore: EventStore {
         try step(beginBatch)
         var out: [StoredEvent] = []
         out.reserveCapacity(batch.events.count)
+        var counters: [String: UInt64] = [:]
         do {
-            var pending: [String: UInt64] = [:]
-            for (topic, body) in batch.events { out.append(try insert(topic: topic, body: body, pending: &pending)) }
-            try storeCounters(pending)
+            var pending = PendingSequences()
+            for (i, (topic, body)) in batch.events.enumerated() {
+                out.append(try insert(topic: topic, body: body, encoded: batch.encodedBody(at: i), pending: &pending))
+            }
+            counters = pending.finish()
+            try storeCounters(counters)
             if let state = batch.simulatorState {
                 bindBlob(upsertSimulator, 1, Array(state))
                 try step(upsertSimulator)
@@ -344,9 +352,10 @@ public final class SQLiteStore: EventStore {
             try? exec("ROLLBACK")
             throw error
         }
-        for e in out {
-            nextSequence[e.topic] = e.sequence + 1
-            latestCache[e.topic] = e
+        // The counters once per topic; the latest at the end of each run of one topic (a later run overwrites it).
+        for (topic, next) in counters { nextSequence[topic] = next }
+        for (i, e) in out.enumerated() {
+            if i + 1 == out.count || out[i + 1].topic != e.topic { latestCache[e.topic] = e }
             recent.append(e)
         }
         appendsSinceTrim += out.count
@@ -496,6 +505,32 @@ public final class SQLiteStore: EventStore {
     }
 }
 
+/// The sequences one transaction takes, per topic: the current run of one topic is kept apart, so a batch that stays
+/// on one topic (a publisher's turn) numbers its events without hashing the topic for each.
+struct PendingSequences {
+    private var byTopic: [String: UInt64] = [:]
+    private var runTopic: String?
+    private var runNext: UInt64 = 0
+
+    /// The next sequence of `topic`: after what this transaction took, else after what is committed.
+    mutating func take(_ topic: String, committed: [String: UInt64]) -> UInt64 {
+        if topic != runTopic {
+            if let t = runTopic { byTopic[t] = runNext }
+            runNext = byTopic[topic] ?? committed[topic, default: 1]
+            runTopic = topic
+        }
+        defer { runNext += 1 }
+        return runNext
+    }
+
+    /// Topic → its next sequence after this transaction.
+    mutating func finish() -> [String: UInt64] {
+        if let t = runTopic { byTopic[t] = runNext }
+        runTopic = nil
+        return byTopic
+    }
+}
+
 /// The newest committed events of every topic, decoded, in front of SQLite: at most `perTopic` per topic (the
 /// replay log's capacity) and `capacity` in all; past that the oldest committed event of any topic goes first.
 /// A resume of 1,000 missed updates read each back with a query and a JSON decode (26 M of its 33 M instructions
@@ -547,25 +582,31 @@ public struct RecentEvents {
     /// - Parameter e: The event.
     public mutating func append(_ e: StoredEvent) {
         guard capacity > 0 else { return }
-        var r = rings.removeValue(forKey: e.topic) ?? Ring()
-        if let last = r.events.last, r.count > 0, last.sequence + 1 != e.sequence {
-            // Not the next one (cannot happen with one writer): start the topic afresh, never leave a gap.
-            total -= r.count
-            r = Ring()
-        }
-        r.events.append(e)
-        total += 1
-        if r.count > perTopic {
-            r.dropFirst()
-            total -= 1
-        }
-        rings[e.topic] = r
+        // The ring is changed in place in the dictionary: one lookup of the topic.
+        total += Self.add(e, to: &rings[e.topic, default: Ring()], perTopic: perTopic)
         order.append(e.topic)
         while total > capacity { evictOldest() }
         if orderHead >= 4096 && orderHead * 2 >= order.count {
             order.removeFirst(orderHead)
             orderHead = 0
         }
+    }
+
+    /// Appends `e` to its topic's ring; returns by how much the number held changed.
+    private static func add(_ e: StoredEvent, to r: inout Ring, perTopic: Int) -> Int {
+        var change = 0
+        if let last = r.events.last, r.count > 0, last.sequence + 1 != e.sequence {
+            // Not the next one (cannot happen with one writer): start the topic afresh, never leave a gap.
+            change -= r.count
+            r = Ring()
+        }
+        r.events.append(e)
+        change += 1
+        if r.count > perTopic {
+            r.dropFirst()
+            change -= 1
+        }
+        return change
     }
 
     /// Drops the oldest cached event of the topic at the front of the commit order (if it still holds it).

@@ -26,15 +26,84 @@ final class Session {
     var appState = "foreground"
     var os: String?
     var resumeToken = ""
-    /// Topic → highest sequence written to this session.
-    var lastSent: [String: UInt64] = [:]
-    /// Topic → the ETA target as last converted for this session (to re-send after steps and drift).
-    var lastConverted: [String: ConvertedInstant] = [:]
+    /// What the session holds per topic, by slot (the fan-out's lists name each subscriber's slot, so a delivery
+    /// finds its topic's state without hashing the topic's name): ISSUE-15 "Fan-out lookup".
+    struct TopicState {
+        /// The topic.
+        let topic: String
+        /// The fan-out's number of the topic (``FanOutTable``), or -1 before its first fan-out.
+        var number = -1
+        /// The highest sequence written to this session, when ``hasSent``.
+        var sent: UInt64 = 0
+        /// Whether ``sent`` was set (a written event, a resume record, a forced catch-up).
+        var hasSent = false
+        /// The ETA target as last converted for this session (to re-send after steps and drift).
+        var converted: ConvertedInstant?
+    }
+    /// Per-topic state by slot (slots are never reused while the session lives).
+    private(set) var topicStates: ContiguousArray<TopicState> = []
+    /// Topic → its slot in ``topicStates``.
+    private var slots: [String: Int] = [:]
+
+    /// The slot of `topic` (made now when the session has none).
+    /// - Parameters:
+    ///   - topic: The topic.
+    ///   - number: The fan-out's number of the topic, when known (-1: not known here).
+    /// - Returns: The index of the topic's state in ``topicStates``.
+    func slot(for topic: String, number: Int = -1) -> Int {
+        if let i = slots[topic] {
+            if number >= 0 { topicStates[i].number = number }
+            return i
+        }
+        let i = topicStates.count
+        topicStates.append(TopicState(topic: topic, number: number))
+        slots[topic] = i
+        return i
+    }
+
+    /// The highest sequence of `topic` written to this session (0 when none).
+    func sent(_ topic: String) -> UInt64 { slots[topic].map { topicStates[$0].sent } ?? 0 }
+
+    /// The highest sequence of slot `slot` written to this session (0 when none).
+    @inline(__always)
+    func sent(slot: Int) -> UInt64 { topicStates[slot].sent }
+
+    /// Sets what the session counts as written of slot `slot`.
+    func setSent(slot: Int, _ sequence: UInt64) {
+        topicStates[slot].sent = sequence
+        topicStates[slot].hasSent = true
+    }
+
+    /// Keeps the conversion of the ETA target last written on slot `slot`.
+    @inline(__always)
+    func setConverted(slot: Int, _ c: ConvertedInstant) { topicStates[slot].converted = c }
+
+    /// Topic → highest sequence written to this session (a view of ``topicStates`` for status, resume records and
+    /// the handshake; deliveries use slots). Setting it replaces every topic's value.
+    var lastSent: [String: UInt64] {
+        get {
+            var out: [String: UInt64] = [:]
+            for t in topicStates where t.hasSent { out[t.topic] = t.sent }
+            return out
+        }
+        set {
+            for i in topicStates.indices {
+                topicStates[i].sent = 0
+                topicStates[i].hasSent = false
+            }
+            for (topic, sequence) in newValue { setSent(slot: slot(for: topic), sequence) }
+        }
+    }
     /// Topic → highest sequence the client acknowledged.
     var lastAcked: [String: UInt64] = [:]
-    var clock = ClockSync()
+    var clock = ClockSync() { didSet { conversionAt = nil } }
     /// Offset (client − server, ms) seen in HELLO; used until the first probe converges.
-    var handshakeOffsetMilliseconds: Double = 0
+    var handshakeOffsetMilliseconds: Double = 0 { didSet { conversionAt = nil } }
+    /// The server instant (ms) of the kept ``conversion(at:)``: one evaluation of the clock estimate per session and
+    /// server millisecond, not one per delivery; forgotten whenever ``clock`` or the handshake offset changes.
+    private var conversionAt: Int64?
+    private var conversionOffset: Int64 = 0
+    private var conversionUncertainty = 0
     var probeTimer: (any BusTimer)?
     var probesSent = 0
     /// `t1` of the PING awaiting its PONG.
@@ -85,6 +154,22 @@ final class Session {
 
     /// Whether one of the session's patterns matches `topic`.
     func isSubscribed(to topic: String) -> Bool { compiled.contains { $0.matches(topic) } }
+
+    /// The conversion into this session's clock at server instant `now`: the offset added to a server instant
+    /// (whole ms, as ``ServerInstant/toClientClock(offsetMilliseconds:)`` rounds it) and the uncertainty (ms), as
+    /// ``convert(_:now:)`` gives them for any instant. Kept for the millisecond of `now`, so it is the same value.
+    /// - Parameter now: The server's current time.
+    /// - Returns: The offset to add (ms) and the uncertainty (ms).
+    @inline(__always)
+    func conversion(at now: ServerInstant) -> (offset: Int64, uncertainty: Int) {
+        let ms = now.millisecondsSinceEpoch
+        if conversionAt == ms { return (conversionOffset, conversionUncertainty) }
+        let c = convert(ServerInstant(millisecondsSinceEpoch: 0), now: now)
+        conversionAt = ms
+        conversionOffset = c.client.millisecondsSinceEpoch
+        conversionUncertainty = c.uncertaintyMilliseconds
+        return (conversionOffset, conversionUncertainty)
+    }
 
     /// Converts a server instant into this session's clock, keeping the full conversion.
     func convert(_ s: ServerInstant, now: ServerInstant) -> ConvertedInstant {

@@ -212,7 +212,7 @@ public struct E2ESessionLog: Sendable, Equatable {
     /// Appends the records and layouts of a JSON-lines log.
     ///
     /// Lines with `"type": "layout"` become ``layouts``, `"type": "sync"` ones ``syncs``; `"type": "error"` lines
-    /// (connection notes) are skipped; every other object must carry the ``E2EClientRecord`` fields, else it is
+    /// (connection notes) and `"type": "pushToken"` lines (the app's APNs push tokens) are skipped; every other object must carry the ``E2EClientRecord`` fields, else it is
     /// listed in ``malformed``.
     /// - Parameters:
     ///   - text: the log's text.
@@ -230,7 +230,7 @@ public struct E2ESessionLog: Sendable, Equatable {
                 malformed.append("\(lineNumber): \(line.prefix(120))")
                 continue
             }
-            if line.type == "error" { continue }
+            if line.type == "error" || line.type == "pushToken" { continue }  // notes, push tokens (PROTOCOL.md §10)
             if line.type == "sync" {
                 if let state = line.state, let c = line.clientTime {
                     syncs.append(E2ESyncRecord(state: state, clientTime: c, line: lineNumber, file: file))

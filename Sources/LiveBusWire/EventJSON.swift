@@ -37,6 +37,17 @@ public enum EventJSON {
 
     /// Decodes a body from raw bytes. - Throws: as ``decode(_:)-(some Collection<UInt8>)``.
     public static func decode(_ raw: UnsafeRawBufferPointer) throws(WireError) -> EventBody {
+        // A canonical body (what `encode` writes: every stored body, most PUBLISHes) is read by literal compares.
+        if let body = canonical(raw) {
+            try body.validate()
+            return body
+        }
+        return try decodeGeneral(raw)
+    }
+
+    /// The strict general reader: any member order, whitespace, escapes, unknown members; words every error.
+    /// - Throws: as ``decode(_:)-(some Collection<UInt8>)``.
+    static func decodeGeneral(_ raw: UnsafeRawBufferPointer) throws(WireError) -> EventBody {
         var r = JSONScanner(raw, what: "Event")
         r.skipWhitespace()
         let body = try r.eventBody()

@@ -181,12 +181,26 @@ public struct ProfileBody: Sendable, Hashable, Codable {
     public var frequentUpdates: Bool?
     /// Live Activities authorization: `authorized`, `denied` or `activitiesDisabled`.
     public var liveActivities: String?
+    /// The app's bundle id (its push tokens' topic is `<bundleID>.push-type.liveactivity`); `nil`:
+    /// `com.example.delivery` (issue 17).
+    public var bundleID: String?
+    /// Broadcast channel ids (`apns-channel-id`) the app's activities listen on, as
+    /// `Activity.request(…, pushType: .channel(id))` subscribes them (iOS 18); `nil`: none.
+    public var channels: [String]?
 
     /// Creates a profile.
-    public init(lowPowerMode: Bool? = nil, frequentUpdates: Bool? = nil, liveActivities: String? = nil) {
+    public init(
+        lowPowerMode: Bool? = nil,
+        frequentUpdates: Bool? = nil,
+        liveActivities: String? = nil,
+        bundleID: String? = nil,
+        channels: [String]? = nil
+    ) {
         self.lowPowerMode = lowPowerMode
         self.frequentUpdates = frequentUpdates
         self.liveActivities = liveActivities
+        self.bundleID = bundleID
+        self.channels = channels
     }
 
     /// This profile with the settings `change` names replaced; the ones it leaves out stay.
@@ -194,7 +208,9 @@ public struct ProfileBody: Sendable, Hashable, Codable {
         ProfileBody(
             lowPowerMode: change.lowPowerMode ?? lowPowerMode,
             frequentUpdates: change.frequentUpdates ?? frequentUpdates,
-            liveActivities: change.liveActivities ?? liveActivities
+            liveActivities: change.liveActivities ?? liveActivities,
+            bundleID: change.bundleID ?? bundleID,
+            channels: change.channels ?? channels
         )
     }
 }

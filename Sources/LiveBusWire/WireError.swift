@@ -63,6 +63,9 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let idleTimeout = Code(24, "idleTimeout")
         /// The daemon serves its maximum number of connections; this one is refused, the others keep working.
         public static let tooManyConnections = Code(25, "tooManyConnections")
+        /// A federated daemon cannot reach its NATS JetStream cluster (lost, partitioned, or not yet joined): the
+        /// PUBLISH was not stored; publish again once `livebus status` shows the federation connected (§5.8).
+        public static let federationUnavailable = Code(30, "federationUnavailable")
 
         /// Every code, in numeric order.
         public static let all: [Code] = [
@@ -73,6 +76,8 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
             // 20–29: resource limits (PROTOCOL.md §5.6).
             .messageRateTooHigh, .tooManySubscriptions, .replyQueueFull, .handshakeTimeout, .idleTimeout,
             .tooManyConnections,
+            // 30–39: federation (PROTOCOL.md §5.8).
+            .federationUnavailable,
         ]
 
         /// The code for a wire number, or `nil` when unknown.

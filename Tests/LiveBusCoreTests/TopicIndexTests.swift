@@ -44,4 +44,24 @@ struct TopicIndexTests {
         #expect(index.count == 1)
         for t in ["riders/1", "riders/2", "riders/3"] { #expect(index.subscribers(of: t) == [2]) }
     }
+
+    /// A caller's kept answer (the daemon's fan-out lists) is current exactly while the generation is unchanged.
+    @Test func theGenerationCountsChangesOnly() {
+        var index = TopicIndex<Int>()
+        let g0 = index.generation
+        index.setPatterns(["orders/*"], for: 1)
+        let g1 = index.generation
+        #expect(g1 != g0)
+        index.setPatterns(["orders/*"], for: 1)  // the same patterns: nothing changed
+        _ = index.subscribers(of: "orders/A1")  // a lookup changes nothing either
+        #expect(index.generation == g1)
+        index.setPatterns(["orders/*", "riders/>"], for: 1)
+        let g2 = index.generation
+        #expect(g2 != g1)
+        index.remove(1)
+        #expect(index.generation != g2)
+        let g3 = index.generation
+        index.remove(1)  // not subscribed any more
+        #expect(index.generation == g3)
+    }
 }

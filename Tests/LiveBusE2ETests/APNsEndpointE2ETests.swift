@@ -268,58 +268,26 @@ struct APNsDeliveryE2ETests {
     /// An update sent with curl to the token of phone `solo`'s activity for A1001 is answered 200 (with the push
     /// id), applied by the phone (its `attach --json` log shows the state) and traced by `livebus explain`.
     @Test func anUpdateReachesThePhone() throws {
-        let dir = temporaryDirectory("lbd")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let sock = dir + "/bus.sock"
-        let apnsSock = dir + "/apns.sock"
-        let d = try DaemonChild(
-            [
-                "--socket", sock, "--memory", "--scenario", "demo-120s", "--time-scale", "2", "--log-level", "info",
-                "--apns-socket", apnsSock,
-            ],
-            log: dir + "/d.log"
-        )
-        defer { d.terminate() }
-        for _ in 0..<300 where !FileManager.default.fileExists(atPath: apnsSock) { usleep(10_000) }
-        let attach = Process()
-        attach.executableURL = URL(fileURLWithPath: E2ECLIGoldenTests.bin + "/livebus")
-        attach.arguments = ["attach", "--socket", sock, "--name", "solo", "--json", "--duration", "20s"]
-        _ = FileManager.default.createFile(atPath: dir + "/phone.log", contents: nil)
-        attach.standardOutput = FileHandle(forWritingAtPath: dir + "/phone.log")
-        attach.standardError = FileHandle.nullDevice
-        try attach.run()
-        defer { attach.terminate() }
-        for _ in 0..<300 {
-            let log = (try? String(contentsOfFile: dir + "/phone.log", encoding: .utf8)) ?? ""
-            if log.contains("A1001") { break }
-            usleep(10_000)
-        }
+        let bus = try APNsBus(["--scenario", "demo-120s", "--time-scale", "2"], prefix: "lbd")
+        defer { bus.stop() }
+        let sock = bus.sock
+        try bus.attach("solo", duration: "20s")
+        bus.wait(tries: 300) { bus.phoneLog("solo").contains("A1001") }
         let now = Int64(Date().timeIntervalSince1970)
         let payload =
             #"{"aps":{"timestamp":\#(now + 5),"event":"update","content-state":{"status":"delivering","etaEnd":\#(now - 978_307_200 + 600)}}}"#
         let token = LiveBusPushTokens.activityToken(phone: "solo", order: "A1001")
-        let a = curl(
-            ["--http2-prior-knowledge", "--unix-socket", apnsSock] + pushArgs(body: payload).args
-                + ["http://localhost/3/device/\(token)"]
-        )
+        let a = bus.curlPush(token: token, pushArgs(body: payload))
         #expect(a.status == 200, "\(a.status) \(a.body)")
         let pushID = try #require(a.headers["livebus-push-id"])
-        var phoneLog = ""
-        for _ in 0..<300 {
-            phoneLog = (try? String(contentsOfFile: dir + "/phone.log", encoding: .utf8)) ?? ""
-            if phoneLog.contains(#""type":"push""#) { break }
-            usleep(10_000)
-        }
-        let line = phoneLog.split(separator: "\n").first { $0.contains(#""type":"push""#) }.map(String.init) ?? ""
+        bus.wait(tries: 300) { !bus.pushLines("solo").isEmpty }
+        let line = bus.pushLines("solo").first ?? ""
         #expect(line.contains(#""status":"delivering""#) && line.contains(#""applied":true"#), "\(line)")
         let explain = try E2ECLIGoldenTests.run(["explain", pushID, "--socket", sock, "--json"])
         #expect(explain.exit == 0 && explain.stdout.contains("solo"), "\(explain.stdout) \(explain.stderr)")
         // Another phone's token for the same order is unknown: 400 BadDeviceToken, never a silent 200.
         let other = LiveBusPushTokens.activityToken(phone: "nobody", order: "A1001")
-        let b = curl(
-            ["--http2-prior-knowledge", "--unix-socket", apnsSock] + pushArgs(body: payload).args
-                + ["http://localhost/3/device/\(other)"]
-        )
+        let b = bus.curlPush(token: other, pushArgs(body: payload))
         #expect(b.reason == "BadDeviceToken")
     }
 }
@@ -332,35 +300,18 @@ struct APNsSchedulerE2ETests {
     /// comes to the foreground the third is delivered and the now-or-never push is expired (its verdict says so); of
     /// two queued pushes with one `apns-collapse-id` only the newer is delivered.
     @Test func priority10PushesAreThrottledByTheBudget() throws {
-        let dir = temporaryDirectory("lbs")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let sock = dir + "/bus.sock"
-        let apnsSock = dir + "/apns.sock"
         // Time scale 0.01: the scenario's order starts at once and its next phase is hours away; the budget window
         // (a scenario hour) is 100 real hours, so a spent budget stays spent for the whole test.
-        let d = try DaemonChild(
-            [
-                "--socket", sock, "--memory", "--scenario", "demo-120s", "--time-scale", "0.01", "--log-level", "info",
-                "--apns-socket", apnsSock, "--push-budget", "2",
-            ],
-            log: dir + "/d.log"
+        let bus = try APNsBus(
+            ["--scenario", "demo-120s", "--time-scale", "0.01", "--push-budget", "2"],
+            prefix: "lbs"
         )
-        defer { d.terminate() }
-        for _ in 0..<300 where !FileManager.default.fileExists(atPath: apnsSock) { usleep(10_000) }
-        let attach = Process()
-        attach.executableURL = URL(fileURLWithPath: E2ECLIGoldenTests.bin + "/livebus")
-        attach.arguments = ["attach", "--socket", sock, "--name", "solo", "--json", "--duration", "30s"]
-        _ = FileManager.default.createFile(atPath: dir + "/phone.log", contents: nil)
-        attach.standardOutput = FileHandle(forWritingAtPath: dir + "/phone.log")
-        attach.standardError = FileHandle.nullDevice
-        try attach.run()
-        defer { attach.terminate() }
-        func phoneLog() -> String { (try? String(contentsOfFile: dir + "/phone.log", encoding: .utf8)) ?? "" }
-        func daemonLog() -> String { (try? String(contentsOfFile: dir + "/d.log", encoding: .utf8)) ?? "" }
-        func pushLines() -> [String] {
-            phoneLog().split(separator: "\n").map(String.init).filter { $0.contains(#""type":"push""#) }
-        }
-        for _ in 0..<500 where !phoneLog().contains("A1001") { usleep(10_000) }
+        defer { bus.stop() }
+        let sock = bus.sock
+        try bus.attach("solo")
+        func daemonLog() -> String { bus.daemonLog }
+        func pushLines() -> [String] { bus.pushLines("solo") }
+        bus.wait { bus.phoneLog("solo").contains("A1001") }
         let bg = try E2ECLIGoldenTests.run(["app-state", "solo", "background", "--socket", sock])
         #expect(bg.exit == 0, "\(bg.stderr)")
         usleep(200_000)
@@ -369,10 +320,7 @@ struct APNsSchedulerE2ETests {
         func send(_ i: Int64, _ status: String, _ extra: [String: String?] = [:]) -> CurlAnswer {
             let body =
                 #"{"aps":{"timestamp":\#(now + i),"event":"update","content-state":{"status":"\#(status)","etaEnd":\#(now - 978_307_200 + 900)}}}"#
-            return curl(
-                ["--http2-prior-knowledge", "--unix-socket", apnsSock] + pushArgs(extra, body: body).args
-                    + ["http://localhost/3/device/\(token)"]
-            )
+            return bus.curlPush(token: token, pushArgs(extra, body: body))
         }
         #expect(send(5, "cooking").status == 200)
         #expect(send(6, "awaitingPickup").status == 200)
@@ -407,29 +355,16 @@ struct APNsSchedulerE2ETests {
 @Suite(.serialized)
 struct APNsUnregisteredE2ETests {
     @Test func anEndedActivitysTokenIsUnregistered() throws {
-        let dir = temporaryDirectory("lbu")
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let sock = dir + "/bus.sock"
-        let apnsSock = dir + "/apns.sock"
-        let d = try DaemonChild(
-            [
-                "--socket", sock, "--memory", "--scenario", "demo-120s", "--time-scale", "40", "--log-level", "info",
-                "--apns-socket", apnsSock, "--apns-unregistered-delay", "6s",
-            ],
-            log: dir + "/d.log"
+        let bus = try APNsBus(
+            ["--scenario", "demo-120s", "--time-scale", "40", "--apns-unregistered-delay", "6s"],
+            prefix: "lbu"
         )
-        defer { d.terminate() }
-        for _ in 0..<300 where !FileManager.default.fileExists(atPath: apnsSock) { usleep(10_000) }
-        let attach = Process()
-        attach.executableURL = URL(fileURLWithPath: E2ECLIGoldenTests.bin + "/livebus")
-        attach.arguments = ["attach", "--socket", sock, "--name", "solo", "--json", "--duration", "30s"]
-        _ = FileManager.default.createFile(atPath: dir + "/phone.log", contents: nil)
-        attach.standardOutput = FileHandle(forWritingAtPath: dir + "/phone.log")
-        attach.standardError = FileHandle.nullDevice
-        try attach.run()
-        defer { attach.terminate() }
-        func phoneLog() -> String { (try? String(contentsOfFile: dir + "/phone.log", encoding: .utf8)) ?? "" }
-        for _ in 0..<1500 where !phoneLog().contains(#""status":"delivered""#) { usleep(10_000) }
+        defer { bus.stop() }
+        let sock = bus.sock
+        let apnsSock = bus.apnsSock
+        try bus.attach("solo")
+        func phoneLog() -> String { bus.phoneLog("solo") }
+        bus.wait(tries: 1500) { phoneLog().contains(#""status":"delivered""#) }
         #expect(phoneLog().contains(#""status":"delivered""#))
         let token = LiveBusPushTokens.activityToken(phone: "solo", order: "A1001")
         let url = "http://localhost/3/device/\(token)"

@@ -233,6 +233,15 @@ import Testing
                 || Completion.daemonCandidates(["--sync", ""]) == ["full"]
         )
         #expect(Completion.daemonCandidates(["--data-dir", ""]).first == Completion.fileMarker)
+        // The APNs endpoint's flags (their own help section) complete too, FILE/DIR values as files.
+        let apns = Completion.daemonCandidates(["--apns"])
+        for flag in [
+            "--apns", "--apns-h2c", "--apns-socket", "--apns-key", "--apns-unregistered-delay", "--apns-start-budget",
+        ] {
+            #expect(apns.contains(flag), "\(flag) in \(apns)")
+        }
+        #expect(Completion.daemonCandidates(["--apns-key", ""]).first == Completion.fileMarker)
+        #expect(Completion.daemonCandidates(["--apns-ca-dir", ""]).first == Completion.fileMarker)
     }
 
     /// Review finding: completion offered no toxic names, fault ids, scenario names, and the literal word

@@ -26,6 +26,28 @@ struct RefreshGateFastPathTests {
         #expect(fast.status(at: at(30)) == full.status(at: at(30)))
     }
 
+    /// With the caller's topic numbers the fast path decides as without them, and a number that names another topic
+    /// (a caller's mistake) changes nothing but the cost: each topic keeps its own last sequence.
+    @Test func slotNumbersDecideAsTopicNames() {
+        var named = makeScheduler(state: .foreground)
+        var slotted = makeScheduler(state: .foreground)
+        for seq in UInt64(1)...40 {
+            let topic = ["orders/A", "orders/B", "orders/C"][Int(seq % 3)]
+            let u = update(seq, topic: topic)
+            // Slot of the topic, except every 7th call, which names the slot of another topic.
+            let slot = seq.isMultiple(of: 7) ? Int((seq + 1) % 3) : Int(seq % 3)
+            let a = named.passThrough(u, at: at(Int64(seq))).map(Sent.init)
+            let b = slotted.passThrough(u, slot: slot, at: at(Int64(seq))).map(Sent.init)
+            #expect(a == b, "seq \(seq)")
+            // A repeat is refused on both paths (the full path records the discard).
+            #expect(slotted.passThrough(u, slot: Int(seq % 3), at: at(Int64(seq))) == nil)
+            _ = named.passThrough(u, at: at(Int64(seq)))
+        }
+        #expect(named.status(at: at(40)) == slotted.status(at: at(40)))
+        #expect(slotted.lastDeliveredSequence(topic: "orders/A") == 39)
+        #expect(slotted.lastDeliveredSequence(topic: "orders/D") == nil)
+    }
+
     /// An update already received, a backgrounded app or a queued entry: the fast path steps aside.
     @Test func anythingPendingTakesTheFullPath() {
         var s = makeScheduler(state: .foreground)

@@ -22,7 +22,7 @@ RUNTIME = ("swift_slowAlloc", "swift_allocObject", "swift_allocBox", "swift_arra
 # Paths a sampled stack is filed under, first match wins (frame function names, demangled).
 PATHS = [
     ("fan-out (per delivered EVENT: Daemon.fanOut, deliver, write)",
-     ("Daemon.fanOut", "Daemon.deliver(", "Daemon.write(_:to:flags:)", "Daemon.offer(")),
+     ("Daemon.fanOut", "Daemon.deliver(", "Daemon.write(_:to:", "Daemon.offer(")),
     ("per PUBLISH (decode, group commit, store, ACK)",
      ("Daemon.publishFromClient", "Daemon.commitTurn", "Daemon.batchCommitted", "SQLiteStore")),
     ("per session and time (probes, keepalives, UPTODATE announcements, timers)",

@@ -1,0 +1,40 @@
+import Foundation
+import LiveBusWire
+
+extension StatusText {
+    /// The `FEDERATION` block of `status` on a federated daemon (`livebusd --federate`), else "".
+    /// - Parameter d: The `status` data; its `federation` field is `null` or the daemon's `federationStatus()`.
+    /// - Returns: The block, ending with a blank line, or "".
+    static func federation(_ d: JSONValue) -> String {
+        guard let f = d["federation"], f != .null else { return "" }
+        let state = f["state"]?.stringValue ?? "?"
+        if state == "unjoined" {
+            return "FEDERATION not joined yet (--federate-optional): PUBLISH is refused until NATS answers\n\n"
+        }
+        var s = "FEDERATION \(state)"
+        if let server = f["server"]?.stringValue { s += " to \(server)" }
+        s += " · stream \(f["stream"]?.stringValue ?? "?")"
+        if f["replicas"] != nil {
+            s +=
+                " R\(Int(num(f["replicas"]))) · \(Int(num(f["messages"]))) messages, last \(Int(num(f["lastSequence"])))"
+            s += " · consumer lag \(Int(num(f["lag"])))"
+        }
+        s += "\n"
+        if let leader = f["leader"]?.stringValue {
+            s += "  cluster \(f["cluster"]?.stringValue ?? "?") · leader \(leader)\n"
+        }
+        if case .array(let peers)? = f["peers"] {
+            for p in peers {
+                let where_ =
+                    p["offline"]?.boolValue == true
+                    ? "offline" : (p["current"]?.boolValue == true ? "current" : "behind")
+                s +=
+                    "  peer \(p["name"]?.stringValue ?? "?"): \(where_), lag \(Int(num(p["lag"]))), seen \(Int(num(p["activeMs"]))) ms ago\n"
+            }
+        }
+        if case .array(let servers)? = f["servers"], !servers.isEmpty {
+            s += "  servers \(servers.compactMap(\.stringValue).joined(separator: ", "))\n"
+        }
+        return s + "\n"
+    }
+}

@@ -1,0 +1,316 @@
+import Foundation
+import LiveBusCore
+import LiveBusFederation
+import LiveBusLoop
+import LiveBusSimulator
+import LiveBusWire
+
+/// Federation through NATS JetStream (`livebusd --federate`, issue 19): the JetStream store replaces SQLite; its
+/// stream consumer brings every daemon's events (this one's too) back in stream order and the daemon fans them
+/// out, so a PUBLISH on any daemon reaches subscribers on every daemon; resume records travel the same stream, so
+/// a phone's token is valid on every daemon. libnats runs on the store's own threads (never the loop's): results
+/// come back through the loop's `uv_async` handle. Source: ISSUE-19; PROTOCOL.md §5.8.
+extension Daemon {
+    /// The JetStream store, when federating.
+    var federation: JetStreamStore? { store as? JetStreamStore }
+
+    /// Opens the JetStream store and starts following its stream (called by the start instead of SQLite).
+    /// - Throws: ``DaemonError`` when NATS cannot be reached (without `--federate-optional`), the stream has too
+    ///   few replicas, or a scenario was asked for.
+    /// - Returns: Whether the simulator was restored from the stream (a restart of the daemon that runs the scenario).
+    @discardableResult
+    func startFederation(_ o: FederationOptions) throws(DaemonError) -> Bool {
+        guard options.scenario == nil || !options.federationOptional else {
+            throw DaemonError(
+                "--scenario does not run with --federate-optional: the simulator's events need the federation from the start; drop one of them"
+            )
+        }
+        guard let handle = uvLoop?.handle else {
+            throw DaemonError("--federate needs the socket daemon's libuv loop (not an embedded daemon)")
+        }
+        let js: JetStreamStore
+        do {
+            js = try JetStreamStore(o)
+        } catch {
+            guard options.federationOptional else { throw DaemonError(error.message) }
+            logger.log(
+                .warning,
+                "federation not joined: running alone, PUBLISH is refused (federationUnavailable) until NATS answers",
+                [("servers", o.servers.joined(separator: ",")), ("error", error.message)]
+            )
+            store = UnjoinedFederationStore(logCapacity: options.replayLogCapacity)
+            retryJoin(o, handle: handle)
+            return false
+        }
+        // The daemon that runs the scenario carries on from the simulator state it left in the stream.
+        var restored = false
+        let requested = "\(options.scenario ?? "none") seed \(options.seed)"
+        if options.scenario != nil, js.meta("scenario") == requested, let data = js.simulatorState() {
+            do {
+                simulator = try DeliverySimulator(restoring: data)
+                restored = true
+            } catch {
+                throw DaemonError("the simulator state in the stream \(o.stream) cannot be read (\(error))")
+            }
+        }
+        try follow(js, o, handle: handle)
+        return restored
+    }
+
+    /// Tries to join every 2 s off the loop thread (`--federate-optional`); on success the loop switches stores.
+    private func retryJoin(_ o: FederationOptions, handle: LoopHandle) {
+        let box = DaemonBox(self)
+        DispatchQueue.global().asyncAfter(deadline: .now() + 2) {
+            guard let js = try? JetStreamStore(o) else {
+                handle.execute { _ in
+                    guard let d = box.value, !d.isShuttingDown else { return }
+                    d.retryJoin(o, handle: handle)
+                }
+                return
+            }
+            let joined = JoinedStore(js)
+            handle.execute { _ in
+                guard let d = box.value, !d.isShuttingDown else { return }
+                do {
+                    try d.follow(joined.store, o, handle: handle)
+                    // Subscribed phones get what the federation holds (their sequences are the federation's).
+                    for s in d.sessions.values where s.phase == .established && s.role == .session {
+                        for topic in joined.store.topics where s.isSubscribed(to: topic) {
+                            d.catchUp(s, topic: topic, after: s.lastSent[topic] ?? 0, force: false)
+                        }
+                    }
+                } catch {
+                    d.logger.log(.error, "cannot join the federation", [("error", "\(error)")])
+                }
+            }
+        }
+    }
+
+    /// Uses `js` as the store and follows its stream.
+    private func follow(_ js: JetStreamStore, _ o: FederationOptions, handle: LoopHandle) throws(DaemonError) {
+        // Sessions saved by any daemon of the federation may resume here for a resume window from this start.
+        let deadline = clock.now().millisecondsSinceEpoch + options.resumeWindowMilliseconds
+        for r in js.resumeRecords() {
+            persistedResume[r.token] = r
+            resumeDeadlines[r.token] = deadline
+        }
+        store = js
+        do {
+            try js.startFollowing(
+                post: { work in handle.execute { _ in work() } },
+                onEvent: { [weak self] e in self?.federatedEvent(e) },
+                onResume: { [weak self] token, r in self?.federatedResume(token, r) }
+            )
+        } catch {
+            throw DaemonError(error.message)
+        }
+        var lastState = js.linkState
+        js.refreshStatus()
+        federationWatch = loop.scheduleTimer(after: 500, repeat: 500) { [weak self, weak js] in
+            guard let self, let js else { return }
+            let now = js.linkState
+            if now != lastState {
+                self.logger.log(
+                    now == .connected ? .notice : .warning,
+                    now == .connected
+                        ? "federation connected: publishes are taken again; the stream consumer catches up"
+                        : "federation lost: publishes are refused (federationUnavailable) until NATS is back",
+                    [("state", now.rawValue), ("server", js.connectedServer ?? "-")]
+                )
+                lastState = now
+            }
+            js.refreshStatus()
+        }
+        logger.log(
+            .notice,
+            "federation ready",
+            [
+                ("servers", o.servers.joined(separator: ",")), ("stream", o.stream),
+                ("replicas", "\(js.streamReplicas)"), ("topics", "\(js.topics.count)"),
+                ("resume_records", "\(persistedResume.count)"),
+            ]
+        )
+    }
+
+    /// An event the stream consumer brought (this daemon's or another's), in stream order: logged and fanned out.
+    private func federatedEvent(_ e: StoredEvent) {
+        logger.info(
+            "event",
+            [
+                ("topic", e.topic), ("seq", "\(e.sequence)"), ("event", e.body.event),
+                ("status", e.body.contentState.status),
+            ]
+        )
+        fanOut(e)
+    }
+
+    /// A resume record another daemon saved (or removed): the phone may resume here with its token.
+    private func federatedResume(_ token: String, _ r: ResumeRecord?) {
+        // This daemon's own session (attached or disconnected here) keeps its record in memory.
+        if resumable[token] != nil || sessions.values.contains(where: { $0.resumeToken == token }) { return }
+        if let r {
+            persistedResume[token] = r
+            resumeDeadlines[token] = clock.now().millisecondsSinceEpoch + options.resumeWindowMilliseconds
+        } else {
+            persistedResume[token] = nil
+            resumeDeadlines[token] = nil
+        }
+    }
+
+    /// Commits the simulator's events on a federated daemon: in order, one batch in flight at a time; a refused
+    /// batch (NATS lost) is kept and retried every 500 ms with the later ones queued behind it, never dropped or
+    /// reordered. Their fan-out comes from the stream consumer. A command's events (`undo`) are refused at once
+    /// while the link is down or earlier batches are being retried.
+    /// - Returns: The refusal of a command's events, else `nil`.
+    func storeFederatedSimulatorEvents(_ items: [StoreItem], undo: DeliverySimulator?) -> StoreError? {
+        if let undo, federation?.linkState != .connected || federatedSimulator.failing {
+            simulator = undo
+            return StoreError(
+                "federationUnavailable: the daemon has lost its NATS JetStream cluster or is still storing earlier simulator events"
+            )
+        }
+        let state = try? simulator?.savedState()
+        federatedSimulator.pending.append(StoreBatch(events: items, simulatorState: state, nowMilliseconds: nowMs()))
+        pumpFederatedSimulator()
+        return nil
+    }
+
+    private func nowMs() -> Int64 { clock.now().millisecondsSinceEpoch }
+
+    private func pumpFederatedSimulator() {
+        guard !federatedSimulator.inFlight, federatedSimulator.retry == nil,
+            let batch = federatedSimulator.pending.first
+        else { return }
+        federatedSimulator.inFlight = true
+        store.commit(batch) { [weak self] result in
+            guard let self else { return }
+            self.federatedSimulator.inFlight = false
+            switch result {
+            case .success:
+                self.federatedSimulator.pending.removeFirst()
+                if self.federatedSimulator.failing {
+                    self.federatedSimulator.failing = false
+                    self.logger.log(.notice, "simulator events stored in the federation again, in order", [])
+                }
+                self.pumpFederatedSimulator()
+            case .failure(let e):
+                if !self.federatedSimulator.failing {
+                    self.federatedSimulator.failing = true
+                    self.logger.log(
+                        .warning,
+                        "the federation refuses the simulator's events; they are held in order and retried",
+                        [("error", e.message), ("held_batches", "\(self.federatedSimulator.pending.count)")]
+                    )
+                }
+                guard !self.isShuttingDown else { return }
+                self.federatedSimulator.retry = self.loop.scheduleTimer(after: 500, repeat: 0) { [weak self] in
+                    self?.federatedSimulator.retry = nil
+                    self?.pumpFederatedSimulator()
+                }
+            }
+        }
+    }
+
+    /// Stops following at shutdown.
+    func stopFederation() {
+        federatedSimulator.retry?.cancel()
+        federatedSimulator.retry = nil
+        federationWatch?.cancel()
+        federationWatch = nil
+        federation?.close()
+    }
+
+    /// The ERROR a PUBLISH gets when the federation refused its batch, or `nil` for another store error.
+    static func federationRefusal(_ e: StoreError) -> WireError? {
+        guard e.message.hasPrefix("federationUnavailable") || e.message.hasPrefix("federationConflict") else {
+            return nil
+        }
+        return WireError(
+            .federationUnavailable,
+            "cannot store the event: \(e.message); publish again once `livebus status` shows the federation connected"
+        )
+    }
+
+    /// The `federation` field of `status`: `null`, `{"state": "unjoined"}` before a `--federate-optional` daemon
+    /// joined, or the link, the stream and its peers, and the consumer's lag.
+    func federationStatus() -> JSONValue {
+        if store is UnjoinedFederationStore { return .object(["state": .string("unjoined")]) }
+        guard let js = federation else { return .null }
+        var f: [String: JSONValue] = [
+            "state": .string(js.linkState.rawValue),
+            "server": js.connectedServer.map { .string($0) } ?? .null,
+            "servers": .array(js.knownServers.map { .string($0) }),
+            "stream": .string(js.streamName),
+            "appliedSequence": .number(Double(js.appliedStreamSequence)),
+        ]
+        if let st = js.lastStatus {
+            f["messages"] = .number(Double(st.messages))
+            f["lastSequence"] = .number(Double(st.lastSequence))
+            f["lag"] = .number(
+                Double(st.lastSequence > js.appliedStreamSequence ? st.lastSequence - js.appliedStreamSequence : 0)
+            )
+            f["replicas"] = .number(Double(st.replicas))
+            f["cluster"] = st.cluster.map { .string($0) } ?? .null
+            f["leader"] = st.leader.map { .string($0) } ?? .null
+            f["peers"] = .array(
+                st.peers.map {
+                    .object([
+                        "name": .string($0.name), "current": .bool($0.current), "offline": .bool($0.offline),
+                        "lag": .number(Double($0.lag)), "activeMs": .number(Double($0.activeMilliseconds)),
+                    ])
+                }
+            )
+            f["readAgoMs"] = .number(Double(max(0, Int64(Date().timeIntervalSince1970 * 1000) - st.readAtMilliseconds)))
+        }
+        return .object(f)
+    }
+}
+
+/// The simulator's batches waiting for the federation, oldest first (loop thread).
+struct FederatedSimulatorQueue {
+    var pending: [StoreBatch] = []
+    var inFlight = false
+    var failing = false
+    var retry: (any BusTimer)?
+}
+
+/// A weak reference to the daemon handed to another thread, dereferenced only on the loop thread.
+private struct DaemonBox: @unchecked Sendable {
+    // @unchecked: `value` is read only inside closures the loop runs on its own thread.
+    weak var value: Daemon?
+    init(_ d: Daemon) { value = d }
+}
+
+/// A store opened on another thread, handed to the loop once.
+private struct JoinedStore: @unchecked Sendable {
+    // @unchecked: made on a worker thread, used only on the loop thread after the handoff (no other reference).
+    let store: JetStreamStore
+    init(_ s: JetStreamStore) { store = s }
+}
+
+/// The store of a `--federate-optional` daemon before it joined: every event is refused with
+/// `federationUnavailable` (it would get a sequence the federation does not know); resume records stay in memory.
+final class UnjoinedFederationStore: EventStore {
+    private let memory: MemoryEventStore
+    init(logCapacity: Int) { memory = MemoryEventStore(logCapacity: logCapacity) }
+    var isDurable: Bool { false }
+    func commit(_ batch: StoreBatch, completion: @escaping (Result<[StoredEvent], StoreError>) -> Void) {
+        guard batch.events.isEmpty else {
+            completion(
+                .failure(
+                    StoreError(
+                        "federationUnavailable: this daemon has not joined its NATS JetStream cluster yet (--federate-optional); nothing was stored"
+                    )
+                )
+            )
+            return
+        }
+        memory.commit(batch, completion: completion)
+    }
+    func latest(topic: String) -> StoredEvent? { nil }
+    func events(topic: String, from: UInt64, limit: Int) -> [StoredEvent]? { from <= 1 ? [] : nil }
+    var topics: [String] { [] }
+    func resumeRecords() -> [ResumeRecord] { [] }
+    func meta(_ key: String) -> String? { nil }
+    func simulatorState() -> Data? { nil }
+}

@@ -1,0 +1,189 @@
+import CNATS
+import Foundation
+
+/// Where and how to reach the federation's NATS servers, and the stream the bus keeps there.
+public struct FederationOptions: Sendable {
+    /// Server URLs, `nats://HOST:PORT` (or `tls://…`), tried in order; others the cluster advertises are added.
+    public var servers: [String]
+    /// The JetStream stream: default `LIVEBUS`.
+    public var stream: String = "LIVEBUS"
+    /// The first token of every subject the bus writes: default `livebus` (``FederationSubjects``).
+    public var subjectPrefix: String = "livebus"
+    /// The replicas the stream must have (a new stream is created with them; an existing one with fewer is
+    /// refused). Default 3, a quorum that survives one NATS node. Flag `--federate-replicas`.
+    public var replicas: Int = 3
+    /// A `.creds` file (user JWT and nkey seed) for servers that require it. Flag `--federate-creds`.
+    public var credentialsFile: String?
+    /// A PEM file of the CA that signed the servers' TLS certificates. Flag `--federate-ca`.
+    public var caFile: String?
+    /// Events kept per topic (the stream's `max_msgs_per_subject`).
+    public var logCapacity: Int = 1024
+    /// How long one request (a publish's acknowledgement, a stream lookup) may take, milliseconds. Default 5 s.
+    public var requestTimeoutMilliseconds: Int64 = 5000
+    /// The connection's name in the servers' monitoring (`connz`).
+    public var connectionName: String = "livebusd"
+
+    /// Creates options for `servers` with the documented defaults.
+    /// - Parameter servers: Server URLs.
+    public init(servers: [String]) { self.servers = servers }
+
+    /// Parses `--federate`'s value: comma-separated `nats://HOST:PORT` URLs.
+    /// - Parameter value: The flag's value.
+    /// - Returns: The URLs.
+    /// - Throws: ``FederationError`` naming the entry that is not a NATS URL.
+    public static func parseServers(_ value: String) throws(FederationError) -> [String] {
+        let parts = value.split(separator: ",", omittingEmptySubsequences: false).map {
+            $0.trimmingCharacters(in: .whitespaces)
+        }
+        guard !parts.isEmpty, !parts.contains(where: \.isEmpty) else {
+            throw FederationError(
+                "--federate '\(value)' has an empty entry; give nats://HOST:PORT[,nats://HOST:PORT…]"
+            )
+        }
+        for p in parts {
+            guard let u = URLComponents(string: p), let scheme = u.scheme, ["nats", "tls"].contains(scheme),
+                u.host?.isEmpty == false, u.port != nil
+            else {
+                throw FederationError(
+                    "--federate entry '\(p)' is not nats://HOST:PORT (or tls://HOST:PORT); e.g. nats://127.0.0.1:4222"
+                )
+            }
+        }
+        return parts
+    }
+}
+
+/// A failure to reach or use the federation, with what to do.
+public struct FederationError: Error, Sendable, CustomStringConvertible {
+    /// What failed and what to do.
+    public var message: String
+    /// Creates an error.
+    public init(_ message: String) { self.message = message }
+    public var description: String { message }
+}
+
+/// The state of the link to NATS, as libnats reports it.
+public enum FederationLinkState: String, Sendable {
+    /// Connected: publishes are taken.
+    case connected
+    /// Lost and reconnecting (libnats retries every 250 ms): publishes are refused.
+    case reconnecting
+    /// Closed (shutdown).
+    case closed
+}
+
+/// One libnats connection and its JetStream context, used from the store's threads (libnats connections are
+/// thread-safe: nats.c README "thread safe"; the synchronous API blocks only the calling thread).
+///
+/// The libuv adapter (`nats/adapters/libuv.h`) is not used: in nats.c 3.4.x it drives the socket from the loop and
+/// has open crash and reconnect-loop reports when a server stops answering (SIGSTOP); here a frozen server only
+/// times out requests on the store's own threads. Source: ISSUE-19 "Failures".
+final class NATSLink: @unchecked Sendable {
+    // @unchecked: `nc` and `js` are set once in init and freed in deinit; libnats itself locks them.
+    let nc: OpaquePointer
+    let js: OpaquePointer
+    let options: FederationOptions
+
+    /// Connects to the first server that answers.
+    /// - Throws: ``FederationError`` naming the servers and libnats' reason.
+    init(_ options: FederationOptions) throws(FederationError) {
+        self.options = options
+        var opts: OpaquePointer?
+        guard natsOptions_Create(&opts) == NATS_OK, let opts else {
+            throw FederationError("cannot create the NATS options (out of memory)")
+        }
+        defer { natsOptions_Destroy(opts) }
+        var s = NATS_OK
+        let cStrings = options.servers.map { strdup($0) }
+        defer { cStrings.forEach { free($0) } }
+        var ptrs: [UnsafePointer<CChar>?] = cStrings.map { UnsafePointer($0) }
+        s = ptrs.withUnsafeMutableBufferPointer { natsOptions_SetServers(opts, $0.baseAddress, Int32($0.count)) }
+        if s == NATS_OK { s = natsOptions_SetName(opts, options.connectionName) }
+        if s == NATS_OK { s = natsOptions_SetTimeout(opts, 2000) }
+        if s == NATS_OK { s = natsOptions_SetAllowReconnect(opts, true) }
+        if s == NATS_OK { s = natsOptions_SetMaxReconnect(opts, -1) }
+        if s == NATS_OK { s = natsOptions_SetReconnectWait(opts, 250) }
+        // A server that stops answering (SIGSTOP, a partition) is noticed within 2 × 1 s.
+        if s == NATS_OK { s = natsOptions_SetPingInterval(opts, 1000) }
+        if s == NATS_OK { s = natsOptions_SetMaxPingsOut(opts, 2) }
+        if s == NATS_OK, let creds = options.credentialsFile {
+            s = natsOptions_SetUserCredentialsFromFiles(opts, creds, nil)
+            if s != NATS_OK {
+                throw FederationError(
+                    "--federate-creds \(creds): \(Self.lastError(s)); give a .creds file (user JWT and seed)"
+                )
+            }
+        }
+        if s == NATS_OK, let ca = options.caFile {
+            s = natsOptions_LoadCATrustedCertificates(opts, ca)
+            if s != NATS_OK {
+                throw FederationError("--federate-ca \(ca): \(Self.lastError(s)); give a PEM file of the servers' CA")
+            }
+            s = natsOptions_SetSecure(opts, true)
+        }
+        guard s == NATS_OK else { throw FederationError("cannot set the NATS options: \(Self.lastError(s))") }
+        var conn: OpaquePointer?
+        s = natsConnection_Connect(&conn, opts)
+        guard s == NATS_OK, let conn else {
+            throw FederationError(
+                "cannot reach NATS at \(options.servers.joined(separator: ",")): \(Self.lastError(s)); start the cluster (tools/nats-cluster start) or add --federate-optional to run alone and join later"
+            )
+        }
+        var jsOpts = jsOptions()
+        jsOptions_Init(&jsOpts)
+        jsOpts.Wait = options.requestTimeoutMilliseconds
+        var ctx: OpaquePointer?
+        s = natsConnection_JetStream(&ctx, conn, &jsOpts)
+        guard s == NATS_OK, let ctx else {
+            natsConnection_Destroy(conn)
+            throw FederationError("cannot open JetStream on \(options.servers[0]): \(Self.lastError(s))")
+        }
+        nc = conn
+        js = ctx
+    }
+
+    deinit {
+        jsCtx_Destroy(js)
+        natsConnection_Close(nc)
+        natsConnection_Destroy(nc)
+    }
+
+    /// The link's state now (thread-safe).
+    var state: FederationLinkState {
+        switch natsConnection_Status(nc) {
+        case NATS_CONN_STATUS_CONNECTED: return .connected
+        case NATS_CONN_STATUS_CLOSED: return .closed
+        default: return .reconnecting
+        }
+    }
+
+    /// The URL of the server connected to, or `nil` while reconnecting.
+    var connectedURL: String? {
+        var buf = [CChar](repeating: 0, count: 256)
+        guard natsConnection_GetConnectedUrl(nc, &buf, buf.count) == NATS_OK, buf[0] != 0 else { return nil }
+        return String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// The servers libnats knows (given and discovered from the cluster).
+    var knownServers: [String] {
+        var list: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
+        var count: Int32 = 0
+        guard natsConnection_GetServers(nc, &list, &count) == NATS_OK, let list else { return [] }
+        var out: [String] = []
+        for i in 0..<Int(count) {
+            if let p = list[i] {
+                out.append(String(cString: p))
+                free(p)
+            }
+        }
+        free(list)
+        return out
+    }
+
+    /// libnats' text for `s`, with its last error detail when there is one.
+    static func lastError(_ s: natsStatus) -> String {
+        var st = s
+        if let p = nats_GetLastError(&st), p.pointee != 0 { return String(cString: p) }
+        return String(cString: natsStatus_GetText(s))
+    }
+}

@@ -1,0 +1,243 @@
+import Foundation
+import LiveBusCore
+import LiveBusFederation
+import LiveBusWire
+import Testing
+
+/// A `nats-server -js` on a free loopback port, in a temporary directory, killed when the value is dropped.
+final class NATSServer {
+    let port: Int
+    let dir: String
+    private let process: Process
+    var url: String { "nats://127.0.0.1:\(port)" }
+
+    /// `nats-server` from PATH or /usr/bin, or `nil` when it is not installed (tools/setup installs it).
+    static var binary: String? {
+        for p in ["/usr/bin/nats-server", "/usr/local/bin/nats-server", "/usr/sbin/nats-server"]
+        where FileManager.default.isExecutableFile(atPath: p) {
+            return p
+        }
+        return nil
+    }
+
+    init() throws {
+        guard let bin = Self.binary else {
+            throw NATSServerMissing()
+        }
+        port = Self.freePort()
+        dir = FileManager.default.temporaryDirectory.appendingPathComponent("lb-nats-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: bin)
+        process.arguments = ["-js", "-a", "127.0.0.1", "-p", "\(port)", "-sd", dir]
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Ready when its client port takes a connection (a generous guard, not a measured duration).
+        let deadline = Date().addingTimeInterval(10)
+        while !Self.accepts(port) {
+            guard Date() < deadline, process.isRunning else {
+                throw NATSServerMissing(message: "nats-server did not listen on 127.0.0.1:\(port) within 10 s")
+            }
+            usleep(20_000)
+        }
+    }
+
+    deinit {
+        process.terminate()
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+
+    static func freePort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var a = sockaddr_in()
+        a.sin_family = sa_family_t(AF_INET)
+        a.sin_addr.s_addr = inet_addr("127.0.0.1")
+        a.sin_port = 0
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafePointer(to: &a) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) } }
+        _ = withUnsafeMutablePointer(to: &a) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &len) }
+        }
+        return Int(UInt16(bigEndian: a.sin_port))
+    }
+
+    static func accepts(_ port: Int) -> Bool {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var a = sockaddr_in()
+        a.sin_family = sa_family_t(AF_INET)
+        a.sin_addr.s_addr = inet_addr("127.0.0.1")
+        a.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: &a) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+            }
+        }
+    }
+}
+
+struct NATSServerMissing: Error, CustomStringConvertible {
+    var message = "nats-server is not installed: run tools/setup (Debian package nats-server)"
+    var description: String { message }
+}
+
+/// The JetStream store against the core's store conformance suite, unchanged: each check gets its own
+/// `nats-server -js` and a stream of its own; `reopen` opens the same stream again (a daemon restart).
+/// Source: ISSUE-19 "The store conformance tests of the bus-core issue pass against it unchanged".
+@Suite(.enabled(if: NATSServer.binary != nil, "nats-server is not installed: run tools/setup"))
+struct JetStreamStoreConformanceTests {
+    @Test(arguments: StoreConformance.checks)
+    func jetStreamStore(_ check: StoreConformance.Check) throws {
+        let server = try NATSServer()
+        var options = FederationOptions(servers: [server.url])
+        options.replicas = 1
+        options.stream = "LBTEST"
+        options.subjectPrefix = "lbtest"
+        try withExtendedLifetime(server) {
+            try check.run(
+                StoreConformance.Harness(
+                    open: {
+                        var o = options
+                        o.logCapacity = $0
+                        return try JetStreamStore(o)
+                    },
+                    reopen: {
+                        var o = options
+                        o.logCapacity = $0
+                        return try JetStreamStore(o)
+                    }
+                )
+            )
+        }
+    }
+}
+
+/// The federation's own rules: replicas, the sequence across writers, the subject mapping.
+@Suite(.enabled(if: NATSServer.binary != nil, "nats-server is not installed: run tools/setup"))
+struct JetStreamStoreFederationTests {
+    /// A single server holds one replica: asking for three is refused at start, with the reason.
+    @Test func tooFewReplicasAreRefusedAtStart() throws {
+        let server = try NATSServer()
+        var o = FederationOptions(servers: [server.url])
+        o.replicas = 3
+        #expect {
+            _ = try JetStreamStore(o)
+        } throws: { e in
+            "\(e)".contains("3 replicas") && "\(e)".contains("--federate-replicas")
+        }
+        // An existing stream of 1 replica is refused when 2 are asked for.
+        o.replicas = 1
+        _ = try JetStreamStore(o)
+        o.replicas = 2
+        #expect {
+            _ = try JetStreamStore(o)
+        } throws: { e in
+            "\(e)".contains("has 1 replica") && "\(e)".contains("asks for 2")
+        }
+    }
+
+    /// NATS unreachable: a clear error naming the servers and `--federate-optional`.
+    @Test func unreachableServersAreAClearError() {
+        let port = NATSServer.freePort()
+        let o = FederationOptions(servers: ["nats://127.0.0.1:\(port)"])
+        #expect {
+            _ = try JetStreamStore(o)
+        } throws: { e in
+            "\(e)".contains("cannot reach NATS at nats://127.0.0.1:\(port)") && "\(e)".contains("--federate-optional")
+        }
+    }
+
+    /// Two writers on one stream (two daemons): one sequence per topic, never reused, no gap — the second writer
+    /// loses the optimistic race, reads the subject's last message and takes the next sequence.
+    @Test func twoWritersShareOneSequencePerTopic() throws {
+        let server = try NATSServer()
+        var o = FederationOptions(servers: [server.url])
+        o.replicas = 1
+        let a = try JetStreamStore(o)
+        let b = try JetStreamStore(o)
+        var seqs: [UInt64] = []
+        for i in 0..<10 {
+            let store = i % 2 == 0 ? a : b
+            var r: Result<[StoredEvent], StoreError>?
+            store.commit(StoreBatch(events: [("orders/A1", StoreConformance.event("s\(i)"))])) { r = $0 }
+            seqs += try #require(r).get().map(\.sequence)
+        }
+        #expect(seqs == Array(1...10))
+        // A third store opened now reads all ten, in order, from the stream.
+        let c = try JetStreamStore(o)
+        #expect(c.events(topic: "orders/A1", from: 1)?.map(\.sequence) == Array(1...10))
+        #expect(c.latest(topic: "orders/A1")?.body.contentState.status == "s9")
+    }
+
+    /// Following: what one store commits reaches another store's mirror and its event hook, in order.
+    @Test func aFollowingStoreSeesAnotherWritersEventsInOrder() throws {
+        let server = try NATSServer()
+        var o = FederationOptions(servers: [server.url])
+        o.replicas = 1
+        let writer = try JetStreamStore(o)
+        let follower = try JetStreamStore(o)
+        let inbox = Inbox()
+        try follower.startFollowing(post: { inbox.post($0) }, onEvent: { _ in }, onResume: { _, _ in })
+        for i in 1...5 {
+            var r: Result<[StoredEvent], StoreError>?
+            writer.commit(
+                StoreBatch(
+                    events: [("orders/B\(i % 2)", StoreConformance.event("s\(i)"))],
+                    resumeRecords: [ResumeRecord(token: "tok", name: "pixel", patterns: ["orders/>"], lastSent: [:])]
+                )
+            ) { r = $0 }
+            _ = try #require(r).get()
+        }
+        // Run the posted closures as the daemon's loop would, until the mirror holds all five (10 s guard).
+        let deadline = Date().addingTimeInterval(10)
+        while follower.events(topic: "orders/B1", from: 1)?.count != 3 || follower.latest(topic: "orders/B0") == nil {
+            try #require(Date() < deadline, "the follower did not see the writer's events within 10 s")
+            inbox.runAll()
+            usleep(10_000)
+        }
+        #expect(follower.events(topic: "orders/B1", from: 1)?.map(\.body.contentState.status) == ["s1", "s3", "s5"])
+        #expect(follower.resumeRecords().map(\.name) == ["pixel"])
+    }
+
+    @Test func subjectsMapTopicsReversibly() {
+        let topics = ["orders/A1001", "a.b/c d", "x_y/*", "한글/1"]
+        for t in topics {
+            let subject = FederationSubjects.event(t, prefix: "livebus")
+            #expect(!subject.contains(" ") && !subject.contains("*") && !subject.contains(">"))
+            #expect(FederationSubjects.kind(of: subject, prefix: "livebus") == .event(topic: t))
+        }
+        #expect(FederationSubjects.event("orders/A1001", prefix: "livebus") == "livebus.ev.orders.A1001")
+        #expect(
+            FederationSubjects.kind(of: FederationSubjects.resume("k.1", prefix: "p"), prefix: "p")
+                == .resume(token: "k.1")
+        )
+        #expect(FederationSubjects.kind(of: "other.ev.x", prefix: "p") == nil)
+    }
+
+    @Test func serverListsAreChecked() throws {
+        #expect(
+            try FederationOptions.parseServers("nats://a:4222,nats://b:4223") == ["nats://a:4222", "nats://b:4223"]
+        )
+        #expect(throws: FederationError.self) { try FederationOptions.parseServers("localhost:4222") }
+        #expect(throws: FederationError.self) { try FederationOptions.parseServers("nats://a:4222,") }
+    }
+}
+
+/// Closures posted by the store's threads, run on the test's thread (the daemon's loop does this with uv_async).
+final class Inbox: @unchecked Sendable {
+    // @unchecked: `work` is behind `lock`.
+    private let lock = NSLock()
+    private var work: [@Sendable () -> Void] = []
+    func post(_ w: @escaping @Sendable () -> Void) { lock.withLock { work.append(w) } }
+    func runAll() {
+        let w = lock.withLock {
+            let w = work
+            work = []
+            return w
+        }
+        w.forEach { $0() }
+    }
+}
