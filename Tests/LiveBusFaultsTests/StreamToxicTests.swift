@@ -18,7 +18,9 @@ import Testing
         try pipeline.add(spec(.latency, ToxicParams(latencyMs: 100, jitterMs: 80)), at: 0)
         let log = drive(&pipeline, (0..<300).map { (atMs: Int64($0), bytes: frame(UInt64($0))) }, until: 10_000)
         let out = writes(log.map(\.action))
-        #expect(out.map { sequenceOf($0.bytes) } == (0..<300).map(UInt64.init), "order kept")
+        let sent: [UInt64] = (0..<300).map { UInt64($0) }
+        let received: [UInt64] = out.map { sequenceOf($0.bytes) }
+        #expect(received == sent, "order kept")
         #expect(out.map(\.atMs) == out.map(\.atMs).sorted())
         for entry in log { if case .write(_, let atMs) = entry.action { #expect(atMs == entry.executedAtMs) } }
     }
