@@ -198,6 +198,17 @@ public struct ActivityBoard: Sendable {
             return .rejected(failure.reason, source: failure.source)
         }
         let update = record.latest
+        return begin(orderID, with: update, at: now, source: ActivitySource.displayingLiveData)
+    }
+
+    /// Starts the activity of `orderID` showing `update`: counted, marked started, stale at once when its stale
+    /// date already passed (P4).
+    private mutating func begin(
+        _ orderID: String,
+        with update: ActivityUpdate,
+        at now: ClientInstant,
+        source: String
+    ) -> Verdict {
         var activity = Activity(
             orderID: orderID,
             content: update.content,
@@ -209,13 +220,12 @@ public struct ActivityBoard: Sendable {
             lastConfirmed: update.lastConfirmed,
             startIndex: nextStartIndex
         )
-        // A stale date already past at the start makes the activity stale at once (P4).
         if let staleDate = update.staleDate, staleDate <= now { activity.state = .stale }
         nextStartIndex += 1
         startedActivityCount += 1
         orderByID[orderID]?.intent = .started
         activityByOrder[orderID] = activity
-        return .applied(source: ActivitySource.displayingLiveData)
+        return .applied(source: source)
     }
 
     private mutating func startFailure(for update: ActivityUpdate) -> (reason: VerdictReason, source: String)? {
@@ -246,23 +256,7 @@ public struct ActivityBoard: Sendable {
         start.event = .start
         orderByID[update.orderID] = OrderRecord(latest: start, intent: .pendingUntilReady, cancelFailures: 0)
         orderSequence.append(update.orderID)
-        var activity = Activity(
-            orderID: update.orderID,
-            content: update.content,
-            etaTarget: update.etaTarget,
-            staleDate: update.staleDate,
-            relevanceScore: update.relevanceScore,
-            startedAt: now,
-            lastAppliedTimestamp: update.timestamp,
-            lastConfirmed: update.lastConfirmed,
-            startIndex: nextStartIndex
-        )
-        if let staleDate = update.staleDate, staleDate <= now { activity.state = .stale }
-        nextStartIndex += 1
-        startedActivityCount += 1
-        orderByID[update.orderID]?.intent = .started
-        activityByOrder[update.orderID] = activity
-        return .applied(source: ActivitySource.pushArticle)
+        return begin(update.orderID, with: update, at: now, source: ActivitySource.pushArticle)
     }
 
     // MARK: - Updates
