@@ -643,6 +643,9 @@ final class E2ERun {
         let target: E2ESessionTarget
         switch a.kind {
         case .posture(let t, _), .appState(let t, _), .clock(let t, _, _): target = t
+        // A phone stopped before it attached would connect only when continued: the slow consumer it stands for is
+        // one that attached and then stopped reading.
+        case .suspendClient(let t): target = t
         case .addToxic(let x):
             guard case .session(let n) = x.target else { return }
             target = .named(n)
