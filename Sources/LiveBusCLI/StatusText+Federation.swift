@@ -20,6 +20,11 @@ extension StatusText {
             s += " · consumer lag \(Int(num(f["lag"])))"
         }
         s += "\n"
+        // The stream's state below is what JetStream last answered: while the link is down it is old, not current.
+        if state != "connected", let ago = f["readAgoMs"]?.doubleValue {
+            s +=
+                "  stale: last read \(age(Int64(ago))) ago, the link is \(state); the leader and peers below may have changed\n"
+        }
         if let leader = f["leader"]?.stringValue {
             s += "  cluster \(f["cluster"]?.stringValue ?? "?") · leader \(leader)\n"
         }
@@ -29,12 +34,18 @@ extension StatusText {
                     p["offline"]?.boolValue == true
                     ? "offline" : (p["current"]?.boolValue == true ? "current" : "behind")
                 s +=
-                    "  peer \(p["name"]?.stringValue ?? "?"): \(where_), lag \(Int(num(p["lag"]))), seen \(Int(num(p["activeMs"]))) ms ago\n"
+                    "  peer \(p["name"]?.stringValue ?? "?"): \(where_), lag \(Int(num(p["lag"]))), seen \(age(Int64(num(p["activeMs"])))) ago\n"
             }
         }
         if case .array(let servers)? = f["servers"], !servers.isEmpty {
             s += "  servers \(servers.compactMap(\.stringValue).joined(separator: ", "))\n"
         }
         return s + "\n"
+    }
+
+    /// An age in milliseconds as the duration flags write it: `579ms` under a second, else whole seconds (`17m14s`).
+    static func age(_ milliseconds: Int64) -> String {
+        let ms = max(0, milliseconds)
+        return ms < 1000 ? "\(ms)ms" : spokenDuration(ms / 1000 * 1000)
     }
 }

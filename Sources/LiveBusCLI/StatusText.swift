@@ -7,7 +7,7 @@ enum StatusText {
 
     static func render(_ d: JSONValue) -> String {
         var s = "daemon on \(d["socket"]?.stringValue ?? "?") · scenario \(d["scenario"]?.stringValue ?? "none")"
-        s += " at \(LivebusCommand.fmt(num(d["timeScale"])))× · up \(Int(num(d["uptimeMs"]) / 1000)) s\n\n"
+        s += " at \(LivebusCommand.fmt(num(d["timeScale"])))× · up \(age(Int64(num(d["uptimeMs"]))))\n\n"
         s += degraded(d)
         s += federation(d)
         s += "SESSIONS\n"
@@ -63,6 +63,9 @@ enum StatusText {
         }
         s += apnsTokens(d["apns"])
         s += "\nORDERS\n" + orders(d["orders"] ?? .array([]))
+        if let f = d["federation"], f != .null {
+            s += "  (this daemon's orders only: each daemon of the federation lists the orders created on it)\n"
+        }
         let shownOrders: Int = { if case .array(let a)? = d["orders"] { a.count } else { 0 } }()
         let orderCount = Int(num(d["orderCount"]))
         if orderCount > shownOrders {

@@ -412,7 +412,7 @@ extension Daemon {
     }
 
     private func orderCancel(_ args: [String: JSONValue], id: UInt64, from s: Session) {
-        guard let orderID = args["order"]?.stringValue, simulator != nil else {
+        guard let orderID = args["order"]?.stringValue else {
             replyError(
                 s,
                 id: id,
@@ -420,6 +420,10 @@ extension Daemon {
                 "order.cancel needs an 'order' id",
                 recovery: "livebus order cancel ORDER-ID"
             )
+            return
+        }
+        guard simulator != nil else {
+            replyUnknownOrder(s, id: id, orderID)
             return
         }
         if refuseWhileDegraded(s, id: id) { return }
@@ -438,6 +442,7 @@ extension Daemon {
                 ResultBody(ok: true, data: .object(["order": .string(orderID), "outcome": .string("canceled")]))
             )
         case .failed(let reason):
+            logger.log(.notice, "order cancel refused", [("order", orderID), ("reason", reason)])
             replyError(
                 s,
                 id: id,
@@ -448,8 +453,25 @@ extension Daemon {
         case .alreadyTerminal:
             replyError(s, id: id, code: "alreadyTerminal", "order \(orderID) is already delivered or canceled")
         case .unknownOrder:
-            replyError(s, id: id, code: "unknownOrder", "no order \(orderID)", recovery: "see `livebus order list`")
+            replyUnknownOrder(s, id: id, orderID)
         }
+    }
+
+    /// The `unknownOrder` ERROR of `order.cancel`: on a federated daemon an order another daemon created (its topic
+    /// is in the stream) is named as such, with where to cancel it.
+    private func replyUnknownOrder(_ s: Session, id: UInt64, _ orderID: String) {
+        if federation != nil, store.latest(topic: "orders/\(orderID)") != nil {
+            replyError(
+                s,
+                id: id,
+                code: "unknownOrder",
+                "order \(orderID) was created on another daemon of the federation: each daemon runs the orders created on it (its phones here only follow orders/\(orderID))",
+                recovery:
+                    "cancel it on the daemon that created it: livebus order cancel \(orderID) --socket THAT-DAEMON'S-SOCKET"
+            )
+            return
+        }
+        replyError(s, id: id, code: "unknownOrder", "no order \(orderID)", recovery: "see `livebus order list`")
     }
 }
 

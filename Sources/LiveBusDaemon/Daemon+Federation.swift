@@ -232,7 +232,8 @@ extension Daemon {
     }
 
     /// The `federation` field of `status`: `null`, `{"state": "unjoined"}` before a `--federate-optional` daemon
-    /// joined, or the link, the stream and its peers, and the consumer's lag.
+    /// joined, or the link, the stream and its peers, and the consumer's lag; `stale` is `true` while the link is
+    /// not connected (the stream's state is then `readAgoMs` milliseconds old, host wall clock).
     func federationStatus() -> JSONValue {
         if store is UnjoinedFederationStore { return .object(["state": .string("unjoined")]) }
         guard let js = federation else { return .null }
@@ -260,6 +261,8 @@ extension Daemon {
                     ])
                 }
             )
+            // What JetStream last answered is old while the link is down: the leader and peers may have changed.
+            f["stale"] = .bool(js.linkState != .connected)
             f["readAgoMs"] = .number(Double(max(0, Int64(Date().timeIntervalSince1970 * 1000) - st.readAtMilliseconds)))
         }
         return .object(f)

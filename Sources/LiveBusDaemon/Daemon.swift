@@ -281,9 +281,13 @@ public final class Daemon {
             // Push ids carry on above the ids the previous run reserved.
             pushCounter = Int(store.meta("pushIDsReserved") ?? "") ?? 0
             pushIDsReserved = pushCounter
-            let meta = StoreBatch(meta: [("scenario", "\(options.scenario ?? "none") seed \(options.seed)")])
-            if case .failure(let e) = store.commitInTurn(meta) {
-                logger.log(.error, "cannot record the scenario in the data directory", [("error", e.message)])
+            // A federation's stream is shared: only the daemon that runs the scenario records it there (a daemon
+            // without one would overwrite it, and the scenario's daemon would start over after a restart).
+            if options.federation == nil || options.scenario != nil {
+                let meta = StoreBatch(meta: [("scenario", "\(options.scenario ?? "none") seed \(options.seed)")])
+                if case .failure(let e) = store.commitInTurn(meta) {
+                    logger.log(.error, "cannot record the scenario in the data directory", [("error", e.message)])
+                }
             }
         }
         loop.onTurnEnd { [weak self] in self?.commitTurn() }

@@ -49,6 +49,12 @@ public final class JetStreamStore: EventStore {
         logCapacity = max(1, options.logCapacity)
         link = try NATSLink(options)
         streamReplicas = try Self.ensureStream(link, options, logCapacity: max(1, options.logCapacity))
+        // A stream just created (or a cluster just started) answers publishes only once its replicas elected a
+        // leader ("No responders" before): wait up to 5 s for one, so the daemon is ready when it says so.
+        for _ in 0..<50 {
+            if let st = StreamStatus.fetch(link), st.cluster == nil || st.leader != nil { break }
+            usleep(100_000)
+        }
         writer = Writer(link: link)
         let loaded = try Follower.load(link)
         for m in loaded.items { mirror.apply(m, capacity: logCapacity) }

@@ -410,7 +410,10 @@ public struct DeliverySimulator: Sendable {
         } else if state.settings.cancelFailureProbability > 0
             && state.rng.chance(state.settings.cancelFailureProbability)
         {
-            outcome = .failed(reason: "the store refused the cancel request")
+            outcome = .failed(
+                reason:
+                    "the restaurant refused the cancel request (the scenario refuses a cancel with its cancelFailureProbability)"
+            )
         } else {
             outcome = .canceled
             setStatus(i, .canceled, at: t)

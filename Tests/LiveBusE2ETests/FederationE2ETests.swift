@@ -321,22 +321,28 @@ struct FederationE2ETests {
     }
 
     /// The demo on daemon 1 (its simulator's events go into the stream): phones on all three daemons follow it to
-    /// delivered, every event once, in sequence order.
+    /// delivered, every event once, in sequence order; a kill -9 of daemon 1 mid-order and its restart with the
+    /// same command carry on from the simulator state in the stream (README "More than one machine"), never from the
+    /// scenario's beginning (review finding 1: the phones went delivering → created → cooking).
     @Test func phonesOnEveryDaemonFollowTheDemoToDelivered() throws {
         let cluster = try NATSCluster()
         let dir = temporaryDirectory("lbfm")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let d1 = try Self.startDaemon(
-            dir,
-            1,
-            federate: cluster.urls,
-            extra: ["--scenario", "demo-120s", "--time-scale", "40"]
-        )
+        let scenario = ["--scenario", "demo-120s", "--time-scale", "40"]
+        var d1 = try Self.startDaemon(dir, 1, federate: cluster.urls, extra: scenario)
         let d2 = try Self.startDaemon(dir, 2, federate: cluster.urls)
         let d3 = try Self.startDaemon(dir, 3, federate: cluster.urls)
         defer { [d1, d2, d3].forEach { $0.terminate() } }
         let loop = try EventLoop()
         let phones = (1...3).map { Phones(["h\($0)"], socket: dir + "/d\($0).sock", loop: loop) }
+        // Mid-order (the phone on daemon 2 has seen the order past created), kill -9 of daemon 1 and a restart.
+        #expect(
+            runLoop(loop, timeoutMs: 20_000) {
+                (phones[1].applied["h2"]?.contains { $0.status != "created" } ?? false)
+            }
+        )
+        d1.kill9()
+        d1 = try Self.startDaemon(dir, 1, federate: cluster.urls, extra: scenario)
         #expect(
             runLoop(loop, timeoutMs: 20_000) { phones.allSatisfy(\.allDelivered) },
             "phones: \(phones.map { $0.applied.mapValues { $0.map(\.status) } })"
@@ -350,6 +356,13 @@ struct FederationE2ETests {
                 #expect(statuses == E2EDaemonTests.fullSequence, "\(n) saw \(statuses)")
             }
         }
+        // Daemon 2 did not create the order: a cancel there says where it runs (review finding 5), and its status
+        // says that it lists its own orders only.
+        let topic = phones[1].applied["h2"]?.first?.topic ?? "orders/?"
+        let order = String(topic.dropFirst("orders/".count))
+        let cancel = Self.cli(["order", "cancel", order, "--socket", dir + "/d2.sock"])
+        #expect(cancel.contains("order \(order) was created on another daemon of the federation"), "\(cancel)")
+        #expect(Self.statusText(dir + "/d2.sock").contains("this daemon's orders only"))
         for s in phones.flatMap(\.sessions) { s.close() }
         runLoop(loop, timeoutMs: 100) { false }
         loop.close()
@@ -605,6 +618,22 @@ struct FederationE2ETests {
         let text = statusText(socket, json: true)
         guard let v = try? JSONDecoder().decode(JSONValue.self, from: Data(text.utf8)) else { return .null }
         return v["data"] ?? .null
+    }
+
+    /// `livebus ARGS`'s standard output and error.
+    static func cli(_ args: [String]) -> String {
+        let p = Process()
+        p.executableURL = URL(
+            fileURLWithPath: DaemonChild.binary.replacingOccurrences(of: "/livebusd", with: "/livebus")
+        )
+        p.arguments = args
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = out
+        guard (try? p.run()) != nil else { return "" }
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return String(decoding: data, as: UTF8.self)
     }
 
     static func statusText(_ socket: String, json: Bool = false) -> String {

@@ -130,7 +130,13 @@ struct CancelTests {
     @Test func scenarioCanMakeCancelRequestsFail() {
         var s = sim(1)
         let (outcome, _) = s.cancelOrder(id: "K1", at: at(120_000))
-        #expect(outcome == .failed(reason: "the store refused the cancel request"))
+        #expect(
+            outcome
+                == .failed(
+                    reason:
+                        "the restaurant refused the cancel request (the scenario refuses a cancel with its cancelFailureProbability)"
+                )
+        )
         #expect(s.orders().first?.status == .cooking)
         #expect(s.isFinished == false)
     }
