@@ -30,13 +30,17 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
     public var recovery: String?
     /// The process exit code.
     public var exit: ExitCode
+    /// What the refusal carried besides the error (e.g. APNs's `status` and `reason`): `data` of the `--json`
+    /// error envelope, `nil` for none.
+    public var data: JSONValue?
 
     /// Creates an error.
-    public init(_ code: String, _ message: String, recovery: String? = nil, exit: ExitCode) {
+    public init(_ code: String, _ message: String, recovery: String? = nil, exit: ExitCode, data: JSONValue? = nil) {
         self.code = code
         self.message = message
         self.recovery = recovery
         self.exit = exit
+        self.data = data
     }
 
     /// Nothing answers on `socket` (exit 3), with how to start a daemon there; or, when the socket file belongs to
@@ -53,13 +57,17 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
         )
     }
 
-    /// The socket file at `socket` belongs to user `owner`, not to the caller (exit 3).
-    public static func foreignSocket(_ socket: String, owner: UInt32) -> CLIError {
-        CLIError(
+    /// The socket file at `socket` belongs to user `owner`, not to the caller (exit 3). `flag` is the option that
+    /// named it: `--socket` (the bus) or `--apns-socket` (the APNs endpoint).
+    public static func foreignSocket(_ socket: String, owner: UInt32, flag: String = "--socket") -> CLIError {
+        let own =
+            flag == "--socket"
+            ? "start your own daemon on a path of yours (livebusd, default socket \(defaultSocketPath())) and pass its --socket"
+            : "start your own daemon with `livebusd \(flag) PATH` on a path of yours and pass that \(flag)"
+        return CLIError(
             "daemonUnreachable",
             "a daemon of user \(userName(uid: owner)) owns this socket (\(socket)); you (\(userName(uid: getuid()))) cannot use it",
-            recovery:
-                "run livebus as that user, or start your own daemon on a path of yours (livebusd, default socket \(defaultSocketPath())) and pass its --socket; never remove the other user's socket",
+            recovery: "run livebus as that user, or \(own); never remove the other user's socket",
             exit: .daemonUnreachable
         )
     }
@@ -365,12 +373,15 @@ public struct Output {
         }
     }
 
-    /// Prints an error: to stderr for people, the envelope on stdout for `--json`.
+    /// Prints an error: to stderr for people, the envelope `{"ok": false, "error": {code, message, recovery}}` on
+    /// stdout for `--json` (with `"data"` when the error carries some).
     public func failure(_ e: CLIError) {
         if json {
             var err: [String: JSONValue] = ["code": .string(e.code), "message": .string(e.message)]
             err["recovery"] = e.recovery.map { .string($0) } ?? .null
-            printJSON(JSONValue.object(["ok": .bool(false), "error": .object(err)]))
+            var envelope: [String: JSONValue] = ["ok": .bool(false), "error": .object(err)]
+            if let data = e.data { envelope["data"] = data }
+            printJSON(JSONValue.object(envelope))
         } else {
             var text = "error: \(e.message)\n"
             if let r = e.recovery { text += "hint: \(r)\n" }

@@ -1,6 +1,7 @@
 import Foundation
 import LiveBusAPNs
 import LiveBusAPNsServer
+import LiveBusLoop
 import LiveBusWire
 
 /// `livebus push FILE --via http2 (--token HEX | --channel ID) …`: sends the payload through the daemon's APNs
@@ -77,7 +78,17 @@ enum PushHTTP2 {
         }
         if let p = a.value("priority") { headers.append(("apns-priority", p)) }
         if let c = a.value("collapse-id") { headers.append(("apns-collapse-id", c)) }
-        if let e = a.value("expiration") { headers.append(("apns-expiration", e)) }
+        if let e = a.value("expiration") {
+            // Apple: apns-expiration is "a UNIX epoch date expressed in seconds (UTC)"; 0 means "attempt delivery
+            // only once" (https://developer.apple.com/documentation/usernotifications/sending-notification-requests-to-apns).
+            guard !e.isEmpty, e.allSatisfy({ $0.isASCII && $0.isNumber }), UInt64(e) != nil else {
+                throw .usage(
+                    "--expiration '\(e)' is not a Unix timestamp: it is a whole number of seconds since 1970-01-01 UTC (APNs's apns-expiration), 0 for now or never",
+                    recovery: "e.g. --expiration $(( $(date +%s) + 3600 )) for one hour from now, or --expiration 0"
+                )
+            }
+            headers.append(("apns-expiration", e))
+        }
         headers.append(("authorization", "bearer \(unsignedProviderToken())"))
         // Each --header replaces the default of the same name; a name given twice is sent twice (APNs then
         // answers 400 DuplicateHeaders, as it would to your client).
@@ -124,6 +135,9 @@ enum PushHTTP2 {
         } catch {
             switch error.kind {
             case "unreachable":
+                if let path = unixSocket, let owner = SocketProbe.owner(of: path), owner != getuid() {
+                    throw CLIError.foreignSocket(path, owner: owner, flag: "--apns-socket")
+                }
                 throw CLIError(
                     "daemonUnreachable",
                     error.description,
@@ -136,7 +150,7 @@ enum PushHTTP2 {
         }
         let answer = (try? JSONSerialization.jsonObject(with: Data(response.body))) as? [String: Any]
         var data: [String: JSONValue] = ["status": .number(Double(response.status))]
-        for (k, v) in response.headers { data[k] = .string(v) }
+        for (k, v) in response.headers where !v.isEmpty { data[k] = .string(v) }
         if let r = answer?["reason"] as? String { data["reason"] = .string(r) }
         if let m = answer?["livebus-message"] as? String { data["message"] = .string(m) }
         var text = "APNs \(response.status)"
@@ -146,11 +160,45 @@ enum PushHTTP2 {
             text += ": \(r)"
             if let m = answer?["livebus-message"] as? String { text += " — \(m)" }
         }
+        guard (200..<300).contains(response.status) else {
+            // A refusal: with --json the error envelope, APNs's reason as its code, the answer kept as data;
+            // for people the same line as a success, on stdout (exit 2 either way).
+            guard out.json else {
+                out.success(text, data: .object(data))
+                return ExitCode.usage.rawValue
+            }
+            let reason = answer?["reason"] as? String
+            throw CLIError(
+                reason ?? "http\(response.status)",
+                (answer?["livebus-message"] as? String).map { "APNs \(response.status) \(reason ?? ""): \($0)" }
+                    ?? "APNs \(response.status)\(reason.map { " \($0)" } ?? "")",
+                recovery: refusalRecovery(reason),
+                exit: .usage,
+                data: .object(data)
+            )
+        }
         out.success(text, data: .object(data))
-        return (200..<300).contains(response.status) ? 0 : ExitCode.usage.rawValue
+        return 0
     }
 
     /// The bytes of `path`, or standard input for `-`.
+    /// What to do about APNs's refusal `reason` (Apple's reason names; `nil` when the answer had none).
+    static func refusalRecovery(_ reason: String?) -> String {
+        switch reason {
+        case "BadDeviceToken", "Unregistered", "DeviceTokenNotForTopic":
+            "use a token from `livebus status` (APNS PUSH TOKENS) and its bundle id as --topic"
+        case "BadChannelId", "MissingChannelId":
+            "use a channel id from POST /1/apps/BUNDLE/channels (livebus status -j lists each phone's channels)"
+        case "BadExpirationDate": "--expiration is Unix seconds (UTC), 0 for now or never"
+        case "BadPriority": "--priority is 10, 5 or 1"
+        case "BadCollapseId": "--collapse-id is at most 64 bytes"
+        case "PayloadTooLarge": "shorten the payload (4096 bytes, 5120 for VoIP)"
+        case "BadPayload", "PayloadEmpty": "the body must be a JSON object with an aps dictionary"
+        case "TooManyRequests": "wait and retry with backoff"
+        default: "see the reason in Apple's table: Handling notification responses from APNs"
+        }
+    }
+
     /// - Throws: ``CLIError`` `fileUnreadable` (exit 2) naming the path.
     static func readFile(_ path: String) throws(CLIError) -> [UInt8] {
         if path == "-" { return Array(FileHandle.standardInput.readDataToEndOfFile()) }

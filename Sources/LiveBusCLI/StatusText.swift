@@ -75,9 +75,12 @@ enum StatusText {
     }
 
     /// The `APNS PUSH TOKENS` section (issue 17): per phone its topic and push-to-start token, each activity's
-    /// token, and the broadcast channels; empty when no phone is attached.
+    /// token, and the broadcast channels; empty when no phone is attached, or when the daemon has no APNs endpoint
+    /// (`"endpoint": false`: no --apns/--apns-socket, so nothing accepts a push to these tokens; `--json` still
+    /// lists them, as the tokens the phones would hold).
     static func apnsTokens(_ a: JSONValue?) -> String {
-        guard let a, case .array(let phones)? = a["phones"], !phones.isEmpty else { return "" }
+        guard let a, a["endpoint"]?.boolValue == true, case .array(let phones)? = a["phones"], !phones.isEmpty
+        else { return "" }
         var s = "\nAPNS PUSH TOKENS (POST /3/device/<token>)\n"
         for p in phones {
             s += "  \(p["session"]?.stringValue ?? "?") · apns-topic \(p["topic"]?.stringValue ?? "?")\n"

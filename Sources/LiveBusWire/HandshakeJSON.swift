@@ -251,6 +251,14 @@ extension JSONScanner {
             } else if Self.key(k, is: "liveActivities") {
                 try r.mark(&seen, 1 << 2)
                 p.liveActivities = try r.orNull { (r) throws(WireError) in try r.readString() }
+            } else if Self.key(k, is: "bundleID") {
+                try r.mark(&seen, 1 << 3)
+                p.bundleID = try r.orNull { (r) throws(WireError) in try r.readString() }
+            } else if Self.key(k, is: "channels") {
+                try r.mark(&seen, 1 << 4)
+                p.channels = try r.orNull { (r) throws(WireError) in
+                    try r.array { (r) throws(WireError) in try r.readString() }
+                }
             } else {
                 try r.skipValue()
             }

@@ -290,6 +290,22 @@ struct PushViaHTTP2E2ETests {
         #expect(bad.exit == 2 && bad.stdout.contains("400") && bad.stdout.contains("BadPriority"), "\(bad.stdout)")
         let json = try E2ECLIGoldenTests.run(["push", file, "--token", token, "--priority", "5", "--json"] + via)
         #expect(json.exit == 0 && json.json?["data"]?["status"]?.doubleValue == 200, "\(json.stdout)")
+        // A refusal with --json is the error envelope: APNs's reason as the code, the answer kept as data.
+        let refusedJSON = try E2ECLIGoldenTests.run(
+            ["push", file, "--token", String(repeating: "0", count: 64), "--json"] + via
+        )
+        #expect(refusedJSON.exit == 2, "\(refusedJSON.stdout)")
+        #expect(refusedJSON.json?["ok"]?.boolValue == false, "\(refusedJSON.stdout)")
+        #expect(refusedJSON.json?["error"]?["code"]?.stringValue == "BadDeviceToken", "\(refusedJSON.stdout)")
+        #expect(refusedJSON.json?["error"]?["recovery"]?.stringValue?.contains("livebus status") == true)
+        #expect(refusedJSON.json?["data"]?["status"]?.doubleValue == 400, "\(refusedJSON.stdout)")
+        #expect(refusedJSON.json?["data"]?["reason"]?.stringValue == "BadDeviceToken", "\(refusedJSON.stdout)")
+        // --expiration is checked before sending: whole Unix seconds, 0 for now or never.
+        let hour = try E2ECLIGoldenTests.run(["push", file, "--token", token, "--expiration", "1h"] + via)
+        #expect(hour.exit == 2 && hour.stderr.contains("--expiration '1h' is not a Unix timestamp"), "\(hour.stderr)")
+        #expect(hour.stdout.isEmpty, "nothing was sent: \(hour.stdout)")
+        let zero = try E2ECLIGoldenTests.run(["push", file, "--token", token, "--expiration", "0"] + via)
+        #expect(zero.exit == 0 && zero.stdout.hasPrefix("APNs 200"), "\(zero.stdout) \(zero.stderr)")
         let unknown = try E2ECLIGoldenTests.run(["push", file, "--token", String(repeating: "0", count: 64)] + via)
         #expect(unknown.exit == 2 && unknown.stdout.contains("BadDeviceToken"), "\(unknown.stdout)")
         let channel = try E2ECLIGoldenTests.run(["push", file, "--channel", "bm9uZQ=="] + via)

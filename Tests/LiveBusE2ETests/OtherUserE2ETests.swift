@@ -211,6 +211,38 @@ struct E2EOtherUserTests {
         #expect(SocketProbe.owner(of: path) == other.uid, "the other user's socket file is still there")
     }
 
+    /// Another user's APNs endpoint socket (EACCES on connect) is named as theirs, as the bus socket is, not as a
+    /// daemon without --apns-socket (review finding 10).
+    @Test func anotherUsersAPNsSocketIsNamedAsTheirs() throws {
+        guard let other = try OtherUser.make() else { return }
+        let dir = sharedDirectory("lbas")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/apns.sock"
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        var addr = sockaddr_un()
+        addr.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &addr.sun_path) { $0.copyBytes(from: Array(path.utf8)) }
+        _ = withUnsafePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+        listen(fd, 4)
+        defer { close(fd) }
+        chmod(path, 0o600)
+        let body = dir + "/u.json"
+        try #"{"aps":{"event":"update","content-state":{}}}"#.write(toFile: body, atomically: true, encoding: .utf8)
+        chmod(body, 0o644)
+        let r = try other.run(
+            other.binaries + "/livebus",
+            ["push", body, "--via", "http2", "--token", String(repeating: "0", count: 64), "--apns-socket", path]
+        )
+        #expect(r.exit == 3, "\(r.stderr)")
+        #expect(r.stderr.contains("a daemon of user root (uid 0) owns this socket (\(path))"), "\(r.stderr)")
+        #expect(r.stderr.contains("livebusd --apns-socket PATH"), "\(r.stderr)")
+        #expect(!r.stderr.contains("is livebusd running"), "\(r.stderr)")
+    }
+
     /// A socket file of the daemon's own user on which connect fails with EACCES (mode 0000) is not provably stale:
     /// it is refused, not removed.
     @Test func ownSocketThatDeniesConnectIsNotRemoved() throws {

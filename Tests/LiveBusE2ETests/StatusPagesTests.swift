@@ -56,4 +56,17 @@ struct StatusPagesTests {
         for p in phones { p.close() }
         bus.shutdown()
     }
+
+    /// APNS PUSH TOKENS appears only on a daemon with an APNs endpoint (review finding 14): without one nothing
+    /// accepts a push to these tokens.
+    @Test func apnsTokensOnlyWithAnEndpoint() {
+        let phone: JSONValue = .object([
+            "session": .string("pa"), "topic": .string("com.example.delivery.push-type.liveactivity"),
+            "pushToStartToken": .string("ab"), "activities": .array([]),
+        ])
+        let on: JSONValue = .object(["endpoint": .bool(true), "phones": .array([phone]), "channels": .array([])])
+        let off: JSONValue = .object(["endpoint": .bool(false), "phones": .array([phone]), "channels": .array([])])
+        #expect(StatusText.apnsTokens(on).contains("APNS PUSH TOKENS"))
+        #expect(StatusText.apnsTokens(off).isEmpty)
+    }
 }
