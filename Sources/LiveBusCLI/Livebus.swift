@@ -711,6 +711,13 @@ public enum LivebusCommand {
 
     /// `unknown command 'X'`, with the nearest command (case-insensitive) as "did you mean".
     static func unknownCommand(_ word: String) -> CLIError {
+        // `livebus --socket X status`: an option before the command.
+        if word.hasPrefix("-") && word != "-" {
+            return CLIError.usage(
+                "'\(word)' is an option; options go after the command",
+                recovery: "e.g. `livebus status \(word) …`; see `livebus help`"
+            )
+        }
         let close = NearMatch.closest(word, among: commands.map(\.name), limit: 1).first
         return CLIError.usage(
             "unknown command '\(word)'",
@@ -721,14 +728,14 @@ public enum LivebusCommand {
     static func resultData(_ r: ResultBody) throws(CLIError) -> JSONValue {
         guard r.ok else {
             let e = r.error
-            let inputErrors: Set<String> = [
-                "unknownOrder", "invalidArguments", "invalidPosture", "unknownDevice", "unknownSession",
-                "ambiguousSession",
-                "noSession", "unknownPush", "unknownCommand", "noScenario", "rejected", "invalidToxic", "unknownFault",
-                "unknownPreset", "invalidTopic",
-            ]
-            let exit: ExitCode = inputErrors.contains(e?.code ?? "") ? .usage : .verdictFailed
-            throw CLIError(e?.code ?? "failed", e?.message ?? "the daemon refused", recovery: e?.recovery, exit: exit)
+            // README's exit codes: a command the daemon refused (a bad argument, an order already delivered, a
+            // store or federation that refuses writes) is exit 2 with its code and reason; 1 is for verdicts.
+            throw CLIError(
+                e?.code ?? "failed",
+                e?.message ?? "the daemon refused",
+                recovery: e?.recovery,
+                exit: .usage
+            )
         }
         return r.data ?? .null
     }
