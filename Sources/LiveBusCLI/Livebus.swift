@@ -679,8 +679,14 @@ public enum LivebusCommand {
         var text =
             "config file: \(path ?? "none (livebus.json here or above, or $XDG_CONFIG_HOME/livebus/config.json)")\n"
         let width = (ConfigFile.settings.map(\.key.count).max() ?? 0) + 2
+        // The data directory's default resolved: the socket's path + ".d".
+        let socketSetting = ConfigFile.settings.first { $0.key == "socket" }
+        let socketValue = socketSetting.map { ConfigFile.resolve($0, argv: given, environment: env, file: file).0 }
         for s in ConfigFile.settings {
-            let (value, source) = ConfigFile.resolve(s, argv: given, environment: env, file: file)
+            var (value, source) = ConfigFile.resolve(s, argv: given, environment: env, file: file)
+            if s.key == "daemon.dataDir", source == .default, let socketValue, socketValue.hasPrefix("/") {
+                value = socketValue + ".d"
+            }
             text += s.key.padding(toLength: width, withPad: " ", startingAt: 0) + value + "  (\(source))\n"
             rows.append(
                 .object([
@@ -689,6 +695,8 @@ public enum LivebusCommand {
                 ])
             )
         }
+        text +=
+            "(the settings a config file, environment variable or flag sets; the --apns* and --federate* endpoints are livebusd flags only: livebusd --help)\n"
         // The values the commands using them would refuse: the table is still printed, then the refusal (exit 2).
         let problems = ConfigFile.problems(environment: env, file: file)
         guard problems.isEmpty else {

@@ -176,3 +176,13 @@ extension E2EFreshUserReviewCLITests {
         #expect(!out.contains("listening"), "\(out)")
     }
 }
+
+extension E2EFreshUserReviewCLITests {
+    /// `config show` resolves the data directory next to the socket and says which settings it shows.
+    @Test func configShowResolvesTheDataDirectory() throws {
+        let r = try E2ECLIGoldenTests.run(["config", "show", "--socket", "/tmp/lbcfg/bus.sock"])
+        #expect(r.exit == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("daemon.dataDir             /tmp/lbcfg/bus.sock.d  (default)"), "\(r.stdout)")
+        #expect(r.stdout.contains("--federate* endpoints are livebusd flags only"), "\(r.stdout)")
+    }
+}
