@@ -105,6 +105,8 @@ extension E2EFreshUserReviewCLITests {
             $B/livebus --socket $S status 2>&1; echo "order=$?"
             $B/livebus attach --duration 5x --socket $S 2>&1; echo "unit=$?"
             $B/livebus clock all --step 99h --socket $S 2>&1; echo "range=$?"
+            $B/livebus attach --window 99999999999x1 --socket $S --duration 1s 2>&1; echo "window=$?"
+            $B/livebus order create Q7 --customer '' --socket $S 2>&1; echo "customer=$?"
             kill $DP; wait $DP 2>/dev/null
             """
         )
@@ -114,6 +116,8 @@ extension E2EFreshUserReviewCLITests {
             "record=2", "passwd:1", "replay=2", "'p1x' is not a push id (p<n>", "explain=2",
             "'--socket' is an option; options go after the command", "order=2",
             "unknown unit 'x'; use ms, s, m or h (e.g. 90s, 1h)", "unit=2", "-24h … +24h", "range=2",
+            "--window '99999999999x1' is out of range; each side is more than 0 and under 10000 points", "window=2",
+            "--customer must not be empty", "customer=2",
         ] {
             #expect(out.contains(want), "want \(want) in:\n\(out)")
         }
