@@ -179,6 +179,24 @@ extension E2EFreshUserReviewCLITests {
         }
         #expect(!out.contains("listening"), "\(out)")
     }
+
+    /// `--http HOST:0` picks a free port, as `--apns HOST:0` does, and prints the port chosen.
+    @Test func httpPortZeroPicksAFreePort() throws {
+        let dir = temporaryDirectory("lbhttp0")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let (code, out) = try E2EReviewFindingsTests.shell(
+            """
+            B=\(Self.bin)
+            $B/livebusd --socket \(dir)/b.sock --memory --http 127.0.0.1:0 > \(dir)/out.txt 2>/dev/null &
+            DP=$!
+            for i in $(seq 200); do grep -q '^dashboard: ' \(dir)/out.txt && break; sleep 0.05; done
+            cat \(dir)/out.txt
+            kill $DP; wait $DP 2>/dev/null
+            """
+        )
+        #expect(code == 0)
+        #expect(out.contains("dashboard: http://127.0.0.1:") && !out.contains("127.0.0.1:0/"), "\(out)")
+    }
 }
 
 extension E2EFreshUserReviewCLITests {
