@@ -63,8 +63,9 @@ public enum LivebusdCommand {
           --device-file FILE   A device of your own (one device in the catalog's format, Protocol/DEVICES.md),
                                validated like the catalog's; phones may then attach with its id.
           --http HOST:PORT|unix:PATH  Serve the live dashboard (every attached phone drawn, with controls) on
-                               this loopback address or Unix socket; prints its URL (with its token) and writes it to
-                               PATH.dashboard next to the socket (mode 0600) for `livebus dashboard`.
+                               this loopback address (port 0 picks a free one) or Unix socket; prints its URL (with
+                               its token) and writes it to PATH.dashboard next to the socket (mode 0600) for
+                               `livebus dashboard`.
           --http-root DIR      The page's files. Default: $LIVEBUS_DASHBOARD_DIR, else dashboard/ of the repository
                                the binary was built in, else /usr/local/share/livebus/dashboard.
           --http-allow-remote  Allow a non-loopback --http address (anyone with the URL controls the phones).
