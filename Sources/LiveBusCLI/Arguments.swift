@@ -262,7 +262,7 @@ public func parseDuration(
     flag: String,
     allowed: ClosedRange<Int64> = -86_400_000...86_400_000
 ) throws(CLIError) -> Int64 {
-    let total = try durationMilliseconds(text, flag: flag)
+    let total = try durationMilliseconds(text, flag: flag, signed: allowed.lowerBound < 0)
     guard !total.isFinite || total == total.rounded() else {
         throw .usage(
             "--\(flag) '\(text)' is not a whole number of milliseconds; the smallest step is 1ms",
@@ -275,7 +275,8 @@ public func parseDuration(
             ? "0 … \(spokenDuration(allowed.upperBound))"
             : allowed.lowerBound > 0
                 ? "\(spokenDuration(allowed.lowerBound)) … \(spokenDuration(allowed.upperBound))"
-                : "−\(spokenDuration(-allowed.lowerBound)) … +\(spokenDuration(allowed.upperBound))"
+                // ASCII "-": the range is copied into a command line.
+                : "-\(spokenDuration(-allowed.lowerBound)) … +\(spokenDuration(allowed.upperBound))"
         throw .usage("--\(flag) '\(text)' is out of range; give a duration in \(range)")
     }
     return Int64(total.rounded())
@@ -302,7 +303,9 @@ func spokenDuration(_ milliseconds: Int64) -> String {
     return text
 }
 
-private func durationMilliseconds(_ text: String, flag: String) throws(CLIError) -> Double {
+private func durationMilliseconds(_ text: String, flag: String, signed: Bool) throws(CLIError) -> Double {
+    // Examples that fit the flag: signed ones only for a flag that takes a sign.
+    let examples = signed ? "e.g. -90s, +1h" : "e.g. 90s, 1h"
     var s = Substring(text.trimmingCharacters(in: .whitespaces))
     var sign: Double = 1
     if s.hasPrefix("-") {
@@ -343,14 +346,15 @@ private func durationMilliseconds(_ text: String, flag: String) throws(CLIError)
         case "m", "min": factor = 60_000
         case "h": factor = 3_600_000
         default:
-            throw .usage("--\(flag) '\(text)': unknown unit '\(unit)'; use ms, s, m or h (e.g. -90s, +1h)")
+            throw .usage("--\(flag) '\(text)': unknown unit '\(unit)'; use ms, s, m or h (\(examples))")
         }
         total += n * factor
         number = ""
         matchedAny = true
     }
     guard matchedAny, number.isEmpty else {
-        throw .usage("--\(flag) '\(text)' is not a duration; use e.g. 90s, -1h, +500ms, 1h30m")
+        let more = signed ? "e.g. 90s, -1h, +500ms, 1h30m" : "e.g. 90s, 500ms, 1h30m"
+        throw .usage("--\(flag) '\(text)' is not a duration; use \(more)")
     }
     return sign * total
 }

@@ -32,6 +32,13 @@ enum SessionFlags {
             guard parts.count == 2, let ww = Double(parts[0]), let hh = Double(parts[1]), ww > 0, hh > 0 else {
                 throw .usage("--window '\(w)' is not WIDTHxHEIGHT in points, e.g. 951x669")
             }
+            // The daemon's POSTURE rule (Daemon.swift): each side more than 0 and under 10,000 pt.
+            guard ww < 10_000, hh < 10_000 else {
+                throw .usage(
+                    "--window '\(w)' is out of range; each side is more than 0 and under 10000 points",
+                    recovery: "e.g. --window 951x669, or --window full for the whole screen"
+                )
+            }
             posture.windowWidth = ww
             posture.windowHeight = hh
         }

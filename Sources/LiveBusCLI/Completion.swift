@@ -22,7 +22,8 @@ struct CompletionSource: Sendable {
             sessions: {
                 guard case .array(let list)? = (try? StatusPages.all(socket: socket, timeoutMs: 700))?["sessions"]
                 else { return [] }
-                return list.compactMap { $0["name"]?.stringValue }
+                // Attached phones only (the names session commands accept), not recorders or observers.
+                return list.compactMap { $0["role"]?.stringValue == "session" ? $0["name"]?.stringValue : nil }
             },
             devices: {
                 if let r = try? AdminClient.request(socket: socket, command: "devices", timeoutMs: 700), r.ok,

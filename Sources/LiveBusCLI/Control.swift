@@ -243,10 +243,31 @@ enum ControlCommands {
         if path == "-" {
             bytes = FileHandle.standardInput.readDataToEndOfFile()
         } else {
-            guard let d = FileManager.default.contents(atPath: path) else {
-                throw CLIError("fileUnreadable", "cannot read \(path)", recovery: "check the path", exit: .usage)
+            // A file descriptor's read: /dev/null and FIFOs too (Data(contentsOf:) refuses a device).
+            let fd = open(path, O_RDONLY)
+            var st = stat()
+            if fd >= 0, fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR {
+                close(fd)
+                throw CLIError("fileUnreadable", "\(path) is a directory", recovery: "give a file", exit: .usage)
             }
-            bytes = d
+            if fd >= 0 {
+                bytes = FileHandle(fileDescriptor: fd, closeOnDealloc: true).readDataToEndOfFile()
+            } else {
+                throw CLIError(
+                    "fileUnreadable",
+                    "cannot read \(path): \(String(cString: strerror(errno)))",
+                    recovery: "check the path",
+                    exit: .usage
+                )
+            }
+        }
+        guard !bytes.isEmpty else {
+            throw CLIError(
+                "fileUnreadable",
+                "\(path == "-" ? "standard input" : path) is empty",
+                recovery: "give a file with the push payload (JSON, a .apns file or a curl-style request)",
+                exit: .usage
+            )
         }
         // A Simulator .apns file names its app in a top-level key that simctl strips before delivering: so do we.
         bytes = Data(APNsRequestFile.simulatorPayload(Array(bytes)).payload)
@@ -362,6 +383,10 @@ enum ControlCommands {
         try a.allowPositionals(1)
         guard let id = a.positionals.first else {
             throw .usage("livebus explain needs a push id, e.g. p3 (printed by livebus push)")
+        }
+        // A push id is `p` and a number (p3), as livebus push prints it.
+        guard id.count > 1, id.first == "p", id.dropFirst().allSatisfy({ $0.isASCII && $0.isNumber }) else {
+            throw .usage("'\(id)' is not a push id (p<n>, e.g. p3)", recovery: "livebus push prints each push's id")
         }
         let data = try LivebusCommand.resultData(
             AdminClient.request(

@@ -126,6 +126,13 @@ enum DemoCommand {
         let redraw = tty ? loop.schedule(after: 0, repeat: 200) { draw() } : nil
         let timeoutMs = UInt64(120_000 / scale * 2 + 20_000)
         let timeout = loop.schedule(after: timeoutMs) { loop.stop() }
+        // The private daemon ended under the demo (kill -9, a crash): fail at once, naming how it ended.
+        var daemonEnded: String?
+        let watchDaemon = loop.schedule(after: 200, repeat: 200) {
+            guard daemonEnded == nil, !finished, !daemon.process.isRunning else { return }
+            daemonEnded = daemon.howItEnded
+            loop.stop()
+        }
         var interrupted = demoInterruptedEarly != 0
         let signals = try? SignalWatcher(loop: loop, signals: [SIGINT, SIGTERM]) { _ in
             interrupted = true
@@ -134,6 +141,7 @@ enum DemoCommand {
         if !interrupted { loop.run() }
         redraw?.cancel()
         timeout.cancel()
+        watchDaemon.cancel()
         signals?.close()
         if !json { draw() }
         if let r = recorder { try stopRecorder(r) }
@@ -141,6 +149,17 @@ enum DemoCommand {
         loop.run()
         loop.close()
         if interrupted && !finished { throw Self.interrupted }
+        if let daemonEnded, !finished {
+            let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+            let tail = log.split(separator: "\n").suffix(15).joined(separator: "\n")
+            throw CLIError(
+                "daemonUnreachable",
+                "the demo's daemon \(daemonEnded)"
+                    + (tail.isEmpty ? "" : "; its last log lines:\n\(tail)"),
+                recovery: "run `livebusd --scenario \(scenario)` yourself to look closer",
+                exit: .daemonUnreachable
+            )
+        }
         guard finished else {
             let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
             let tail = log.split(separator: "\n").suffix(15).joined(separator: "\n")
@@ -275,6 +294,20 @@ final class DaemonProcess {
             "livebusd did not start on \(socket):\n\(log)",
             exit: .daemonUnreachable
         )
+    }
+
+    /// How the ended process ended: "was killed (SIGKILL)", "exited with status 1".
+    var howItEnded: String {
+        if process.terminationReason == .uncaughtSignal {
+            let sig = process.terminationStatus
+            let names: [Int32: String] = [
+                SIGKILL: "SIGKILL", SIGTERM: "SIGTERM", SIGINT: "SIGINT", SIGSEGV: "SIGSEGV", SIGABRT: "SIGABRT",
+                SIGBUS: "SIGBUS", SIGILL: "SIGILL", SIGTRAP: "SIGTRAP", SIGHUP: "SIGHUP", SIGQUIT: "SIGQUIT",
+                SIGPIPE: "SIGPIPE",
+            ]
+            return "was killed (\(names[sig] ?? "signal \(sig)"))"
+        }
+        return "exited with status \(process.terminationStatus)"
     }
 
     /// SIGTERM, then wait (SIGKILL after 3 s).

@@ -679,8 +679,14 @@ public enum LivebusCommand {
         var text =
             "config file: \(path ?? "none (livebus.json here or above, or $XDG_CONFIG_HOME/livebus/config.json)")\n"
         let width = (ConfigFile.settings.map(\.key.count).max() ?? 0) + 2
+        // The data directory's default resolved: the socket's path + ".d".
+        let socketSetting = ConfigFile.settings.first { $0.key == "socket" }
+        let socketValue = socketSetting.map { ConfigFile.resolve($0, argv: given, environment: env, file: file).0 }
         for s in ConfigFile.settings {
-            let (value, source) = ConfigFile.resolve(s, argv: given, environment: env, file: file)
+            var (value, source) = ConfigFile.resolve(s, argv: given, environment: env, file: file)
+            if s.key == "daemon.dataDir", source == .default, let socketValue, socketValue.hasPrefix("/") {
+                value = socketValue + ".d"
+            }
             text += s.key.padding(toLength: width, withPad: " ", startingAt: 0) + value + "  (\(source))\n"
             rows.append(
                 .object([
@@ -689,6 +695,8 @@ public enum LivebusCommand {
                 ])
             )
         }
+        text +=
+            "(the settings a config file, environment variable or flag sets; the --apns* and --federate* endpoints are livebusd flags only: livebusd --help)\n"
         // The values the commands using them would refuse: the table is still printed, then the refusal (exit 2).
         let problems = ConfigFile.problems(environment: env, file: file)
         guard problems.isEmpty else {
@@ -711,6 +719,13 @@ public enum LivebusCommand {
 
     /// `unknown command 'X'`, with the nearest command (case-insensitive) as "did you mean".
     static func unknownCommand(_ word: String) -> CLIError {
+        // `livebus --socket X status`: an option before the command.
+        if word.hasPrefix("-") && word != "-" {
+            return CLIError.usage(
+                "'\(word)' is an option; options go after the command",
+                recovery: "e.g. `livebus status \(word) …`; see `livebus help`"
+            )
+        }
         let close = NearMatch.closest(word, among: commands.map(\.name), limit: 1).first
         return CLIError.usage(
             "unknown command '\(word)'",
@@ -721,14 +736,14 @@ public enum LivebusCommand {
     static func resultData(_ r: ResultBody) throws(CLIError) -> JSONValue {
         guard r.ok else {
             let e = r.error
-            let inputErrors: Set<String> = [
-                "unknownOrder", "invalidArguments", "invalidPosture", "unknownDevice", "unknownSession",
-                "ambiguousSession",
-                "noSession", "unknownPush", "unknownCommand", "noScenario", "rejected", "invalidToxic", "unknownFault",
-                "unknownPreset", "invalidTopic",
-            ]
-            let exit: ExitCode = inputErrors.contains(e?.code ?? "") ? .usage : .verdictFailed
-            throw CLIError(e?.code ?? "failed", e?.message ?? "the daemon refused", recovery: e?.recovery, exit: exit)
+            // README's exit codes: a command the daemon refused (a bad argument, an order already delivered, a
+            // store or federation that refuses writes) is exit 2 with its code and reason; 1 is for verdicts.
+            throw CLIError(
+                e?.code ?? "failed",
+                e?.message ?? "the daemon refused",
+                recovery: e?.recovery,
+                exit: .usage
+            )
         }
         return r.data ?? .null
     }

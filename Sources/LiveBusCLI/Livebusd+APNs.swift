@@ -15,6 +15,14 @@ extension LivebusdCommand {
     static func apnsOptions(_ a: Arguments) throws(CLIError) -> APNsOptions {
         var o = APNsOptions()
         if let v = a.value("apns") {
+            if let colon = v.lastIndex(of: ":"), let port = Int(v[v.index(after: colon)...]),
+                !(0...65535).contains(port)
+            {
+                throw CLIError.usage(
+                    "--apns '\(v)': port \(port) is out of range; give a port in 0 … 65535 (0 picks a free one)",
+                    recovery: "e.g. --apns 127.0.0.1:8443"
+                )
+            }
             guard let colon = v.lastIndex(of: ":"), let port = Int(v[v.index(after: colon)...]),
                 (0...65535).contains(port)
             else {

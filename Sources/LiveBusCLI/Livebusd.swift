@@ -63,8 +63,9 @@ public enum LivebusdCommand {
           --device-file FILE   A device of your own (one device in the catalog's format, Protocol/DEVICES.md),
                                validated like the catalog's; phones may then attach with its id.
           --http HOST:PORT|unix:PATH  Serve the live dashboard (every attached phone drawn, with controls) on
-                               this loopback address or Unix socket; prints its URL (with its token) and writes it to
-                               PATH.dashboard next to the socket (mode 0600) for `livebus dashboard`.
+                               this loopback address (port 0 picks a free one) or Unix socket; prints its URL (with
+                               its token) and writes it to PATH.dashboard next to the socket (mode 0600) for
+                               `livebus dashboard`.
           --http-root DIR      The page's files. Default: $LIVEBUS_DASHBOARD_DIR, else dashboard/ of the repository
                                the binary was built in, else /usr/local/share/livebus/dashboard.
           --http-allow-remote  Allow a non-loopback --http address (anyone with the URL controls the phones).
@@ -277,6 +278,15 @@ public enum LivebusdCommand {
                 do {
                     _ = try DashboardOptions(address: http, allowRemote: a.flag("http-allow-remote"), root: "").parsed()
                 } catch { throw CLIError.usage(error.message) }
+                // The page directory too, before the daemon starts and logs "listening".
+                let root = a.value("http-root") ?? LivebusdCommand.dashboardRoot()
+                guard check != nil || FileManager.default.fileExists(atPath: root + "/index.html") else {
+                    throw CLIError.usage(
+                        "--http-root \(root): no index.html there",
+                        recovery:
+                            "point --http-root (or LIVEBUS_DASHBOARD_DIR) at the repository's dashboard/ directory"
+                    )
+                }
             }
             if let check {
                 loop.close()
@@ -290,10 +300,12 @@ public enum LivebusdCommand {
                 let isScenario =
                     error.message.hasPrefix("cannot load scenario") || error.message.contains("--fresh")
                     || error.message.contains("--data-dir")
+                // README's exit codes: 3 only for a socket or data directory a live daemon or another user holds;
+                // a bad address, a too-long path or a missing directory is a usage or input error (2).
                 throw CLIError(
-                    isScenario ? "invalidScenario" : "socketUnavailable",
+                    isScenario ? "invalidScenario" : error.unreachable ? "socketUnavailable" : "usage",
                     error.message,
-                    exit: isScenario ? .usage : .daemonUnreachable
+                    exit: error.unreachable ? .daemonUnreachable : .usage
                 )
             }
             if let http = a.value("http") {

@@ -185,16 +185,16 @@ enum RecordCommand {
         let first = try reader.status()
         let start = DaemonReader.startMs(first)
         func uptime() -> Int64 { e2eNowMs() - start }
-        guard FileManager.default.createFile(atPath: path, contents: nil),
-            let file = FileHandle(forWritingAtPath: path)
-        else {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        guard fd >= 0 else {
             throw CLIError(
                 "cannotWrite",
-                "cannot write --out \(path)",
+                "cannot write --out \(path): \(String(cString: strerror(errno)))",
                 recovery: "choose a writable path for --out",
                 exit: .usage
             )
         }
+        let file = FileHandle(fileDescriptor: fd, closeOnDealloc: false)
         defer { try? file.close() }
         var lines = 0
         func write(_ v: JSONValue) {

@@ -268,7 +268,14 @@ enum Recording {
             if raw.allSatisfy({ $0 == " " || $0 == "\r" || $0 == "\t" }) { continue }
             let value: JSONValue
             do { value = try WireJSON.decode(JSONValue.self, from: Array(raw.utf8)) } catch {
-                throw bad(lineNumber, "not JSON (\(error.message))")
+                // The decoder's detail without its internal type name ("JSONValue body is not …: DETAIL").
+                let prefix = "JSONValue body is not a valid JSON object"
+                var detail = error.message.hasPrefix(prefix) ? String(error.message.dropFirst(prefix.count)) : ""
+                if detail.hasPrefix(": ") { detail = String(detail.dropFirst(2)) }
+                throw bad(
+                    lineNumber,
+                    "not JSON" + (detail.isEmpty ? "" : " (\(detail))") + "; a recording has one JSON object a line"
+                )
             }
             guard case .object = value else { throw bad(lineNumber, "a line must be a JSON object") }
             guard let type = value["type"]?.stringValue else { throw bad(lineNumber, "type: missing or not a string") }

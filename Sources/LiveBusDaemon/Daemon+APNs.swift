@@ -162,7 +162,7 @@ extension Daemon {
             // the bus socket: Daemon.clearSocketPath).
             do { try Daemon.clearSocketPath(path, logger: logger) } catch {
                 server.close()
-                throw DaemonError("--apns-socket: \(error.message)")
+                throw DaemonError("--apns-socket: \(error.message)", unreachable: error.unreachable)
             }
             do { try server.listenUnix(path: path) } catch {
                 server.close()

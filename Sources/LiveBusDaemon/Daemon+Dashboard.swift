@@ -38,10 +38,10 @@ public struct DashboardOptions: Sendable {
             return (path, 0, true)
         }
         guard let colon = address.lastIndex(of: ":"), let port = Int(address[address.index(after: colon)...]),
-            (1...65535).contains(port)
+            (0...65535).contains(port)
         else {
             throw DaemonError(
-                "--http \(address): expected HOST:PORT with a port in 1…65535 (e.g. 127.0.0.1:8421) or unix:PATH"
+                "--http \(address): expected HOST:PORT with a port in 0 … 65535 (e.g. 127.0.0.1:8421; 0 picks a free one) or unix:PATH"
             )
         }
         var host = String(address[..<colon])

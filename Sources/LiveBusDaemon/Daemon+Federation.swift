@@ -32,7 +32,7 @@ extension Daemon {
         do {
             js = try JetStreamStore(o)
         } catch {
-            guard options.federationOptional else { throw DaemonError(error.message) }
+            guard options.federationOptional else { throw DaemonError(error.message, unreachable: true) }
             logger.log(
                 .warning,
                 "federation not joined: running alone, PUBLISH is refused (federationUnavailable) until NATS answers",
@@ -102,7 +102,7 @@ extension Daemon {
                 onResume: { [weak self] token, r in self?.federatedResume(token, r) }
             )
         } catch {
-            throw DaemonError(error.message)
+            throw DaemonError(error.message, unreachable: true)
         }
         var lastState = js.linkState
         js.refreshStatus()

@@ -11,8 +11,15 @@ import LiveBusWire
 public struct DaemonError: Error, Sendable, CustomStringConvertible {
     /// What went wrong and what to do.
     public var message: String
+    /// The README's exit 3 ("daemon unreachable"): the socket path or data directory is held by a live daemon or
+    /// another user, the socket directory is unsafe, or NATS cannot be reached. Every other start error (a bad
+    /// address, a too-long path, a missing directory) is a usage or input error (exit 2).
+    public var unreachable: Bool
     /// Creates an error.
-    public init(_ message: String) { self.message = message }
+    public init(_ message: String, unreachable: Bool = false) {
+        self.message = message
+        self.unreachable = unreachable
+    }
     public var description: String { message }
 }
 
@@ -166,7 +173,9 @@ public final class Daemon {
         let path = options.socketPath
         if let e = PipeListener.checkPath(path) { throw DaemonError(e.message) }
         // The default directory (/tmp/livebus-<uid>) is created 0700 and checked before its socket is probed.
-        if let e = SocketPath.preparePrivateDirectory(for: path, create: true) { throw DaemonError(e.message) }
+        if let e = SocketPath.preparePrivateDirectory(for: path, create: true) {
+            throw DaemonError(e.message, unreachable: true)
+        }
         try Daemon.clearSocketPath(path, logger: logger)
         // Before any state is written (a data directory next to a socket that cannot exist).
         if let e = PipeListener.checkDirectory(of: path) { throw DaemonError(e.message) }
@@ -222,7 +231,9 @@ public final class Daemon {
             restored = try startFederation(federation)
         } else if let dir = options.dataDirectory {
             // Checked and locked before anything is read or removed (`--fresh` too): one daemon per directory.
-            do { dataLock = try DataDirectoryLock(directory: dir) } catch { throw DaemonError(error.message) }
+            do { dataLock = try DataDirectoryLock(directory: dir) } catch {
+                throw DaemonError(error.message, unreachable: true)
+            }
             if options.fresh { SQLiteStore.remove(directory: dir) }
             let sql: SQLiteStore
             do {
@@ -355,18 +366,21 @@ public final class Daemon {
         switch SocketProbe.probe(path: path) {
         case .live:
             throw DaemonError(
-                "another livebusd is already serving \(path); stop it first or choose another --socket path"
+                "another livebusd is already serving \(path); stop it first or choose another --socket path",
+                unreachable: true
             )
         case .stale:
             logger.log(.notice, "removing stale socket file", [("socket", path)])
             unlink(path)
         case .foreign(let owner):
             throw DaemonError(
-                "a daemon of user \(userName(uid: owner)) owns \(path); it is not removed. Choose another --socket path (the default, \(SocketPath.defaultPath()), is private to you)"
+                "a daemon of user \(userName(uid: owner)) owns \(path); it is not removed. Choose another --socket path (the default, \(SocketPath.defaultPath()), is private to you)",
+                unreachable: true
             )
         case .undecided(let code):
             throw DaemonError(
-                "\(path) is a socket that cannot be probed (connect: \(String(cString: strerror(code)))), so a daemon may be serving it; it is not removed. Stop that daemon or remove the file yourself, or choose another --socket path"
+                "\(path) is a socket that cannot be probed (connect: \(String(cString: strerror(code)))), so a daemon may be serving it; it is not removed. Stop that daemon or remove the file yourself, or choose another --socket path",
+                unreachable: true
             )
         case .notSocket:
             throw DaemonError("\(path) exists and is not a socket; remove it or choose another --socket path")
