@@ -560,16 +560,7 @@ extension ActivityBoard {
             payload = try APNsPayload.parse(bytes, schema: schema)
         } catch {
             catchUp(to: now)
-            var verdict: Verdict
-            switch error.code {
-            case .payloadTooLarge: verdict = .rejected(.payloadTooLarge, source: ActivitySource.sendingRequests)
-            case .contentStateTooLarge: verdict = .rejected(.contentStateTooLarge, source: ActivitySource.contentState)
-            case .keyNotFound, .valueNotFound, .typeMismatch, .dataCorrupted:
-                verdict = .rejected(.decodingFailed(error), source: ActivitySource.pushArticle)
-            default: verdict = .rejected(.malformedPayload(error), source: ActivitySource.pushArticle)
-            }
-            verdict.lints = error.lints
-            return verdict
+            return Self.unreadable(error)
         }
         var verdict = apply(payload.activityUpdate(orderID: orderID, toClient: toClient), at: now)
         verdict.lints = payload.lints
@@ -578,6 +569,20 @@ extension ActivityBoard {
 }
 
 extension ActivityBoard {
+    /// The verdict on a payload that does not parse (a push and a push-to-start alike), with its lints.
+    static func unreadable(_ error: PushPayloadError) -> Verdict {
+        var verdict: Verdict
+        switch error.code {
+        case .payloadTooLarge: verdict = .rejected(.payloadTooLarge, source: ActivitySource.sendingRequests)
+        case .contentStateTooLarge: verdict = .rejected(.contentStateTooLarge, source: ActivitySource.contentState)
+        case .keyNotFound, .valueNotFound, .typeMismatch, .dataCorrupted:
+            verdict = .rejected(.decodingFailed(error), source: ActivitySource.pushArticle)
+        default: verdict = .rejected(.malformedPayload(error), source: ActivitySource.pushArticle)
+        }
+        verdict.lints = error.lints
+        return verdict
+    }
+
     /// Starts a Live Activity from a push-to-start push (ActivityKit, iOS 17.2 and later), in any app state
     /// (foreground, background, terminated): "the system starts a new Live Activity, wakes up your app, and grants
     /// it background runtime".
@@ -602,22 +607,12 @@ extension ActivityBoard {
         toClient: (ServerInstant) -> ClientInstant,
         at now: ClientInstant
     ) -> Verdict {
-        let source = ActivitySource.pushArticle
         let payload: APNsPayload
         do {
             payload = try APNsPayload.parse(bytes, schema: schema)
         } catch {
             catchUp(to: now)
-            var verdict: Verdict
-            switch error.code {
-            case .payloadTooLarge: verdict = .rejected(.payloadTooLarge, source: ActivitySource.sendingRequests)
-            case .contentStateTooLarge: verdict = .rejected(.contentStateTooLarge, source: ActivitySource.contentState)
-            case .keyNotFound, .valueNotFound, .typeMismatch, .dataCorrupted:
-                verdict = .rejected(.decodingFailed(error), source: source)
-            default: verdict = .rejected(.malformedPayload(error), source: source)
-            }
-            verdict.lints = error.lints
-            return verdict
+            return Self.unreadable(error)
         }
         catchUp(to: now)
         var verdict = startFromPush(payload, orderID: orderID, toClient: toClient, at: now)
