@@ -145,8 +145,13 @@ class EndToEndTests(unittest.TestCase):
         daemon = self.start_daemon("--scenario", "demo-120s", "--time-scale", "20")
         before = int(time.time() * 1000)
         client = self.attach(daemon, "--clock-skew", "+90s", "--clock-drift", "200", "--exit-when", "delivered")
-        # drop the connection twice while orders move (the run lasts 6 s)
-        for delay in (1.2, 1.3):
+        # SIGUSR1 before the client installed its handler would kill it (a loaded machine can take over a second
+        # to import and start it): wait until the daemon has the session, then drop the connection twice while
+        # orders move (the run lasts 6 s)
+        deadline = time.time() + 20
+        while "session attached" not in daemon.read_log() and client.poll() is None and time.time() < deadline:
+            time.sleep(0.05)
+        for delay in (0.6, 1.3):
             time.sleep(delay)
             if client.poll() is None:
                 client.send_signal(signal.SIGUSR1)
