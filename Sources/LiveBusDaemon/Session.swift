@@ -27,6 +27,8 @@ final class Session {
     var posture: PostureBody?
     var appState = "foreground"
     var os: String?
+    /// Whether its HELLO asked for SYNC frames (`features: ["sync"]`, PROTOCOL.md §5.9).
+    var wantsSync = false
     var resumeToken = ""
     /// What the session holds per topic, by slot (the fan-out's lists name each subscriber's slot, so a delivery
     /// finds its topic's state without hashing the topic's name): ISSUE-15 "Fan-out lookup".
