@@ -99,6 +99,43 @@ final class NATSCluster {
     }
 }
 
+/// A `livebus attach` child writing to a file (not a terminal: plain lines, once each), stopped with SIGTERM.
+final class AttachChild {
+    let process = Process()
+    let path: String
+
+    init(_ path: String, _ args: [String]) throws {
+        self.path = path
+        process.executableURL = URL(
+            fileURLWithPath: DaemonChild.binary.replacingOccurrences(of: "/livebusd", with: "/livebus")
+        )
+        process.arguments = ["attach"] + args
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
+        let h = FileHandle(forWritingAtPath: path)!
+        defer { try? h.close() }
+        process.standardOutput = h
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    var output: String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+    /// The JSON lines written so far.
+    var lines: [JSONValue] {
+        output.split(separator: "\n").compactMap { try? JSONDecoder().decode(JSONValue.self, from: Data($0.utf8)) }
+    }
+    /// The `state` of each `sync` line so far.
+    var syncStates: [String] {
+        lines.filter { $0["type"]?.stringValue == "sync" }.compactMap { $0["state"]?.stringValue }
+    }
+
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+}
+
 /// The sync states a phone showed, each with the daemon's SYNC then (PROTOCOL.md §5.9).
 final class SyncSeen {
     private(set) var states: [SyncState] = []
@@ -522,6 +559,11 @@ struct FederationE2ETests {
         // A federated daemon says its state right after WELCOME.
         #expect(stay.daemonSync?.state == .live, "SYNC after WELCOME: \(String(describing: stay.daemonSync))")
         let session = stay.sessionID
+        // `livebus attach` shows it too: --json sync lines and plain text lines (its output is a file, not a tty).
+        let json = try AttachChild(dir + "/attach.jsonl", ["--socket", dir + "/d1.sock", "--name", "j", "--json"])
+        let text = try AttachChild(dir + "/attach.txt", ["--socket", dir + "/d1.sock", "--name", "t"])
+        defer { [json, text].forEach { $0.stop() } }
+        #expect(runLoop(loop, timeoutMs: 10_000) { json.syncStates.last == "live" }, "attach --json: \(json.output)")
         let pub = FederatedPublisher(loop: loop, socket: dir + "/d1.sock")
         #expect(Self.publishAll(pub, topic: "orders/L1", 0..<2, loop: loop) == [1, 2])
         #expect(runLoop(loop, timeoutMs: 10_000) { phone.applied["stay"]?.count == 2 })
@@ -618,6 +660,24 @@ struct FederationE2ETests {
             #expect(since == since.sorted(), "SYNC instants go back: \(since)")
         }
         #expect(stay.sessionID == session && stay.counters.reconnects == 0)
+        #expect(runLoop(loop, timeoutMs: 5_000) { json.syncStates.last == "live" }, "attach --json: \(json.output)")
+        let jsonSyncs = json.lines.filter { $0["type"]?.stringValue == "sync" }
+        let firstDegraded = jsonSyncs.firstIndex { $0["state"]?.stringValue == "degraded" }
+        #expect(firstDegraded != nil, "attach --json: \(json.output)")
+        if let i = firstDegraded {
+            #expect(jsonSyncs[i]["daemon"]?.stringValue == "degraded")
+            #expect(jsonSyncs[i]["reason"]?.stringValue?.contains("federationUnavailable") == true)
+            #expect(jsonSyncs[i]["since"]?.doubleValue != nil)
+            #expect(jsonSyncs[i...].suffix(2).map { $0["state"]?.stringValue } == ["catchingUp", "live"])
+        }
+        let textLines = text.output.split(separator: "\n").filter { $0.hasPrefix("sync: ") }
+        #expect(
+            textLines.contains {
+                $0.hasPrefix("sync: degraded (daemon degraded since ") && $0.contains("federationUnavailable")
+            }
+                && textLines.last?.hasPrefix("sync: live (daemon live since ") == true,
+            "attach: \(text.output)"
+        )
         #expect(Self.status(dir + "/d1.sock")["federation"]?["sync"]?.stringValue == "live")
         pub.close()
         pub2.close()
