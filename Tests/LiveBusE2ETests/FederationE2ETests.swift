@@ -605,6 +605,7 @@ struct FederationE2ETests {
         #expect(stay.daemonSync?.reason?.contains("federationUnavailable") == true)
         #expect(stay.daemonSync.map { $0.since <= stay.now().millisecondsSinceEpoch + 1_000 } == true)
         #expect(Self.status(dir + "/d1.sock")["federation"]?["sync"]?.stringValue == "degraded")
+        #expect(Self.statusText(dir + "/d1.sock").contains("phones told: degraded"))
         let kept = phone.applied["stay"]?.map(\.seq) ?? []
         #expect(kept.count >= 2 && kept == Array(1...UInt64(kept.count)), "the phone kept \(kept)")
         #expect(stay.replicas["orders/L1"]?.sequence == UInt64(kept.count))
