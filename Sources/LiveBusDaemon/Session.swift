@@ -21,14 +21,15 @@ final class Session {
     /// The handshake's state machine (LiveBusCore): the daemon feeds it and carries out its actions.
     var handshake: SessionHandshake
     var role = ClientRole.session
+    /// Whether its HELLO asked for SYNC frames (`features: ["sync"]`, PROTOCOL.md §5.9); next to `role`, in its
+    /// padding (memory of idle sessions).
+    var wantsSync = false
     var name: String
     var client = ""
     var device: String?
     var posture: PostureBody?
     var appState = "foreground"
     var os: String?
-    /// Whether its HELLO asked for SYNC frames (`features: ["sync"]`, PROTOCOL.md §5.9).
-    var wantsSync = false
     var resumeToken = ""
     /// What the session holds per topic, by slot (the fan-out's lists name each subscriber's slot, so a delivery
     /// finds its topic's state without hashing the topic's name): ISSUE-15 "Fan-out lookup".
