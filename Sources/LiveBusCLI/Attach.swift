@@ -242,14 +242,25 @@ enum AttachCommand {
             }
         }
         if json {
-            // PROTOCOL.md §10: every sync-state change, so e2e assertion steps can read what the phone showed.
+            // PROTOCOL.md §10: every sync-state change, so e2e assertion steps can read what the phone showed; with
+            // the daemon's SYNC (§5.9) when one came: its state, since when (phone clock) and why.
             session.onSyncState = { state in
+                let d = session.daemonSync
                 out.printJSON(
                     JSONValue.object([
                         "type": .string("sync"), "session": .string(session.name), "state": .string(state.rawValue),
+                        "daemon": d.map { .string($0.state.rawValue) } ?? .null,
+                        "since": d.map { .number(Double($0.since)) } ?? .null,
+                        "reason": d?.reason.map { .string($0) } ?? .null,
                         "clientTime": .number(Double(session.now().millisecondsSinceEpoch)),
                     ])
                 )
+            }
+        } else if !tty {
+            // Plain lines: the daemon's federation state as it changes (a daemon without federation sends none).
+            session.onSyncState = { state in
+                guard let d = session.daemonSync else { return }
+                StandardStream.out(SessionView.syncLine(state, d) + "\n")
             }
         }
         session.onError = { msg in

@@ -65,6 +65,10 @@ public enum LivebusCommand {
                 "channel", "token"}); send to them with apns-topic BUNDLE-ID.push-type.liveactivity. --bundle-id ID
                 is the app's bundle id (default com.example.delivery); --channel ID (repeatable) makes the app's
                 order activities listen on that broadcast channel (an id from POST /1/apps/BUNDLE-ID/channels).
+                A federated daemon (livebusd --federate) tells the phone its sync state (PROTOCOL.md §5.9): sync
+                degraded while it has lost NATS (the phone keeps what it has), catchingUp once NATS is back, then
+                live, with since when (phone clock) and why; JSON: {"type": "sync", "state", "daemon", "since",
+                "reason"}, one line per change.
                 """,
             examples: [
                 "livebus attach --socket /tmp/bus.sock --device iphone-16-pro",

@@ -27,6 +27,17 @@ enum SessionView {
         return String(format: "%02d:%02d:%02d", t.tm_hour, t.tm_min, t.tm_sec)
     }
 
+    /// `sync: degraded since 12:00:31 client time · NATS link reconnecting: …`: the shown state with the daemon's
+    /// SYNC (PROTOCOL.md §5.9): since when (the phone's clock) and why.
+    static func syncLine(_ state: SyncState, _ d: SyncBody) -> String {
+        var line = "sync: \(state.rawValue)"
+        if d.state != .live || state == .live {
+            line += " (daemon \(d.state.rawValue) since \(timeOfDay(d.since)) client time)"
+        }
+        if let r = d.reason { line += " · \(r)" }
+        return line
+    }
+
     /// Lines for one session (no trailing newline), each exactly `width` terminal cells of box drawing (East Asian
     /// width: Hangul 2, box drawing 1; ``TerminalText``); longer text is cut with `…`.
     static func render(_ s: ClientSession, title: String? = nil, showLayout: Bool = false, width: Int = width)
@@ -45,7 +56,9 @@ enum SessionView {
             "┌─ " + head + " " + String(repeating: "─", count: max(0, width - 5 - TerminalText.columns(head))) + "┐"
         ]
         var sync = "sync: \(s.syncState.rawValue)"
-        if let live = s.lastLive, s.syncState != .live {
+        if let d = s.daemonSync, s.syncState == .degraded || s.syncState == .catchingUp, d.state != .live {
+            sync = syncLine(s.syncState, d)
+        } else if let live = s.lastLive, s.syncState != .live {
             sync += " (last live \(timeOfDay(live.millisecondsSinceEpoch)) client time)"
         }
         sync += " · phone time \(timeOfDay(now.millisecondsSinceEpoch))"

@@ -9,7 +9,8 @@ extension StatusText {
         guard let f = d["federation"], f != .null else { return "" }
         let state = f["state"]?.stringValue ?? "?"
         if state == "unjoined" {
-            return "FEDERATION not joined yet (--federate-optional): PUBLISH is refused until NATS answers\n\n"
+            return
+                "FEDERATION not joined yet (--federate-optional): PUBLISH is refused until NATS answers\n  phones told: degraded\n\n"
         }
         var s = "FEDERATION \(state)"
         if let server = f["server"]?.stringValue { s += " to \(server)" }
@@ -20,6 +21,14 @@ extension StatusText {
             s += " · consumer lag \(Int(num(f["lag"])))"
         }
         s += "\n"
+        // What SYNC tells the phones (PROTOCOL.md §5.9), when it is not live.
+        switch f["sync"]?.stringValue {
+        case "degraded"?:
+            s += "  phones told: degraded (their replicas may be behind; they keep what they have)\n"
+        case "catchingUp"?:
+            s += "  phones told: catchingUp (the consumer is taking what it missed)\n"
+        default: break
+        }
         // The stream's state below is what JetStream last answered: while the link is down it is old, not current.
         if state != "connected", let ago = f["readAgoMs"]?.doubleValue {
             s +=

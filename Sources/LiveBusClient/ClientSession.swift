@@ -7,13 +7,31 @@ import LiveBusLoop
 import LiveBusSimulator
 import LiveBusWire
 
-/// The sync state a client shows: connecting, catching up, live, disconnected.
+/// The sync state a client shows: connecting, catching up, live, degraded, disconnected (PROTOCOL.md §5.3, §5.9).
 public enum SyncState: String, Sendable, Codable {
     case connecting
     case catchingUp
     case live
+    /// Connected, but the daemon lost its federation (SYNC `degraded`): the replica may be behind; it is kept.
+    case degraded
     case disconnected
     case closed
+
+    /// What a client shows: its connection's own state, unless it is connected (`catchingUp` or `live`) to a
+    /// daemon whose last SYNC said `degraded` (shown `degraded`) or `catchingUp` (shown `catchingUp`). `daemon` is
+    /// `nil` when no SYNC came on this connection: a daemon without federation (always live) or an older one.
+    /// - Parameters:
+    ///   - connection: `connecting`, `catchingUp`, `live`, `disconnected` or `closed`.
+    ///   - daemon: The state of the connection's last SYNC frame.
+    /// - Returns: The state to show.
+    public static func shown(connection: SyncState, daemon: DaemonSyncState?) -> SyncState {
+        guard connection == .catchingUp || connection == .live else { return connection }
+        switch daemon {
+        case .degraded?: return .degraded
+        case .catchingUp?: return .catchingUp
+        case .live?, nil: return connection
+        }
+    }
 }
 
 /// One update the client applied (or refused), as written to the JSON-lines log.
@@ -125,9 +143,22 @@ public final class ClientSession {
     public private(set) var clock: SimulatedClientClock
     private var connection: Connection?
     private var decoder = FrameDecoder()
-    /// The sync state.
+    /// The sync state shown: ``SyncState/shown(connection:daemon:)`` of the connection's and the daemon's.
     public private(set) var syncState = SyncState.connecting {
-        didSet { if oldValue != syncState { onSyncState?(syncState) } }
+        didSet {
+            guard oldValue != syncState else { return }
+            if syncState == .live { lastLive = now() }
+            onSyncState?(syncState)
+        }
+    }
+    /// The connection's own sync state (never `degraded`).
+    private var connectionState = SyncState.connecting {
+        didSet { syncState = SyncState.shown(connection: connectionState, daemon: daemonSync?.state) }
+    }
+    /// The daemon's last SYNC on this connection (PROTOCOL.md §5.9), `nil` when none came: a daemon without
+    /// federation, which is always live, sends none. Its `since` is on this phone's clock.
+    public private(set) var daemonSync: SyncBody? {
+        didSet { syncState = SyncState.shown(connection: connectionState, daemon: daemonSync?.state) }
     }
     /// When the session was last live, client clock.
     public private(set) var lastLive: ClientInstant?
@@ -271,7 +302,7 @@ public final class ClientSession {
             c.closeAfterFlush()
         }
         connection = nil
-        syncState = .closed
+        connectionState = .closed
     }
 
     /// Moves the phone to another daemon (a federated daemon on another host, README "More than one machine"): drops
@@ -290,7 +321,7 @@ public final class ClientSession {
     }
 
     private func connect() {
-        syncState = .connecting
+        connectionState = .connecting
         Connection.connect(loop: loop, path: options.socketPath) { [weak self] result in
             guard let self, !self.userClosed else {
                 if case .success(let c) = result { c.close() }
@@ -312,7 +343,7 @@ public final class ClientSession {
         if let e = c.checkPeer(path: options.socketPath) {
             c.close()
             userClosed = true
-            syncState = .closed
+            connectionState = .closed
             onError?("cannot connect to \(options.socketPath): \(e.message)")
             return
         }
@@ -339,7 +370,8 @@ public final class ClientSession {
                 os: options.os,
                 clientTime: now().millisecondsSinceEpoch,
                 resume: resume,
-                profile: profile
+                profile: profile,
+                features: [HelloBody.syncFeature]
             )
         )
     }
@@ -351,7 +383,7 @@ public final class ClientSession {
         if let w = welcomedAt, loop.nowMilliseconds - w >= 5000 { reconnectAttempt = 0 }
         welcomedAt = nil
         guard !userClosed else { return }
-        syncState = .disconnected
+        connectionState = .disconnected
         if let reason = byeReason {
             byeReason = nil
             if let onEnded {
@@ -375,7 +407,7 @@ public final class ClientSession {
 
     private func scheduleReconnect() {
         guard options.reconnect, !userClosed else {
-            syncState = .disconnected
+            connectionState = .disconnected
             return
         }
         // Exponential backoff with full jitter, capped (AWS Architecture Blog, "Exponential Backoff And Jitter").
@@ -431,6 +463,7 @@ public final class ClientSession {
             guard let w = try? WireJSON.decode(WelcomeBody.self, from: f.body) else { return }
             sessionID = w.session
             name = w.name
+            daemonSync = nil  // a federated daemon says its state right after WELCOME; no SYNC means live
             welcomeOffsetMilliseconds = now().millisecondsSinceEpoch.saturatingSubtracting(w.serverTime)
             if layout == nil { relayout(trigger: "attach") }
             let wasResumed = resumeToken != nil && w.resumed
@@ -442,11 +475,11 @@ public final class ClientSession {
                 token: LiveBusPushTokens.pushToStartToken(phone: name, bundleID: bundleID)
             )
             if wasResumed {
-                syncState = .catchingUp
+                connectionState = .catchingUp
                 catchingUpTopics = Set(replicas.keys)
                 if catchingUpTopics.isEmpty { becomeLive() }
             } else {
-                syncState = .catchingUp
+                connectionState = .catchingUp
                 send(.subscribe, body: SubscribeBody(patterns: options.patterns))
                 // Existing topics answer with UPTODATE; with none yet, we are live once the daemon answered a probe.
             }
@@ -454,7 +487,7 @@ public final class ClientSession {
             guard let p = try? WireJSON.decode(PingBody.self, from: f.body) else { return }
             let t2 = now().millisecondsSinceEpoch
             send(.pong, body: PongBody(t1: p.t1, t2: t2, t3: now().millisecondsSinceEpoch))
-            if syncState == .catchingUp && catchingUpTopics.isEmpty { becomeLive() }
+            if connectionState == .catchingUp && catchingUpTopics.isEmpty { becomeLive() }
         case .event:
             guard var body = try? EventJSON.decode(f.body), let trailer = f.trailer else {
                 onError?("undecodable EVENT on \(f.topic) seq \(f.sequence)")
@@ -498,6 +531,11 @@ public final class ClientSession {
                     replicas.removeAll()
                 }
             }
+        case .sync:
+            // The daemon's federation state (PROTOCOL.md §5.9): shown over a live connection, the replica kept.
+            do { daemonSync = try WireJSON.decode(SyncBody.self, from: f.body) } catch {
+                onError?("undecodable SYNC: \(error)")
+            }
         case .bye:
             let reason = (try? WireJSON.decode(ByeBody.self, from: f.body))?.reason ?? "?"
             byeReason = reason
@@ -516,8 +554,8 @@ public final class ClientSession {
     }
 
     private func becomeLive() {
-        syncState = .live
-        lastLive = now()
+        connectionState = .live
+        if syncState == .live { lastLive = now() }
     }
 
     private func receiveEvent(_ f: Frame, _ body: EventBody) {

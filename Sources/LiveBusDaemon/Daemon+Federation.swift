@@ -1,4 +1,5 @@
 import Foundation
+import LiveBusClock
 import LiveBusCore
 import LiveBusFederation
 import LiveBusLoop
@@ -39,6 +40,7 @@ extension Daemon {
                 [("servers", o.servers.joined(separator: ",")), ("error", error.message)]
             )
             store = UnjoinedFederationStore(logCapacity: options.replayLogCapacity)
+            federationSync = FederationSync(link: .unjoined, nowMilliseconds: nowMs())
             retryJoin(o, handle: handle)
             return false
         }
@@ -53,6 +55,7 @@ extension Daemon {
                 throw DaemonError("the simulator state in the stream \(o.stream) cannot be read (\(error))")
             }
         }
+        federationSync = FederationSync(link: .connected, nowMilliseconds: nowMs())
         try follow(js, o, handle: handle)
         return restored
     }
@@ -120,6 +123,7 @@ extension Daemon {
                 lastState = now
             }
             js.refreshStatus()
+            self.observeFederationSync()
         }
         logger.log(
             .notice,
@@ -142,6 +146,68 @@ extension Daemon {
             ]
         )
         fanOut(e)
+        // Catching up: live as soon as the consumer reached its target (not at the next watch tick).
+        if federationSync?.state == .catchingUp { observeFederationSync() }
+    }
+
+    /// Feeds the link, the consumer's progress and the stream's state to ``FederationSync``; when its state
+    /// changes, logs it and tells every client that asked for SYNC frames (PROTOCOL.md §5.9).
+    func observeFederationSync() {
+        guard federationSync != nil else { return }
+        let observation: FederationSync.Observation
+        if let js = federation {
+            observation = FederationSync.Observation(
+                link: js.linkState == .connected ? .connected : .lost(js.linkState.rawValue),
+                appliedStreamSequence: js.appliedStreamSequence,
+                streamReads: js.statusReads,
+                streamLastSequence: js.lastStatus?.lastSequence
+            )
+        } else {
+            observation = FederationSync.Observation(
+                link: .unjoined,
+                appliedStreamSequence: 0,
+                streamReads: 0,
+                streamLastSequence: nil
+            )
+        }
+        takeFederationSync(observation)
+    }
+
+    /// Feeds one observation to ``FederationSync`` (the embedded driver's entry: no NATS needed) and tells the
+    /// clients when the state changed.
+    func takeFederationSync(_ observation: FederationSync.Observation) {
+        guard var sync = federationSync else { return }
+        let changed = sync.observe(observation, nowMilliseconds: nowMs())
+        federationSync = sync
+        guard changed else { return }
+        var told = 0
+        for s in sessions.values where s.phase == .established && s.wantsSync {
+            sendSync(s)
+            told += 1
+        }
+        logger.log(
+            sync.state == .degraded ? .warning : .notice,
+            "federation sync state",
+            [
+                ("state", sync.state.rawValue), ("applied_sequence", "\(observation.appliedStreamSequence)"),
+                ("clients_told", "\(told)"), ("reason", sync.reason ?? "-"),
+            ]
+        )
+    }
+
+    /// Sends a federated daemon's sync state to `s` when its HELLO asked for SYNC frames: the instant it began,
+    /// converted into the client's clock as an EVENT's instants are. Nothing without `--federate` (a single daemon
+    /// is always live and says nothing, PROTOCOL.md §5.9).
+    func sendSync(_ s: Session) {
+        guard s.wantsSync, let sync = federationSync else { return }
+        let c = s.convert(ServerInstant(millisecondsSinceEpoch: sync.sinceMilliseconds), now: clock.now())
+        let body = SyncBody(
+            state: sync.state,
+            since: c.client.millisecondsSinceEpoch,
+            uncertaintyMs: c.uncertaintyMilliseconds,
+            reason: sync.reason
+        )
+        send(s, .sync, body: body)
     }
 
     /// A resume record another daemon saved (or removed): the phone may resume here with its token.
@@ -231,14 +297,18 @@ extension Daemon {
         )
     }
 
-    /// The `federation` field of `status`: `null`, `{"state": "unjoined"}` before a `--federate-optional` daemon
-    /// joined, or the link, the stream and its peers, and the consumer's lag; `stale` is `true` while the link is
+    /// The `federation` field of `status`: `null`, `{"state": "unjoined", "sync": "degraded"}` before a
+    /// `--federate-optional` daemon joined, or the link, the sync state phones are told (§5.9), the stream and its
+    /// peers, and the consumer's lag; `stale` is `true` while the link is
     /// not connected (the stream's state is then `readAgoMs` milliseconds old, host wall clock).
     func federationStatus() -> JSONValue {
-        if store is UnjoinedFederationStore { return .object(["state": .string("unjoined")]) }
+        if store is UnjoinedFederationStore {
+            return .object(["state": .string("unjoined"), "sync": .string(DaemonSyncState.degraded.rawValue)])
+        }
         guard let js = federation else { return .null }
         var f: [String: JSONValue] = [
             "state": .string(js.linkState.rawValue),
+            "sync": federationSync.map { .string($0.state.rawValue) } ?? .null,
             "server": js.connectedServer.map { .string($0) } ?? .null,
             "servers": .array(js.knownServers.map { .string($0) }),
             "stream": .string(js.streamName),

@@ -114,6 +114,8 @@ public final class Daemon {
     var federationWatch: (any BusTimer)?
     /// The simulator's batches on a federated daemon, committed in order one at a time (Daemon+Federation.swift).
     var federatedSimulator = FederatedSimulatorQueue()
+    /// A federated daemon's sync state (SYNC frames, PROTOCOL.md §5.9); `nil` without `--federate`.
+    var federationSync: FederationSync?
 
     /// Creates a daemon; nothing happens until ``start()``.
     ///
@@ -726,7 +728,7 @@ public final class Daemon {
             forgetResume(token: s.resumeToken)
         case .result:
             relayAnswered(f, from: s)
-        case .welcome, .event, .error, .upToDate:
+        case .welcome, .event, .error, .upToDate, .sync:
             throw WireError(.malformedFrame, "\(f.type) is sent by the daemon, not to it")
         }
     }
@@ -849,6 +851,7 @@ public final class Daemon {
         s.posture = h.posture
         s.appState = e.appState
         s.os = h.os
+        s.wantsSync = h.wantsSync
         if let p = h.profile { s.profile = p }
         s.handshakeOffsetMilliseconds = e.clientOffsetMilliseconds
         if let r = h.resume {
@@ -912,6 +915,7 @@ public final class Daemon {
             if s.phase == .closed { return }
             armFaults(s)
         }
+        sendSync(s)  // a federated daemon's state, to a client that asked for it (PROTOCOL.md §5.9)
         if s.role == .session {
             startScheduler(s)
             startProbing(s)

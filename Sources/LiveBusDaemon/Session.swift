@@ -21,6 +21,9 @@ final class Session {
     /// The handshake's state machine (LiveBusCore): the daemon feeds it and carries out its actions.
     var handshake: SessionHandshake
     var role = ClientRole.session
+    /// Whether its HELLO asked for SYNC frames (`features: ["sync"]`, PROTOCOL.md §5.9); next to `role`, in its
+    /// padding (memory of idle sessions).
+    var wantsSync = false
     var name: String
     var client = ""
     var device: String?

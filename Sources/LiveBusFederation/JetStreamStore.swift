@@ -78,6 +78,8 @@ public final class JetStreamStore: EventStore {
 
     /// The stream as JetStream last described it (``refreshStatus()``), for `livebus status`.
     public private(set) var lastStatus: StreamStatus?
+    /// How many times ``lastStatus`` was read (it only grows): a read counted after the link came back is fresh.
+    public private(set) var statusReads: UInt64 = 0
     private let statusQueue = DispatchQueue(label: "livebus.federation.status")
     private var statusInFlight = false
 
@@ -92,7 +94,10 @@ public final class JetStreamStore: EventStore {
             let st = StreamStatus.fetch(l)
             post {
                 box.value.statusInFlight = false
-                if let st { box.value.lastStatus = st }
+                if let st {
+                    box.value.lastStatus = st
+                    box.value.statusReads += 1
+                }
             }
         }
     }

@@ -118,7 +118,7 @@ public enum E2EAssertionCheck: Sendable, Equatable {
     case overflow(Bool)
     /// This element (e.g. `compactTrailing.timer`) fits: it is not among the overflowing ones.
     case fits(String)
-    /// The phone's sync state: `connecting`, `catchingUp`, `live`, `disconnected`, `closed`.
+    /// The phone's sync state: `connecting`, `catchingUp`, `live`, `degraded` (PROTOCOL.md §5.9), `disconnected`, `closed`.
     case sync(String)
 
     /// The check's name as the file writes it (`rects[0]` for a rect relation is named by the caller).
@@ -159,7 +159,7 @@ public enum E2EAssertionCheck: Sendable, Equatable {
     /// Size classes the format accepts.
     public static let sizeClasses = ["compact", "regular"]
     /// Sync states the format accepts (`SyncState` of the Swift client).
-    public static let syncStates = ["connecting", "catchingUp", "live", "disconnected", "closed"]
+    public static let syncStates = ["connecting", "catchingUp", "live", "degraded", "disconnected", "closed"]
 }
 
 /// A sync-state change a client logged (`{"type": "sync", "state", "clientTime"}`, PROTOCOL.md §10).

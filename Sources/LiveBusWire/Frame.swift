@@ -32,6 +32,9 @@ public enum FrameType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
     case command = 0x10
     /// Daemon → client: the answer to a COMMAND.
     case result = 0x11
+    /// Daemon → client: the daemon's sync state with its federation (`live`, `degraded`, `catchingUp`); sent only to
+    /// a client whose HELLO `features` lists `sync` (PROTOCOL.md §5.9).
+    case sync = 0x12
 
     public var description: String {
         switch self {
@@ -51,6 +54,7 @@ public enum FrameType: UInt8, Sendable, CaseIterable, CustomStringConvertible {
         case .upToDate: "UPTODATE"
         case .command: "COMMAND"
         case .result: "RESULT"
+        case .sync: "SYNC"
         }
     }
 }

@@ -151,6 +151,7 @@ extension JSONScanner {
         var clientTime: Int64?
         var resume: ResumeBody?
         var profile: ProfileBody?
+        var features: [String]?
         try object { (r, k) throws(WireError) in
             if Self.key(k, is: "versions") {
                 try r.mark(&seen, 1 << 0)
@@ -186,6 +187,11 @@ extension JSONScanner {
             } else if Self.key(k, is: "profile") {
                 try r.mark(&seen, 1 << 10)
                 profile = try r.orNull { (r) throws(WireError) in try r.profileBody() }
+            } else if Self.key(k, is: "features") {
+                try r.mark(&seen, 1 << 11)
+                features = try r.orNull { (r) throws(WireError) in
+                    try r.array { (r) throws(WireError) in try r.readString() }
+                }
             } else {
                 try r.skipValue()
             }
@@ -202,7 +208,8 @@ extension JSONScanner {
             os: os,
             clientTime: clientTime,
             resume: resume,
-            profile: profile
+            profile: profile,
+            features: features
         )
     }
 

@@ -253,6 +253,15 @@ public struct HelloBody: Sendable, Hashable, Codable {
     public var resume: ResumeBody?
     /// Device settings that change outcomes.
     public var profile: ProfileBody?
+    /// Optional frames the client understands (PROTOCOL.md §4.1): ``HelloBody/syncFeature`` (`sync`) asks for SYNC
+    /// frames (§5.9). A daemon ignores names it does not know; `nil` (an older client): none.
+    public var features: [String]?
+
+    /// The feature name that asks for SYNC frames.
+    public static let syncFeature = "sync"
+
+    /// Whether the client asked for SYNC frames.
+    public var wantsSync: Bool { features?.contains(Self.syncFeature) ?? false }
 
     /// Creates a HELLO body.
     public init(
@@ -266,7 +275,8 @@ public struct HelloBody: Sendable, Hashable, Codable {
         os: String? = nil,
         clientTime: Int64,
         resume: ResumeBody? = nil,
-        profile: ProfileBody? = nil
+        profile: ProfileBody? = nil,
+        features: [String]? = nil
     ) {
         self.versions = versions
         self.client = client
@@ -279,6 +289,7 @@ public struct HelloBody: Sendable, Hashable, Codable {
         self.clientTime = clientTime
         self.resume = resume
         self.profile = profile
+        self.features = features
     }
 }
 
@@ -601,6 +612,49 @@ public struct UpToDateBody: Sendable, Hashable, Codable {
 
     /// Creates an UPTODATE body.
     public init(sequence: UInt64) { self.sequence = sequence }
+}
+
+/// The daemon's sync state with the federation it belongs to (SYNC `state`, PROTOCOL.md §5.9).
+public enum DaemonSyncState: String, Sendable, Codable, Hashable, CaseIterable {
+    /// Everything the federation holds reaches the phone as it is published (a daemon without federation is
+    /// always live and sends no SYNC).
+    case live
+    /// The daemon lost its NATS JetStream cluster (or has not joined it yet): PUBLISH is refused
+    /// (`federationUnavailable`), events published on other daemons do not arrive, so the phone's replica may be
+    /// behind; what it has is kept.
+    case degraded
+    /// The link is back and the daemon's stream consumer is taking what it missed; the phone gets it as usual.
+    case catchingUp
+}
+
+/// SYNC body (daemon → client): `{"state", "since", "uncertaintyMs", "reason"}`.
+public struct SyncBody: Sendable, Hashable, Codable {
+    /// The state.
+    public var state: DaemonSyncState
+    /// When the daemon entered it, ms since the Unix epoch, **client clock** (converted by the daemon as an EVENT's
+    /// instants are).
+    public var since: Int64
+    /// The conversion's error bound, ms.
+    public var uncertaintyMs: Int
+    /// Why, for people (`degraded`: the link's state, e.g. `NATS link reconnecting`); `nil` when live.
+    public var reason: String?
+
+    /// Creates a SYNC body.
+    public init(state: DaemonSyncState, since: Int64, uncertaintyMs: Int, reason: String? = nil) {
+        self.state = state
+        self.since = since
+        self.uncertaintyMs = uncertaintyMs
+        self.reason = reason
+    }
+}
+
+extension SyncBody: WireValidated {
+    /// Checks `since` and `uncertaintyMs`.
+    /// - Throws: ``WireError`` `invalidValue` naming the field.
+    public func validate() throws(WireError) {
+        try WireRange.checkInstant(since, field: "since", in: "SYNC")
+        try WireRange.checkDuration(Int64(uncertaintyMs), field: "uncertaintyMs", in: "SYNC")
+    }
 }
 
 /// COMMAND body (CLI → daemon).

@@ -99,6 +99,65 @@ final class NATSCluster {
     }
 }
 
+/// A `livebus attach` child writing to a file (not a terminal: plain lines, once each), stopped with SIGTERM.
+final class AttachChild {
+    let process = Process()
+    let path: String
+
+    init(_ path: String, _ args: [String]) throws {
+        self.path = path
+        process.executableURL = URL(
+            fileURLWithPath: DaemonChild.binary.replacingOccurrences(of: "/livebusd", with: "/livebus")
+        )
+        process.arguments = ["attach"] + args
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
+        let h = FileHandle(forWritingAtPath: path)!
+        defer { try? h.close() }
+        process.standardOutput = h
+        process.standardError = FileHandle.nullDevice
+        process.standardInput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    var output: String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+    /// The JSON lines written so far.
+    var lines: [JSONValue] {
+        output.split(separator: "\n").compactMap { try? JSONDecoder().decode(JSONValue.self, from: Data($0.utf8)) }
+    }
+    /// The `state` of each `sync` line so far.
+    var syncStates: [String] {
+        lines.filter { $0["type"]?.stringValue == "sync" }.compactMap { $0["state"]?.stringValue }
+    }
+
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+}
+
+/// The sync states a phone showed, each with the daemon's SYNC then (PROTOCOL.md §5.9).
+final class SyncSeen {
+    private(set) var states: [SyncState] = []
+    private(set) var syncs: [SyncBody?] = []
+
+    init(_ s: ClientSession) {
+        s.onSyncState = { [weak self, weak s] state in
+            self?.states.append(state)
+            self?.syncs.append(s?.daemonSync)
+        }
+    }
+
+    /// The states from the first `degraded` on (empty when never degraded).
+    var fromFirstDegraded: [SyncState] { states.firstIndex(of: .degraded).map { Array(states[$0...]) } ?? [] }
+
+    /// The `since` of each SYNC seen from the first `degraded` on, phone clock.
+    var daemonSince: [Int64] {
+        guard let i = states.firstIndex(of: .degraded) else { return [] }
+        return syncs[i...].compactMap { $0?.since }
+    }
+}
+
 /// A network namespace joined to this one by a veth pair (a second "host" on one machine), removed when dropped.
 /// Needs root and `ip` (iproute2); ``cut()`` partitions it, ``heal()`` joins it again.
 final class NetworkNamespace {
@@ -460,7 +519,11 @@ struct FederationE2ETests {
         let local = Phones(["near"], socket: dir + "/d1.sock", loop: loop)
         runLoop(loop, timeoutMs: 10_000) { false }
         let cpuFrozen = Self.cpuMilliseconds(d1.process.processIdentifier) - cpuBefore
-        #expect(local.sessions[0].syncState == .live, "the daemon stopped serving while its NATS node was frozen")
+        // Served: attached and caught up; `degraded` when the daemon saw its link lost meanwhile (SYNC, §5.9).
+        #expect(
+            [.live, .degraded].contains(local.sessions[0].syncState),
+            "the daemon stopped serving while its NATS node was frozen: \(local.sessions[0].syncState)"
+        )
         kill(node, SIGCONT)
         #expect(d1.process.isRunning, "the daemon crashed while its NATS node was frozen")
         // Spinning would burn the whole 10 s; a healthy daemon idles (pings, reconnects): a generous 3 s bound.
@@ -475,6 +538,11 @@ struct FederationE2ETests {
         let last = after.first ?? 2
         #expect(runLoop(loop, timeoutMs: 15_000) { phone.applied["far"]?.last?.seq == last })
         #expect(phone.applied["far"]?.map(\.seq) == Array(1...last))
+        // Once the node is back, both daemons' phones are live (told so by SYNC if their daemon saw the link lost).
+        #expect(
+            runLoop(loop, timeoutMs: 15_000) { (phone.sessions + local.sessions).allSatisfy { $0.syncState == .live } },
+            "after SIGCONT: \((phone.sessions + local.sessions).map(\.syncState))"
+        )
         pub.close()
         for s in phone.sessions + local.sessions { s.close() }
         runLoop(loop, timeoutMs: 100) { false }
@@ -482,9 +550,10 @@ struct FederationE2ETests {
     }
 
     /// NATS lost while running (every node stopped): PUBLISH is refused with ERROR `federationUnavailable`, the
-    /// phone keeps its session and state, `status` says so; a `--federate-optional` daemon starts meanwhile; once the
-    /// cluster is back the daemon reconnects, the optional one joins, publishes on both are ACKed and the phone
-    /// converges. `livebus status` shows the federation (replicas, peers).
+    /// phone keeps its session and state and is told with SYNC that the daemon is degraded (PROTOCOL.md §5.9), `status`
+    /// says so; a `--federate-optional` daemon starts meanwhile and its phone is degraded from its WELCOME; once the
+    /// cluster is back the daemon reconnects, the optional one joins, both phones are told catchingUp then live,
+    /// publishes on both are ACKed and both phones converge. `livebus status` shows the federation (replicas, peers).
     @Test func natsLostWhileRunningRefusesPublishesAndEverythingCatchesUp() throws {
         let cluster = try NATSCluster()
         let dir = temporaryDirectory("lbfl")
@@ -493,9 +562,20 @@ struct FederationE2ETests {
         defer { d1.terminate() }
         let loop = try EventLoop()
         let phone = Phones(["stay"], socket: dir + "/d1.sock", loop: loop)
-        #expect(runLoop(loop, timeoutMs: 10_000) { phone.sessions[0].syncState == .live })
+        let stay = phone.sessions[0]
+        let staySync = SyncSeen(stay)
+        #expect(runLoop(loop, timeoutMs: 10_000) { stay.syncState == .live })
+        // A federated daemon says its state right after WELCOME.
+        #expect(stay.daemonSync?.state == .live, "SYNC after WELCOME: \(String(describing: stay.daemonSync))")
+        let session = stay.sessionID
+        // `livebus attach` shows it too: --json sync lines and plain text lines (its output is a file, not a tty).
+        let json = try AttachChild(dir + "/attach.jsonl", ["--socket", dir + "/d1.sock", "--name", "j", "--json"])
+        let text = try AttachChild(dir + "/attach.txt", ["--socket", dir + "/d1.sock", "--name", "t"])
+        defer { [json, text].forEach { $0.stop() } }
+        #expect(runLoop(loop, timeoutMs: 10_000) { json.syncStates.last == "live" }, "attach --json: \(json.output)")
         let pub = FederatedPublisher(loop: loop, socket: dir + "/d1.sock")
         #expect(Self.publishAll(pub, topic: "orders/L1", 0..<2, loop: loop) == [1, 2])
+        #expect(runLoop(loop, timeoutMs: 10_000) { phone.applied["stay"]?.count == 2 })
         // `livebus status`: connected, the stream's 3 replicas, the leader's 2 peers.
         var status: JSONValue = .null
         #expect(
@@ -526,11 +606,36 @@ struct FederationE2ETests {
         )
         let n = UInt64(2 + ackedWhileStopping)
         #expect(Self.status(dir + "/d1.sock")["federation"]?["state"]?.stringValue == "reconnecting")
+        // The phone is told: degraded, since an instant on its own clock, why; it keeps what it has.
+        #expect(
+            runLoop(loop, timeoutMs: 5_000) { stay.syncState == .degraded },
+            "the phone shows \(stay.syncState); seen \(staySync.states)"
+        )
+        #expect(stay.daemonSync?.reason?.contains("federationUnavailable") == true)
+        #expect(stay.daemonSync.map { $0.since <= stay.now().millisecondsSinceEpoch + 1_000 } == true)
+        #expect(Self.status(dir + "/d1.sock")["federation"]?["sync"]?.stringValue == "degraded")
+        #expect(Self.statusText(dir + "/d1.sock").contains("phones told: degraded"))
+        let kept = phone.applied["stay"]?.map(\.seq) ?? []
+        #expect(kept.count >= 2 && kept == Array(1...UInt64(kept.count)), "the phone kept \(kept)")
+        #expect(stay.replicas["orders/L1"]?.sequence == UInt64(kept.count))
+        #expect(stay.board.activity("L1") != nil, "the phone's activity was dropped while degraded")
         // A daemon started now with --federate-optional runs alone until it can join.
         let d2 = try Self.startDaemon(dir, 2, federate: cluster.urls, extra: ["--federate-optional"])
         defer { d2.terminate() }
         #expect(Self.status(dir + "/d2.sock")["federation"]?["state"]?.stringValue == "unjoined")
-        #expect(phone.sessions[0].syncState == .live, "the phone lost its session while NATS was down")
+        #expect(Self.status(dir + "/d2.sock")["federation"]?["sync"]?.stringValue == "degraded")
+        // A phone on the unjoined daemon is degraded from its WELCOME on.
+        let late = Phones(["late"], socket: dir + "/d2.sock", loop: loop)
+        let lateSync = SyncSeen(late.sessions[0])
+        #expect(
+            runLoop(loop, timeoutMs: 10_000) { late.sessions[0].syncState == .degraded },
+            "the late phone shows \(late.sessions[0].syncState)"
+        )
+        #expect(late.sessions[0].daemonSync?.reason?.contains("--federate-optional") == true)
+        #expect(
+            stay.syncState == .degraded && stay.sessionID == session,
+            "the phone lost its session while NATS was down"
+        )
 
         try cluster.start()
         let again = Self.publishAll(pub, topic: "orders/L1", 2..<3, loop: loop)
@@ -549,9 +654,44 @@ struct FederationE2ETests {
             "the phone applied \(phone.applied["stay"]?.map(\.seq) ?? [])"
         )
         #expect(phone.applied["stay"]?.map(\.seq) == Array(1...last))
+        // Both phones were told catchingUp, then live, and caught up; the first kept its session throughout.
+        #expect(
+            runLoop(loop, timeoutMs: 10_000) {
+                stay.syncState == .live && late.sessions[0].syncState == .live
+                    && late.applied["late"]?.last?.seq == last
+            },
+            "stay \(staySync.states), late \(lateSync.states), late applied \(late.applied["late"]?.map(\.seq) ?? [])"
+        )
+        for seen in [staySync, lateSync] {
+            let after = seen.fromFirstDegraded
+            #expect(after.first == .degraded && after.suffix(2) == [.catchingUp, .live], "\(seen.states)")
+            #expect(Set(after).isSubset(of: [.degraded, .catchingUp, .live]), "\(seen.states)")
+            let since = seen.daemonSince
+            #expect(since == since.sorted(), "SYNC instants go back: \(since)")
+        }
+        #expect(stay.sessionID == session && stay.counters.reconnects == 0)
+        #expect(runLoop(loop, timeoutMs: 5_000) { json.syncStates.last == "live" }, "attach --json: \(json.output)")
+        let jsonSyncs = json.lines.filter { $0["type"]?.stringValue == "sync" }
+        let firstDegraded = jsonSyncs.firstIndex { $0["state"]?.stringValue == "degraded" }
+        #expect(firstDegraded != nil, "attach --json: \(json.output)")
+        if let i = firstDegraded {
+            #expect(jsonSyncs[i]["daemon"]?.stringValue == "degraded")
+            #expect(jsonSyncs[i]["reason"]?.stringValue?.contains("federationUnavailable") == true)
+            #expect(jsonSyncs[i]["since"]?.doubleValue != nil)
+            #expect(jsonSyncs[i...].suffix(2).map { $0["state"]?.stringValue } == ["catchingUp", "live"])
+        }
+        let textLines = text.output.split(separator: "\n").filter { $0.hasPrefix("sync: ") }
+        #expect(
+            textLines.contains {
+                $0.hasPrefix("sync: degraded (daemon degraded since ") && $0.contains("federationUnavailable")
+            }
+                && textLines.last?.hasPrefix("sync: live (daemon live since ") == true,
+            "attach: \(text.output)"
+        )
+        #expect(Self.status(dir + "/d1.sock")["federation"]?["sync"]?.stringValue == "live")
         pub.close()
         pub2.close()
-        for s in phone.sessions { s.close() }
+        for s in phone.sessions + late.sessions { s.close() }
         runLoop(loop, timeoutMs: 100) { false }
         loop.close()
     }
@@ -571,6 +711,7 @@ struct FederationE2ETests {
         let loop = try EventLoop()
         let near = Phones(["near"], socket: dir + "/d1.sock", loop: loop)
         let far = Phones(["far"], socket: dir + "/d3.sock", loop: loop)
+        let farSync = SyncSeen(far.sessions[0])
         #expect(runLoop(loop, timeoutMs: 10_000) { [near, far].allSatisfy { $0.sessions[0].syncState == .live } })
         let pub1 = FederatedPublisher(loop: loop, socket: dir + "/d1.sock")
         let pub3 = FederatedPublisher(loop: loop, socket: dir + "/d3.sock")
@@ -591,12 +732,18 @@ struct FederationE2ETests {
         #expect(Self.publishAll(pub1, topic: "orders/P1", 2..<4, loop: loop) == [3, 4])
         #expect(runLoop(loop, timeoutMs: 10_000) { near.applied["near"]?.count == 4 })
         #expect(far.applied["far"]?.count == 2, "the partitioned daemon's phone got \(far.applied["far"]?.count ?? 0)")
+        #expect(
+            runLoop(loop, timeoutMs: 5_000) { far.sessions[0].syncState == .degraded },
+            "the partitioned daemon's phone shows \(far.sessions[0].syncState): \(farSync.states)"
+        )
+        #expect(near.sessions[0].syncState == .live)
 
         try ns.heal()
         #expect(
-            runLoop(loop, timeoutMs: 20_000) { far.applied["far"]?.count == 4 },
-            "after the heal the far phone applied \(far.applied["far"]?.map(\.seq) ?? [])"
+            runLoop(loop, timeoutMs: 20_000) { far.applied["far"]?.count == 4 && far.sessions[0].syncState == .live },
+            "after the heal the far phone applied \(far.applied["far"]?.map(\.seq) ?? []), sync \(farSync.states)"
         )
+        #expect(farSync.fromFirstDegraded.suffix(2) == [.catchingUp, .live], "\(farSync.states)")
         #expect(Self.publishAll(pub3, topic: "orders/P1", 4..<6, loop: loop) == [5, 6])
         #expect(runLoop(loop, timeoutMs: 10_000) { [near, far].allSatisfy { $0.applied.values.first?.count == 6 } })
         for phones in [near, far] {

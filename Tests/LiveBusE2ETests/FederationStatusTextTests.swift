@@ -32,6 +32,23 @@ struct FederationStatusTextTests {
         #expect(!text.contains(" ms ago"), "\(text)")
     }
 
+    /// What SYNC tells the phones (PROTOCOL.md §5.9) is said while it is not live, and not at all when it is.
+    @Test func thePhonesSyncStateIsShownUnlessLive() {
+        func text(_ state: String, sync: String?) -> String {
+            guard case .object(var o) = Self.status(state: state, readAgoMs: 300, activeMs: 1)["federation"] else {
+                return ""
+            }
+            o["sync"] = sync.map { .string($0) } ?? .null
+            return StatusText.federation(.object(["federation": .object(o)]))
+        }
+        #expect(text("reconnecting", sync: "degraded").contains("phones told: degraded"))
+        #expect(text("connected", sync: "catchingUp").contains("phones told: catchingUp"))
+        #expect(!text("connected", sync: "live").contains("phones told"))
+        #expect(!text("connected", sync: nil).contains("phones told"))
+        let unjoined = StatusText.federation(.object(["federation": .object(["state": .string("unjoined")])]))
+        #expect(unjoined.contains("not joined yet") && unjoined.contains("phones told: degraded"), "\(unjoined)")
+    }
+
     @Test func aConnectedLinkIsNotStaleAndAgesCarryOneUnit() {
         let text = StatusText.federation(Self.status(state: "connected", readAgoMs: 300, activeMs: 65_400))
         #expect(!text.contains("stale"), "\(text)")

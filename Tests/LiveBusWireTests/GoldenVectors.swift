@@ -74,7 +74,8 @@ enum GoldenVectors {
             posture: PostureBody(foldState: "flat", orientation: "portrait"),
             appState: "foreground",
             os: "27.1",
-            clientTime: 1_767_225_690_000
+            clientTime: 1_767_225_690_000,
+            features: [HelloBody.syncFeature]
         )
         let resumeHello = HelloBody(
             client: "livebus-swift/0.1",
@@ -207,6 +208,37 @@ enum GoldenVectors {
                 name: "uptodate",
                 frame: Frame(type: .upToDate, topic: "orders/A1001", body: json(UpToDateBody(sequence: 7))),
                 note: "UPTODATE at 7"
+            ),
+            Vector(
+                name: "sync-degraded",
+                frame: Frame(
+                    type: .sync,
+                    body: json(
+                        SyncBody(
+                            state: .degraded,
+                            since: 1_767_225_690_000,
+                            uncertaintyMs: 3,
+                            reason: "NATS link reconnecting: PUBLISH is refused (federationUnavailable)"
+                        )
+                    )
+                ),
+                note: "SYNC: the federation is lost (since: client clock, 90 s fast)"
+            ),
+            Vector(
+                name: "sync-catching-up",
+                frame: Frame(
+                    type: .sync,
+                    body: json(SyncBody(state: .catchingUp, since: 1_767_225_720_000, uncertaintyMs: 3))
+                ),
+                note: "SYNC: the link is back, the daemon takes what it missed"
+            ),
+            Vector(
+                name: "sync-live",
+                frame: Frame(
+                    type: .sync,
+                    body: json(SyncBody(state: .live, since: 1_767_225_721_000, uncertaintyMs: 3))
+                ),
+                note: "SYNC: caught up, live again"
             ),
             Vector(
                 name: "command",

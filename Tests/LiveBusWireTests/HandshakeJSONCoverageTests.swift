@@ -15,7 +15,8 @@ struct HandshakeJSONCoverageTests {
          "appState":"background","os":"27.1","clientTime":1767225600000,
          "resume":{"token":"t","topics":{"orders/A1":3}},
          "profile":{"lowPowerMode":true,"frequentUpdates":true,"liveActivities":"denied",
-                    "bundleID":"com.example.other","channels":["Yw=="]}}
+                    "bundleID":"com.example.other","channels":["Yw=="]},
+         "features":["sync"]}
         """#
 
     /// The paths of the `nil` optionals in `value`, nested structs included.

@@ -83,3 +83,43 @@ struct MessageTests {
         #expect(SessionName.problem("all")?.contains("reserved") == true)
     }
 }
+
+/// The SYNC frame (PROTOCOL.md §5.9) and the HELLO feature that asks for it.
+struct SyncFrameTests {
+    @Test func syncBodyRoundTripsWithSortedKeysAndLeavesOutANilReason() throws {
+        let live = SyncBody(state: .live, since: 1_767_225_721_000, uncertaintyMs: 3)
+        #expect(
+            String(decoding: try WireJSON.encode(live), as: UTF8.self)
+                == #"{"since":1767225721000,"state":"live","uncertaintyMs":3}"#
+        )
+        let degraded = SyncBody(state: .degraded, since: 5, uncertaintyMs: 0, reason: "NATS link closed")
+        #expect(try WireJSON.decode(SyncBody.self, from: WireJSON.encode(degraded)) == degraded)
+        #expect(FrameType(rawValue: 0x12) == .sync && FrameType.sync.description == "SYNC")
+    }
+
+    @Test func aSyncOutsideTheInstantRangeOrWithAnUnknownStateIsRefusedNamingTheField() {
+        let far = Array(#"{"since":9999999999999999,"state":"live","uncertaintyMs":0}"#.utf8)
+        #expect {
+            _ = try WireJSON.decode(SyncBody.self, from: far)
+        } throws: { e in
+            (e as? WireError)?.code == .invalidValue && "\(e)".contains("'since'")
+        }
+        let odd = Array(#"{"since":1,"state":"asleep","uncertaintyMs":0}"#.utf8)
+        #expect {
+            _ = try WireJSON.decode(SyncBody.self, from: odd)
+        } throws: { e in
+            (e as? WireError)?.code == .invalidBody && "\(e)".contains("'state'")
+        }
+    }
+
+    @Test func helloFeaturesAskForSyncAndAnOlderHelloAsksForNothing() throws {
+        let old = Array(#"{"versions":[2],"client":"x","role":"session","clientTime":1}"#.utf8)
+        #expect(try WireJSON.decodeHello(old).features == nil)
+        #expect(try !WireJSON.decodeHello(old).wantsSync)
+        let new = Array(#"{"versions":[2],"client":"x","role":"session","clientTime":1,"features":["x","sync"]}"#.utf8)
+        #expect(try WireJSON.decodeHello(new).features == ["x", "sync"])
+        #expect(try WireJSON.decodeHello(new).wantsSync)
+        let other = Array(#"{"versions":[2],"client":"x","role":"session","clientTime":1,"features":["zstd"]}"#.utf8)
+        #expect(try !WireJSON.decodeHello(other).wantsSync)
+    }
+}

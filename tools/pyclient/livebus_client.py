@@ -53,8 +53,49 @@ FRAME_TYPES = {
     "UPTODATE": 0x0E,
     "COMMAND": 0x10,
     "RESULT": 0x11,
+    "SYNC": 0x12,  # sent only to a client whose HELLO features list "sync" (PROTOCOL.md §5.9)
 }
 FRAME_NAMES = {code: name for name, code in FRAME_TYPES.items()}
+
+# The daemon's sync states a SYNC frame carries (PROTOCOL.md §5.9), and what this client asks for in HELLO.
+DAEMON_SYNC_STATES = ("live", "degraded", "catchingUp")
+HELLO_FEATURES = ["sync"]
+INSTANT_LIMIT_MS = 3155760000000  # ±100 years of 365.25 days around the epoch (PROTOCOL.md §3)
+
+
+def decode_sync(body):
+    """A SYNC body checked as the Swift codec checks it: `state` one of DAEMON_SYNC_STATES, `since` an instant
+    (ms, client clock) within ±INSTANT_LIMIT_MS, `uncertaintyMs` 0…INSTANT_LIMIT_MS, `reason` absent, null or a
+    string. Raises WireError (invalidBody / invalidValue) naming the field."""
+    if not isinstance(body, dict):
+        raise WireError("invalidBody", "SYNC body is not a JSON object")
+    state = body.get("state")
+    if state not in DAEMON_SYNC_STATES:
+        raise WireError("invalidBody", "SYNC body: field 'state' is %r; expected one of %s"
+                        % (state, ", ".join(DAEMON_SYNC_STATES)))
+    for field, low in (("since", -INSTANT_LIMIT_MS), ("uncertaintyMs", 0)):
+        value = body.get(field)
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise WireError("invalidBody", "SYNC body: field '%s' should be an integer" % field)
+        if not low <= value <= INSTANT_LIMIT_MS:
+            raise WireError("invalidValue", "SYNC body: field '%s' is %d ms, outside %d…%d"
+                            % (field, value, low, INSTANT_LIMIT_MS))
+    reason = body.get("reason")
+    if reason is not None and not isinstance(reason, str):
+        raise WireError("invalidBody", "SYNC body: field 'reason' should be a string")
+    return {"state": state, "since": body["since"], "uncertaintyMs": body["uncertaintyMs"], "reason": reason}
+
+
+def shown_sync_state(connection, daemon):
+    """What the phone shows (PROTOCOL.md §5.3, §5.9): its connection's own state, unless it is connected
+    (catchingUp or live) to a daemon whose last SYNC said degraded or catchingUp. `daemon` is None when no SYNC
+    came on this connection (a daemon without federation is always live and sends none)."""
+    if connection not in ("catchingUp", "live"):
+        return connection
+    if daemon in ("degraded", "catchingUp"):
+        return daemon
+    return connection
+
 
 FLAG_REPLAY = 0x1
 FLAG_SNAPSHOT = 0x2
@@ -650,7 +691,9 @@ class SessionClient:
 
         self.book = OrderBook(name or "", self.clock.now_ms)
         self.records = []              # every record written, for tests
-        self.sync_state = "connecting"
+        self.sync_state = "connecting"  # what the phone shows (shown_sync_state)
+        self.conn_state = "connecting"  # the connection's own state (never degraded)
+        self.daemon_sync = None         # the last SYNC on this connection (decode_sync), None when none came
         self.last_live_ms = None       # client clock, when last live
         self.session_id = None
         self.resume_token = None
@@ -713,18 +756,28 @@ class SessionClient:
         self.out.write(json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n")
         self.out.flush()
 
-    def _set_sync(self, state):
+    def _set_sync(self, connection=None):
+        """Sets the connection's state (when given) and writes a `sync` line when the shown state changes."""
+        if connection is not None:
+            self.conn_state = connection
+        daemon = self.daemon_sync
+        state = shown_sync_state(self.conn_state, daemon["state"] if daemon else None)
         if state != self.sync_state:
             if self.sync_state == "live" and state != "live":
                 self.last_live_ms = self.clock.now_ms()
             self.sync_state = state
             # A `sync` line in the JSON log (PROTOCOL.md §10), as the Swift client writes one; e2e assertion
             # steps read it (E2E.md §2.4). Not in self.records, which are what the phone shows.
-            record = {"type": "sync", "session": self.name or "", "state": state, "clientTime": self.clock.now_ms()}
+            record = {"type": "sync", "session": self.name or "", "state": state, "clientTime": self.clock.now_ms(),
+                      "daemon": daemon["state"] if daemon else None, "since": daemon["since"] if daemon else None,
+                      "reason": daemon["reason"] if daemon else None}
             self.out.write(json.dumps(record, sort_keys=True, separators=(",", ":"), ensure_ascii=False) + "\n")
             self.out.flush()
             if state == "disconnected" and self.last_live_ms is not None:
                 self._log("sync: disconnected (last live at %d, client clock)" % self.last_live_ms)
+            elif daemon is not None and daemon["state"] != "live":
+                self._log("sync: %s (daemon %s since %d, client clock)%s" % (
+                    state, daemon["state"], daemon["since"], ": " + daemon["reason"] if daemon["reason"] else ""))
             else:
                 self._log("sync: %s" % state)
 
@@ -736,7 +789,8 @@ class SessionClient:
 
     def _hello(self):
         body = {"versions": SUPPORTED_VERSIONS, "client": CLIENT_NAME, "role": "session",
-                "device": self.device, "posture": dict(self.posture), "appState": self.app_state}
+                "device": self.device, "posture": dict(self.posture), "appState": self.app_state,
+                "features": list(HELLO_FEATURES)}
         if self.name:
             body["name"] = self.name
         if self.os_version:
@@ -1019,10 +1073,20 @@ class SessionClient:
                 self._catchup["expect"] = set(self.book.last_sequences())
             else:
                 self._send("SUBSCRIBE", {"patterns": ["orders/>"]})
+            self.daemon_sync = None  # a federated daemon says its state right after WELCOME; none means live
             self._set_sync("catchingUp")
             return "welcome"
+        if name == "SYNC":
+            # The daemon's federation state (PROTOCOL.md §5.9): shown over a live connection; the book is kept.
+            try:
+                self.daemon_sync = decode_sync(body)
+            except WireError as error:
+                self._warn("ignoring SYNC: %s" % error)
+                return None
+            self._set_sync()
+            return None
         if name == "EVENT":
-            if self._catchup is not None and self.sync_state == "catchingUp":
+            if self._catchup is not None and self.conn_state == "catchingUp":
                 self._catchup["seen"].add(frame.topic)
             records, resends = self.book.on_event(frame.topic, frame.sequence, frame.flags, body)
             for record in records:
@@ -1059,7 +1123,7 @@ class SessionClient:
             if error_name == "resumeRejected":
                 self.resume_token = None
                 return ("rejected-resume",)
-            if fatal and error_name in _INPUT_ERRORS and self.sync_state == "connecting":
+            if fatal and error_name in _INPUT_ERRORS and self.conn_state == "connecting":
                 return ("exit", EXIT_USAGE)
             if fatal:
                 return ("lost",)  # the daemon closes after a fatal ERROR; reconnect and resume
@@ -1078,12 +1142,12 @@ class SessionClient:
         """catchingUp → live once every topic we expect or saw has had its UPTODATE and no gap is open;
         with no topic at all, once the empty-topic UPTODATE closes the SUBSCRIBE (or after 300 ms of quiet from an
         older daemon). Returns True when live."""
-        if self.sync_state == "live":
+        if self.conn_state == "live":
             if self.book.pending():
                 self._set_sync("catchingUp")
                 return False
             return True
-        if self.sync_state != "catchingUp" or self._catchup is None:
+        if self.conn_state != "catchingUp" or self._catchup is None:
             return False
         catchup = self._catchup
         waiting = (catchup["expect"] | catchup["seen"]) - catchup["uptodate"]

@@ -70,6 +70,35 @@ class VectorTests(unittest.TestCase):
                         lb.decode_frame(bytes(bad))
                     self.assertEqual(caught.exception.name, "checksumMismatch")
 
+    def test_sync_vectors_decode_as_the_daemon_sent_them(self):
+        """SYNC (PROTOCOL.md §5.9): every state's vector decodes; a state, an instant or a type out of bounds is
+        refused naming the field; what the phone shows follows shown_sync_state."""
+        syncs = [v for v in VECTORS["frames"] if v["type"] == "SYNC"]
+        self.assertEqual(sorted(lb.decode_sync(json.loads(v["body"]))["state"] for v in syncs),
+                         sorted(lb.DAEMON_SYNC_STATES))
+        for vector in syncs:
+            frame = lb.decode_frame(bytes.fromhex(vector["hex"]))
+            body = lb.decode_sync(frame.json())
+            self.assertEqual(body["since"], json.loads(vector["body"])["since"])
+        for bad, name, field in (({"state": "asleep", "since": 1, "uncertaintyMs": 0}, "invalidBody", "state"),
+                                 ({"state": "live", "since": 4e15, "uncertaintyMs": 0}, "invalidBody", "since"),
+                                 ({"state": "live", "since": 4 * 10 ** 15, "uncertaintyMs": 0}, "invalidValue",
+                                  "since"),
+                                 ({"state": "live", "since": 1, "uncertaintyMs": -1}, "invalidValue",
+                                  "uncertaintyMs"),
+                                 ({"state": "live", "since": 1, "uncertaintyMs": 0, "reason": 5}, "invalidBody",
+                                  "reason")):
+            with self.assertRaises(lb.WireError) as caught:
+                lb.decode_sync(bad)
+            self.assertEqual(caught.exception.name, name)
+            self.assertIn("'%s'" % field, caught.exception.message)
+        self.assertEqual(lb.shown_sync_state("live", None), "live")
+        self.assertEqual(lb.shown_sync_state("live", "degraded"), "degraded")
+        self.assertEqual(lb.shown_sync_state("catchingUp", "degraded"), "degraded")
+        self.assertEqual(lb.shown_sync_state("live", "catchingUp"), "catchingUp")
+        self.assertEqual(lb.shown_sync_state("catchingUp", "live"), "catchingUp")
+        self.assertEqual(lb.shown_sync_state("disconnected", "degraded"), "disconnected")
+
     def test_decode_every_vector(self):
         for vector in VECTORS["frames"]:
             with self.subTest(vector=vector["name"]):

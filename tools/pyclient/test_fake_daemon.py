@@ -175,6 +175,53 @@ class FakeDaemonTests(unittest.TestCase):
         self.assertTrue(all(isinstance(r["clientTime"], int) for r in lines))
         self.assertEqual(client.resumed_count, 1)
 
+    def test_sync_frames_degraded_then_live_keep_the_book(self):
+        """A federated daemon's SYNC (PROTOCOL.md §5.9): the HELLO asks for it; degraded is shown over a live
+        connection with the daemon's since (client clock) and reason, the book is kept, catchingUp then live
+        follow; a bad SYNC is ignored; the next WELCOME forgets the daemon's state."""
+        seen = {}
+
+        def script(accept):
+            peer = accept()
+            seen["hello"] = peer.expect("HELLO").json()
+            peer.welcome("tok1")
+            peer.expect("SUBSCRIBE")
+            peer.send("SYNC", {"since": 1_000, "state": "live", "uncertaintyMs": 3})
+            peer.event(1, flags=lb.FLAG_REPLAY, kind="start", status="cooking")
+            peer.send("UPTODATE", {"sequence": 1}, TOPIC)
+            peer.send("UPTODATE", {"sequence": 0}, "")
+            time.sleep(0.4)
+            peer.send("SYNC", {"since": 2_000, "state": "degraded", "uncertaintyMs": 3,
+                               "reason": "NATS link reconnecting"})
+            peer.send("SYNC", {"since": 2_500, "state": "asleep", "uncertaintyMs": 3})  # ignored
+            time.sleep(0.4)
+            seen["degraded"] = (client.sync_state, [r["seq"] for r in client.records])
+            peer.send("SYNC", {"since": 3_000, "state": "catchingUp", "uncertaintyMs": 3})
+            peer.event(2, status="awaitingPickup")
+            peer.send("SYNC", {"since": 3_100, "state": "live", "uncertaintyMs": 3})
+            peer.event(3, flags=lb.FLAG_TERMINAL, kind="end", status="delivered")
+            peer.send("UPTODATE", {"sequence": 3}, TOPIC)
+            peer.expect("BYE")
+
+        daemon = FakeDaemon(script)
+        client, thread, result, out = self.run_client(daemon, exit_when_delivered=True, name="pro")
+        thread.join(15)
+        daemon.close()
+        self.assertEqual(result.get("code"), 0)
+        self.assertEqual(seen["hello"]["features"], ["sync"])
+        self.assertEqual(seen["degraded"], ("degraded", [1]))
+        self.assertEqual([r["seq"] for r in client.records], [1, 2, 3])
+        lines = [json.loads(line) for line in out.getvalue().splitlines()]
+        syncs = [(r["state"], r["daemon"], r["since"], r["reason"]) for r in lines if r["type"] == "sync"]
+        self.assertEqual(syncs, [
+            ("catchingUp", None, None, None),
+            ("live", "live", 1_000, None),
+            ("degraded", "degraded", 2_000, "NATS link reconnecting"),
+            ("catchingUp", "catchingUp", 3_000, None),
+            ("live", "live", 3_100, None),
+            ("disconnected", "live", 3_100, None),
+        ], syncs)
+
     def test_resume_rejected_attaches_as_new_session(self):
         seen = {}
 
