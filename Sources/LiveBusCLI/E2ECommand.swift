@@ -114,28 +114,12 @@ enum E2ECommand {
     /// with the file, the line and the field.
     static func preflight(_ s: E2EScenario, file: String, catalog: DeviceCatalog) throws(E2EScenarioError) {
         // A federation needs nats-server; a partition needs network namespaces (root and iproute2).
-        if let f = s.federation {
-            guard E2ENATSCluster.binary != nil else {
-                throw E2EScenarioError(
-                    file: file,
-                    line: f.line,
-                    field: "federation",
-                    message:
-                        "needs nats-server, which is not installed (looked in \(E2ENATSCluster.candidates.joined(separator: ", "))): run tools/setup, or apt-get install -y nats-server"
-                )
-            }
-            if !E2ENetworkNamespace.available,
-                let a = s.actions.first(where: { if case .partitionDaemon = $0.kind { true } else { false } }),
-                case .partitionDaemon(let d) = a.kind
-            {
-                throw E2EScenarioError(
-                    file: file,
-                    line: a.line,
-                    field: "partitionDaemon",
-                    message:
-                        "partitioning daemon \(d) needs a network namespace of its own, which needs root and iproute2 (/usr/sbin/ip); run livebus e2e as root, or drop the partitionDaemon and healDaemon actions"
-                )
-            }
+        if let problem = s.hostProblem(
+            file: file,
+            natsServer: E2ENATSCluster.binary != nil,
+            namespaces: E2ENetworkNamespace.available
+        ) {
+            throw problem
         }
         for (i, spec) in s.sessions.enumerated() {
             if let os = spec.os {

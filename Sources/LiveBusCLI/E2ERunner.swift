@@ -652,7 +652,7 @@ final class E2ERun {
                     ? "cancelFailed" : r.message.contains("federationUnavailable") ? "federationUnavailable" : "error"
             switch (expect, got) {
             case (.any, "canceled"), (.any, "cancelFailed"), (.canceled, "canceled"), (.cancelFailed, "cancelFailed"),
-                (.any, "federationUnavailable"), (.federationUnavailable, "federationUnavailable"):
+                (.federationUnavailable, "federationUnavailable"):
                 outcome.message = got
             default:
                 outcome.ok = false

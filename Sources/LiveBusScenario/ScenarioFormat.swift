@@ -374,6 +374,41 @@ public struct E2EFederation: Sendable, Equatable {
     }
 }
 
+extension E2EScenario {
+    /// What this host lacks to run the scenario, as an error naming the file, line and field; nil when nothing.
+    ///
+    /// A `federation` block needs `nats-server`; a `partitionDaemon` needs network namespaces (root and iproute2),
+    /// for which there is no fallback (`Protocol/E2E.md` §2.5).
+    /// - Parameters:
+    ///   - file: the scenario file, for the message.
+    ///   - natsServer: whether `nats-server` is installed.
+    ///   - namespaces: whether network namespaces can be made (root, `/usr/sbin/ip`).
+    /// - Returns: the first problem, or nil.
+    public func hostProblem(file: String, natsServer: Bool, namespaces: Bool) -> E2EScenarioError? {
+        guard let f = federation else { return nil }
+        guard natsServer else {
+            return E2EScenarioError(
+                file: file,
+                line: f.line,
+                field: "federation",
+                message:
+                    "needs nats-server, which is not installed: run tools/setup (or apt-get install -y nats-server)"
+            )
+        }
+        for a in actions {
+            guard case .partitionDaemon(let d) = a.kind, !namespaces else { continue }
+            return E2EScenarioError(
+                file: file,
+                line: a.line,
+                field: "partitionDaemon",
+                message:
+                    "partitioning daemon \(d) needs a network namespace of its own, which needs root and iproute2 (/usr/sbin/ip); run livebus e2e as root, or drop the partitionDaemon and healDaemon actions"
+            )
+        }
+        return nil
+    }
+}
+
 /// One daemon of a federation.
 public struct E2EDaemonSpec: Sendable, Equatable {
     /// Its name (`d1`, or as written): what `sessions[].daemon` and the actions name.

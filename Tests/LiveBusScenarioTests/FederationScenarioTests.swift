@@ -233,4 +233,27 @@ struct FederationScenarioTests {
         #expect(e?.file == "Protocol/scenarios/x.json")
         #expect((e?.line ?? 0) > 0)
     }
+
+    /// What the host lacks is named before anything starts: nats-server for a federation (run tools/setup), root
+    /// and iproute2 for a partition; a scenario without a federation needs neither.
+    @Test func hostProblemsAreNamed() throws {
+        let text = Self.scenario(
+            federation: Self.federation,
+            sessions: "{ \"name\": \"a\" }",
+            actions: """
+                { "at": "1s", "type": "partitionDaemon", "daemon": "d2" }, { "at": "2s", "type": "healDaemon", "daemon": "d2" }
+                """
+        )
+        let s = try ScenarioDecoderTests.decode(text)
+        let noNATS = s.hostProblem(file: "x.json", natsServer: false, namespaces: true)
+        #expect(noNATS?.field == "federation")
+        #expect(noNATS?.line == 5)
+        #expect(noNATS?.message.contains("nats-server, which is not installed: run tools/setup") == true)
+        let noRoot = s.hostProblem(file: "x.json", natsServer: true, namespaces: false)
+        #expect(noRoot?.field == "partitionDaemon")
+        #expect(noRoot?.message.contains("daemon d2 needs a network namespace of its own, which needs root") == true)
+        #expect(s.hostProblem(file: "x.json", natsServer: true, namespaces: true) == nil)
+        let plain = try ScenarioDecoderTests.decode(ScenarioDecoderTests.valid)
+        #expect(plain.hostProblem(file: "x.json", natsServer: false, namespaces: false) == nil)
+    }
 }
