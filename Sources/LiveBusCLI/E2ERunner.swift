@@ -67,8 +67,6 @@ final class E2ERun {
     private var moves: [String: [E2EDaemonMove]] = [:]
     /// Which daemon each toxic label was added on.
     private var toxicDaemons: [String: String] = [:]
-    /// The first daemon (the only one, or the federation's first: the backend's).
-    private var daemon: DaemonProcess? { daemons.first?.process }
     /// Whether any daemon is running.
     private var anyDaemon: Bool { daemons.contains { $0.process != nil } }
     private var clients: [String: E2EClientProcess] = [:]
