@@ -426,7 +426,8 @@ final class E2ERun {
     static func livebusBinary() -> String { livebusPath }
 
     private func startClient(_ s: E2ESessionSpec) throws(CLIError) {
-        place(s.name, on: scenario.daemon(of: s) ?? "")
+        // A phone moved before it started attaches where it was moved to.
+        place(s.name, on: placement[s.name] ?? scenario.daemon(of: s) ?? "")
         let (exe, args) = clientArguments(s)
         let logPath = "\(directory)/\(s.name).jsonl"
         let errPath = "\(directory)/\(s.name).err"
@@ -756,8 +757,14 @@ final class E2ERun {
             }
         case .moveSession(let t, let to):
             outcome.description = "moveSession \(t) → \(to)"
-            for n in scenario.sessionNames(for: t) where clients[n] != nil {
-                move(n, to: to, outcome: &outcome)
+            for n in scenario.sessionNames(for: t) {
+                if clients[n] != nil {
+                    move(n, to: to, outcome: &outcome)
+                } else {
+                    // Not started yet (a later attachAt): it will attach there.
+                    placement[n] = to
+                    moves[n, default: []].append(E2EDaemonMove(trueTime: e2eNowMs(), daemon: to))
+                }
             }
         case .killNats(let node):
             outcome.description = "killNats \(node) (kill -9)"
@@ -878,7 +885,7 @@ final class E2ERun {
     private func waitUntilAttached(_ a: E2EAction) {
         let target: E2ESessionTarget
         switch a.kind {
-        case .posture(let t, _), .appState(let t, _), .clock(let t, _, _): target = t
+        case .posture(let t, _), .appState(let t, _), .clock(let t, _, _), .moveSession(let t, _): target = t
         // A phone stopped before it attached would connect only when continued: the slow consumer it stands for is
         // one that attached and then stopped reading.
         case .suspendClient(let t): target = t
