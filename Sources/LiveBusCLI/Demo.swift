@@ -248,11 +248,19 @@ final class DaemonProcess {
     }
 
     /// Starts `livebusd` and waits until its socket accepts connections.
+    /// - Parameters:
+    ///   - arguments: `livebusd`'s arguments.
+    ///   - socket: the socket it serves (waited for).
+    ///   - logPath: where its standard error goes.
+    ///   - launcher: a command that execs the daemon (`ip netns exec NAME`), empty for none.
+    /// - Returns: the running daemon.
     /// - Throws: ``CLIError`` when the binary is missing or the daemon does not come up within 10 s.
-    static func start(arguments: [String], socket: String, logPath: String) throws(CLIError) -> DaemonProcess {
+    static func start(arguments: [String], socket: String, logPath: String, launcher: [String] = []) throws(CLIError)
+        -> DaemonProcess
+    {
         let p = Process()
-        p.executableURL = URL(fileURLWithPath: daemonBinary())
-        p.arguments = arguments
+        p.executableURL = URL(fileURLWithPath: launcher.first ?? daemonBinary())
+        p.arguments = launcher.isEmpty ? arguments : Array(launcher.dropFirst()) + [daemonBinary()] + arguments
         p.environment = ConfigFile.privateEnvironment()
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         p.standardError = FileHandle(forWritingAtPath: logPath)

@@ -113,6 +113,14 @@ enum E2ECommand {
     /// Impossible postures for a device (half-opened on a phone without a hinge…) are rejected before running,
     /// with the file, the line and the field.
     static func preflight(_ s: E2EScenario, file: String, catalog: DeviceCatalog) throws(E2EScenarioError) {
+        // A federation needs nats-server; a partition needs network namespaces (root and iproute2).
+        if let problem = s.hostProblem(
+            file: file,
+            natsServer: E2ENATSCluster.binary != nil,
+            namespaces: E2ENetworkNamespace.available
+        ) {
+            throw problem
+        }
         for (i, spec) in s.sessions.enumerated() {
             if let os = spec.os {
                 do throws(LayoutError) { _ = try OSVersion.parse(os) } catch {

@@ -10,6 +10,8 @@ final class E2EProcesses: @unchecked Sendable {
     private let lock = NSLock()
     private var pids: Set<pid_t> = []
     private var directories: Set<String> = []
+    /// Network namespaces (and their host links) of federated scenarios' partitioned daemons.
+    private var namespaces: [String: String] = [:]
     private var sources: [any DispatchSourceSignal] = []
 
     /// The one registry of this process.
@@ -23,6 +25,10 @@ final class E2EProcesses: @unchecked Sendable {
     func add(directory: String) { lock.withLock { _ = directories.insert(directory) } }
     /// Forgets a directory the runner removed or keeps on purpose.
     func remove(directory: String) { lock.withLock { _ = directories.remove(directory) } }
+    /// Remembers a network namespace and its host link (`ip netns del`, `ip link del` on an interrupt).
+    func add(namespace: String, link: String) { lock.withLock { namespaces[namespace] = link } }
+    /// Forgets a namespace the runner removed.
+    func remove(namespace: String) { lock.withLock { _ = namespaces.removeValue(forKey: namespace) } }
 
     /// Installs the handlers: on SIGINT, SIGTERM or SIGHUP, SIGKILL every child, remove every directory, exit 130.
     ///
@@ -53,13 +59,17 @@ final class E2EProcesses: @unchecked Sendable {
 
     /// SIGKILLs every registered child and removes every registered directory.
     func cleanUpAll() {
-        let (ps, ds) = lock.withLock { (pids, directories) }
+        let (ps, ds, ns) = lock.withLock { (pids, directories, namespaces) }
         for p in ps {
             kill(p, SIGCONT)
             kill(p, SIGKILL)
         }
         for p in ps { waitpid(p, nil, WNOHANG) }
         for d in ds { try? FileManager.default.removeItem(atPath: d) }
+        for (n, link) in ns {
+            try? E2ENetworkNamespace.ip(["link", "del", link])
+            try? E2ENetworkNamespace.ip(["netns", "del", n])
+        }
     }
 }
 

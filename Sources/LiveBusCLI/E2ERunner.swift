@@ -57,9 +57,18 @@ final class E2ERun {
     let dataDirectory: String
     let registry = E2EProcesses.shared
 
-    private var daemon: DaemonProcess?
-    private var daemonGeneration = 0
-    private var daemonScheduledExit = false
+    /// The daemons: the only one, or the federation's in file order (the first runs the backend).
+    private var daemons: [E2EDaemonSlot] = []
+    /// The federation's NATS cluster, when the scenario has one.
+    private var cluster: E2ENATSCluster?
+    /// Where each phone is attached now (federation daemon name; "" without a federation).
+    private var placement: [String: String] = [:]
+    /// Each phone's moves: when (true clock, ms) and to which daemon.
+    private var moves: [String: [E2EDaemonMove]] = [:]
+    /// Which daemon each toxic label was added on.
+    private var toxicDaemons: [String: String] = [:]
+    /// Whether any daemon is running.
+    private var anyDaemon: Bool { daemons.contains { $0.process != nil } }
     private var clients: [String: E2EClientProcess] = [:]
     private var clockEvents: [String: [E2EClockEvent]] = [:]
     private var layouts: [String: [String]] = [:]
@@ -90,9 +99,24 @@ final class E2ERun {
             throw CLIError("internal", "cannot create a temporary directory under /tmp", exit: .usage)
         }
         directory = String(cString: p)
-        socket = directory + "/bus.sock"
-        dataDirectory = directory + "/data"
-        try? FileManager.default.createDirectory(atPath: dataDirectory, withIntermediateDirectories: true)
+        if let f = scenario.federation {
+            for d in f.daemons {
+                daemons.append(
+                    E2EDaemonSlot(
+                        name: d.name,
+                        socket: "\(directory)/\(d.name).sock",
+                        dataDirectory: "\(directory)/data-\(d.name)"
+                    )
+                )
+            }
+        } else {
+            daemons = [E2EDaemonSlot(name: "", socket: directory + "/bus.sock", dataDirectory: directory + "/data")]
+        }
+        socket = daemons[0].socket
+        dataDirectory = daemons[0].dataDirectory
+        for d in daemons {
+            try? FileManager.default.createDirectory(atPath: d.dataDirectory, withIntermediateDirectories: true)
+        }
         registry.add(directory: directory)
     }
 
@@ -111,7 +135,8 @@ final class E2ERun {
         )
         defer { stopEverything() }
         do throws(CLIError) {
-            try startDaemon()
+            try startFederation()
+            for d in daemons { try startDaemon(d) }
             t0 = daemonStartTrueMs()
             try play()
             settle()
@@ -139,32 +164,93 @@ final class E2ERun {
             try? FileManager.default.removeItem(atPath: directory)
         } else {
             // Sockets and data go; logs stay for reading.
-            unlink(socket)
-            try? FileManager.default.removeItem(atPath: dataDirectory)
+            for d in daemons {
+                unlink(d.socket)
+                try? FileManager.default.removeItem(atPath: d.dataDirectory)
+            }
+            if let c = cluster {
+                for n in 1...c.nodes { try? FileManager.default.removeItem(atPath: "\(c.directory)/n\(n)") }
+            }
             result.logDirectory = directory
         }
         registry.remove(directory: directory)
         return result
     }
 
-    private func daemonArguments() -> [String] {
+    private func daemonArguments(_ d: E2EDaemonSlot) -> [String] {
         var args = [
-            "--socket", socket, "--data-dir", dataDirectory, "--time-scale", "\(timeScale)", "--seed", "\(seed)",
+            "--socket", d.socket, "--data-dir", d.dataDirectory, "--time-scale", "\(timeScale)", "--seed", "\(seed)",
         ]
-        if let s = scenario.backend.daemonArgument { args += ["--scenario", s] }
-        return args
+        // The backend runs on the first daemon only (README "More than one machine").
+        if d === daemons[0], let s = scenario.backend.daemonArgument { args += ["--scenario", s] }
+        return args + d.extraArguments
     }
 
-    private func startDaemon() throws(CLIError) {
-        daemonGeneration += 1
-        let d = try DaemonProcess.start(
-            arguments: daemonArguments(),
-            socket: socket,
-            logPath: "\(directory)/livebusd-\(daemonGeneration).log"
+    private func startDaemon(_ d: E2EDaemonSlot) throws(CLIError) {
+        d.generation += 1
+        let p = try DaemonProcess.start(
+            arguments: daemonArguments(d),
+            socket: d.socket,
+            logPath: d.logPath,
+            launcher: d.namespace.map { [E2ENetworkNamespace.ipBinary, "netns", "exec", $0.name] } ?? []
         )
-        registry.add(d.process.processIdentifier)
-        daemon = d
-        daemonScheduledExit = false
+        registry.add(p.process.processIdentifier)
+        d.process = p
+        d.scheduledExit = false
+    }
+
+    /// The federation's cluster (and a network namespace per daemon the scenario partitions); each daemon's
+    /// `--federate` arguments.
+    private func startFederation() throws(CLIError) {
+        guard let f = scenario.federation else { return }
+        guard E2ENATSCluster.binary != nil else { throw E2ENATSCluster.missing }
+        let cut = E2EFederation.partitioned(scenario.actions)
+        var host = "127.0.0.1"
+        for (i, d) in daemons.enumerated() where cut.contains(d.name) {
+            guard E2ENetworkNamespace.available else { throw E2ERun.partitionNeedsRoot(d.name) }
+            let ns = try E2ENetworkNamespace(index: i)
+            d.namespace = ns
+            if host == "127.0.0.1" { host = ns.hostAddress }
+        }
+        cluster = try E2ENATSCluster(nodes: f.natsNodes, directory: directory + "/nats", host: host)
+        for (d, spec) in zip(daemons, f.daemons) {
+            d.extraArguments = [
+                "--federate", spec.connect.map { cluster!.url($0) }.joined(separator: ","),
+                "--federate-replicas", "\(f.replicas)",
+            ]
+        }
+    }
+
+    /// Why a scenario that partitions a daemon cannot run here.
+    static func partitionNeedsRoot(_ daemon: String) -> CLIError {
+        CLIError(
+            "partitionUnavailable",
+            "partitionDaemon \(daemon) needs network namespaces: root and iproute2 (/usr/sbin/ip)",
+            recovery: "run livebus e2e as root (tools/setup installs iproute2), or drop the partitionDaemon actions",
+            exit: .usage
+        )
+    }
+
+    private func slot(_ name: String?) -> E2EDaemonSlot {
+        guard let name, let d = daemons.first(where: { $0.name == name }) else { return daemons[0] }
+        return d
+    }
+
+    /// The socket a phone's client connects to: the daemon's, or (in a federation) a link of the phone's own to
+    /// the daemon it is placed on, which `moveSession` points at another.
+    private func phoneSocket(_ name: String) -> String {
+        scenario.federation == nil ? socket : "\(directory)/phone-\(name).sock"
+    }
+
+    /// Points a phone's link at a daemon's socket (atomically: a new link renamed over the old).
+    private func place(_ name: String, on daemon: String) {
+        placement[name] = daemon
+        guard scenario.federation != nil else { return }
+        let link = phoneSocket(name)
+        let tmp = link + ".new"
+        unlink(tmp)
+        symlink(slot(daemon).socket, tmp)
+        rename(tmp, link)
     }
 
     /// The daemon's start on the true clock (its status: `serverTime − uptimeMs`), else now.
@@ -212,25 +298,28 @@ final class E2ERun {
         let now = e2eNowMs()
         guard now - lastPollMs >= 150 else { return }
         lastPollMs = now
-        if let d = daemon {
+        var polled = false
+        for slot in daemons {
+            guard let d = slot.process else { continue }
             if !d.process.isRunning {
-                if !daemonScheduledExit {
+                if !slot.scheduledExit {
                     daemonLog.exits.append(
                         .init(
                             trueTime: now,
                             scheduled: false,
                             description:
-                                "\(Self.describe(d.process)); log: \(e2eTail("\(directory)/livebusd-\(daemonGeneration).log"))"
+                                "\(slot.name.isEmpty ? "" : "\(slot.name): ")\(Self.describe(d.process)); log: \(e2eTail(slot.logPath))"
                         )
                     )
                 }
                 registry.remove(d.process.processIdentifier)
-                daemon = nil
+                slot.process = nil
             } else {
                 if let kib = e2eResidentKiB(d.process.processIdentifier) { daemonLog.rssKiB.append((now, kib)) }
-                pollBackend()
+                polled = true
             }
         }
+        if polled { pollBackend() }
         for c in clients.values where c.earlyExit == nil && !c.process.isRunning {
             c.earlyExit =
                 "\(Self.describe(c.process)) on its own at +\(Double(now - t0) / 1000) s; stderr: \(e2eTail(c.errPath))"
@@ -255,8 +344,23 @@ final class E2ERun {
             ? "killed by signal \(p.terminationStatus)" : "exited with status \(p.terminationStatus)"
     }
 
-    /// One `order.list`: the backend's state per order, or nil when the daemon did not answer.
+    /// `order.list` of every running daemon (each lists the orders created on it), merged: the backend's state per
+    /// order, or nil when no daemon answered. A daemon that does not answer (killed) counts with its last answer.
     private func fetchOrders(timeoutMs: UInt64) -> [String: E2EBackendObservation]? {
+        var merged: [String: E2EBackendObservation] = [:]
+        var answered = false
+        for d in daemons {
+            if d.process != nil, let o = fetchOrders(d.socket, timeoutMs: timeoutMs) {
+                d.orders = o
+                answered = true
+            }
+            merged.merge(d.orders) { a, b in a.seq >= b.seq ? a : b }
+        }
+        return answered ? merged : nil
+    }
+
+    /// One daemon's `order.list`, or nil when it did not answer.
+    private func fetchOrders(_ socket: String, timeoutMs: UInt64) -> [String: E2EBackendObservation]? {
         guard let list = try? AdminClient.allOrders(socket: socket, timeoutMs: timeoutMs) else { return nil }
         let now = e2eNowMs()
         var latest: [String: E2EBackendObservation] = [:]
@@ -289,7 +393,7 @@ final class E2ERun {
 
     private func clientArguments(_ s: E2ESessionSpec) -> (String, [String]) {
         var args = [
-            "--socket", socket, "--name", s.name, "--device", s.device, "--posture", s.posture.foldState,
+            "--socket", phoneSocket(s.name), "--name", s.name, "--device", s.device, "--posture", s.posture.foldState,
             "--orientation", s.posture.orientation, "--app-state", s.appState,
             "--clock-skew=\(s.clockSkewMilliseconds)ms", "--clock-drift=\(s.clockDriftPPM)",
         ]
@@ -322,6 +426,8 @@ final class E2ERun {
     static func livebusBinary() -> String { livebusPath }
 
     private func startClient(_ s: E2ESessionSpec) throws(CLIError) {
+        // A phone moved before it started attaches where it was moved to.
+        place(s.name, on: placement[s.name] ?? scenario.daemon(of: s) ?? "")
         let (exe, args) = clientArguments(s)
         let logPath = "\(directory)/\(s.name).jsonl"
         let errPath = "\(directory)/\(s.name).err"
@@ -430,10 +536,16 @@ final class E2ERun {
 
     // MARK: - Actions
 
-    private func admin(_ command: String, _ args: [String: JSONValue]) -> (ok: Bool, data: JSONValue?, message: String)
-    {
+    private func admin(_ command: String, _ args: [String: JSONValue], socket: String? = nil) -> (
+        ok: Bool, data: JSONValue?, message: String
+    ) {
         do {
-            let r = try AdminClient.request(socket: socket, command: command, args: args, timeoutMs: 5000)
+            let r = try AdminClient.request(
+                socket: socket ?? self.socket,
+                command: command,
+                args: args,
+                timeoutMs: 5000
+            )
             if r.ok { return (true, r.data, "ok") }
             let e = r.error
             return (false, nil, "\(e?.code ?? "error"): \(e?.message ?? "refused")")
@@ -453,7 +565,8 @@ final class E2ERun {
 
     private func sessionArgument(_ t: E2ESessionTarget) -> [String] {
         switch t {
-        case .all: ["all"]
+        // In a federation each phone's command goes to the daemon it is attached to.
+        case .all: scenario.federation == nil ? ["all"] : scenario.sessionNames(for: t)
         case .named: scenario.sessionNames(for: t)
         }
     }
@@ -467,8 +580,11 @@ final class E2ERun {
             ok: true
         )
         var failedSessions: Set<String> = []
-        func run(_ command: String, _ args: [String: JSONValue]) -> JSONValue? {
-            let r = admin(command, args)
+        func run(_ command: String, _ args: [String: JSONValue], on daemon: String? = nil) -> JSONValue? {
+            // A command about one phone goes to the daemon the phone is attached to.
+            var target = daemon.map { slot($0).socket }
+            if target == nil, let n = args["session"]?.stringValue, let d = placement[n] { target = slot(d).socket }
+            let r = admin(command, args, socket: target)
             if !r.ok {
                 outcome.ok = false
                 outcome.message = outcome.message.isEmpty ? r.message : outcome.message
@@ -507,29 +623,45 @@ final class E2ERun {
             for s in sessionArgument(t) {
                 _ = run("session.app-state", ["session": .string(s), "appState": .string(state)])
             }
-        case .createOrder(let id, let customer):
-            outcome.description = "createOrder \(id ?? "")"
+        case .createOrder(let id, let customer, let daemon, let expect):
+            outcome.description =
+                "createOrder \(id ?? "")" + (daemon.map { " on \($0)" } ?? "")
+                + (expect == .created ? "" : " (expect \(expect.rawValue))")
             var args: [String: JSONValue] = [:]
             if let id { args["id"] = .string(id) }
             if let customer { args["customer"] = .string(customer) }
-            _ = run("order.create", args)
-        case .cancelOrder(let order, let expect):
-            outcome.description = "cancelOrder \(order) (expect \(expect.rawValue))"
-            let r = admin("order.cancel", ["order": .string(order)])
+            let r = admin("order.create", args, socket: daemon.map { slot($0).socket })
+            // A daemon cut off from its cluster refuses: `storeUnavailable` naming `federationUnavailable`.
+            let refused = !r.ok && r.message.contains("federationUnavailable")
+            switch (expect, r.ok, refused) {
+            case (.created, true, _), (.any, true, _), (.any, false, true), (.federationUnavailable, false, true):
+                outcome.message = r.ok ? "created" : "refused as expected: \(r.message)"
+            default:
+                outcome.ok = false
+                outcome.message = "expected \(expect.rawValue), got \(r.ok ? "created" : r.message)"
+            }
+        case .cancelOrder(let order, let expect, let daemon):
+            outcome.description =
+                "cancelOrder \(order) (expect \(expect.rawValue))" + (daemon.map { " on \($0)" } ?? "")
+            let r = admin("order.cancel", ["order": .string(order)], socket: daemon.map { slot($0).socket })
             let got: String =
-                r.ok ? "canceled" : r.message.hasPrefix("cancelFailed") ? "cancelFailed" : "error"
+                r.ok
+                ? "canceled"
+                : r.message.hasPrefix("cancelFailed")
+                    ? "cancelFailed" : r.message.contains("federationUnavailable") ? "federationUnavailable" : "error"
             switch (expect, got) {
-            case (.any, "canceled"), (.any, "cancelFailed"), (.canceled, "canceled"), (.cancelFailed, "cancelFailed"):
+            case (.any, "canceled"), (.any, "cancelFailed"), (.canceled, "canceled"), (.cancelFailed, "cancelFailed"),
+                (.federationUnavailable, "federationUnavailable"):
                 outcome.message = got
             default:
                 outcome.ok = false
                 outcome.message = "expected \(expect.rawValue), got \(r.ok ? "canceled" : r.message)"
             }
-        case .backendStall(let order, let d):
-            outcome.description = "backendStall \(order ?? "all") \(d) ms"
+        case .backendStall(let order, let d, let daemon):
+            outcome.description = "backendStall \(order ?? "all") \(d) ms" + (daemon.map { " on \($0)" } ?? "")
             var args: [String: JSONValue] = ["durationMs": .number((Double(d) / timeScale).rounded())]
             if let order { args["order"] = .string(order) }
-            _ = run("backend.stall", args)
+            _ = run("backend.stall", args, on: daemon)
         case .addToxic(let x):
             outcome.description = "addToxic \(x.label) (\(x.toxic) \(x.direction))"
             // fault.add {"toxic": {id, kind, direction, toxicity, params}, "session"? | "scope"?, "seed"?}
@@ -546,18 +678,19 @@ final class E2ERun {
             case .session(let s): args["session"] = .string(s)
             case .scope(let s): args["scope"] = .string(s)
             }
+            if case .session(let s) = x.target, let d = placement[s] { toxicDaemons[x.label] = d }
             if case .object(let o)? = run("fault.add", args), let id = o["id"] { toxicIDs[x.label] = id }
         case .removeToxic(let label):
             outcome.description = "removeToxic \(label ?? "all")"
             if let label {
                 if let id = toxicIDs[label] {
-                    _ = run("fault.remove", ["id": id])
+                    _ = run("fault.remove", ["id": id], on: toxicDaemons[label])
                 } else {
                     outcome.ok = false
                     outcome.message = "toxic '\(label)' was never added (its addToxic failed)"
                 }
             } else {
-                _ = run("fault.remove", ["all": .bool(true)])
+                for d in daemons where d.process != nil { _ = run("fault.remove", ["all": .bool(true)], on: d.name) }
             }
         case .clock(let t, let step, let drift):
             outcome.description =
@@ -575,7 +708,8 @@ final class E2ERun {
                 }
             }
             let everyone = Set(scenario.sessionNames(for: t))
-            let names = Set(viaCommand) == everyone && t == .all ? ["all"] : viaCommand
+            let names =
+                Set(viaCommand) == everyone && t == .all && scenario.federation == nil ? ["all"] : viaCommand
             for s in names {
                 var args: [String: JSONValue] = ["session": .string(s)]
                 if let step { args["stepMs"] = .number(Double(step)) }
@@ -591,24 +725,80 @@ final class E2ERun {
                     E2EClockEvent(trueTime: now, stepMilliseconds: step ?? 0, driftPPM: drift)
                 )
             }
-        case .killDaemon:
-            outcome.description = "killDaemon (kill -9)"
-            if let d = daemon {
-                daemonScheduledExit = true
+        case .killDaemon(let name):
+            let slot = slot(name)
+            outcome.description = "killDaemon\(slot.name.isEmpty ? "" : " " + slot.name) (kill -9)"
+            if let d = slot.process {
+                slot.scheduledExit = true
                 kill(d.process.processIdentifier, SIGKILL)
                 d.process.waitUntilExit()
                 registry.remove(d.process.processIdentifier)
-                daemonLog.exits.append(.init(trueTime: e2eNowMs(), scheduled: true, description: "kill -9 (scheduled)"))
-                daemon = nil
+                daemonLog.exits.append(
+                    .init(
+                        trueTime: e2eNowMs(),
+                        scheduled: true,
+                        description: "\(slot.name.isEmpty ? "" : "\(slot.name): ")kill -9 (scheduled)"
+                    )
+                )
+                slot.process = nil
             } else {
                 outcome.ok = false
-                outcome.message = "no daemon is running"
+                outcome.message = "\(slot.label) is not running"
             }
-        case .restartDaemon:
-            outcome.description = "restartDaemon"
+        case .restartDaemon(let name):
+            let slot = slot(name)
+            outcome.description = "restartDaemon\(slot.name.isEmpty ? "" : " " + slot.name)"
             do throws(CLIError) {
-                try startDaemon()
+                try startDaemon(slot)
                 daemonLog.restarts.append(e2eNowMs())
+            } catch {
+                outcome.ok = false
+                outcome.message = error.message
+            }
+        case .moveSession(let t, let to):
+            outcome.description = "moveSession \(t) → \(to)"
+            for n in scenario.sessionNames(for: t) {
+                if clients[n] != nil {
+                    move(n, to: to, outcome: &outcome)
+                } else {
+                    // Not started yet (a later attachAt): it will attach there.
+                    placement[n] = to
+                    moves[n, default: []].append(E2EDaemonMove(trueTime: e2eNowMs(), daemon: to))
+                }
+            }
+        case .killNats(let node):
+            outcome.description = "killNats \(node) (kill -9)"
+            if cluster?.kill9(node) != true {
+                outcome.ok = false
+                outcome.message = "NATS node \(node) is not running"
+            }
+        case .restartNats(let node):
+            outcome.description = "restartNats \(node)"
+            do throws(CLIError) {
+                guard let c = cluster else { throw E2ENATSCluster.missing }
+                try c.start(node)
+                try c.waitReady(node, timeoutMs: 30_000)
+            } catch {
+                outcome.ok = false
+                outcome.message = error.message
+            }
+        case .suspendNats(let node), .resumeNats(let node):
+            let stop: Bool
+            if case .suspendNats = a.kind { stop = true } else { stop = false }
+            outcome.description = "\(stop ? "suspendNats" : "resumeNats") \(node) (\(stop ? "SIGSTOP" : "SIGCONT"))"
+            if cluster?.freeze(node, stop) != true {
+                outcome.ok = false
+                outcome.message = "NATS node \(node) is not running"
+            }
+        case .partitionDaemon(let name), .healDaemon(let name):
+            let cut: Bool
+            if case .partitionDaemon = a.kind { cut = true } else { cut = false }
+            let slot = slot(name)
+            outcome.description = "\(cut ? "partitionDaemon" : "healDaemon") \(name)"
+            do throws(CLIError) {
+                guard let ns = slot.namespace else { throw E2ERun.partitionNeedsRoot(name) }
+                if cut { try ns.cut() } else { try ns.heal() }
+                slot.partitioned = cut
             } catch {
                 outcome.ok = false
                 outcome.message = error.message
@@ -635,6 +825,59 @@ final class E2ERun {
         outcomes.append(outcome)
     }
 
+    /// Moves a phone to another daemon of the federation: its link points there, the daemon it was attached to
+    /// closes its connection (`reset_peer` at once, removed once the phone is attached elsewhere), and the client
+    /// reconnects through the link and resumes with its token (PROTOCOL.md §5.8).
+    private func move(_ name: String, to: String, outcome: inout E2EActionOutcome) {
+        let from = slot(placement[name])
+        place(name, on: to)
+        moves[name, default: []].append(E2EDaemonMove(trueTime: e2eNowMs(), daemon: to))
+        // A phone of a killed daemon reconnects through its link by itself.
+        guard from.name != to, from.process != nil else { return }
+        let label = "move-\(name)-\(moves[name]?.count ?? 0)"
+        let r = admin(
+            "fault.add",
+            [
+                "toxic": .object([
+                    "id": .string(label), "kind": .string("reset_peer"), "direction": .string("down"),
+                    "toxicity": .number(1), "params": .object(["timeoutMs": .number(0)]),
+                ]),
+                "session": .string(name),
+            ],
+            socket: from.socket
+        )
+        guard r.ok, case .object(let o)? = r.data, let id = o["id"] else {
+            outcome.ok = false
+            if outcome.message.isEmpty {
+                outcome.message = "\(from.label) did not close \(name)'s connection: \(r.message)"
+            }
+            return
+        }
+        let target = slot(to)
+        let deadline = e2eNowMs() + 10_000
+        while e2eNowMs() < deadline && target.process != nil && !sessionsListed(on: target).contains(name) {
+            usleep(50_000)
+        }
+        _ = admin("fault.remove", ["id": id], socket: from.socket)
+        if target.process != nil && !sessionsListed(on: target).contains(name) {
+            outcome.ok = false
+            if outcome.message.isEmpty { outcome.message = "\(name) did not attach to \(to) within 10 s" }
+        }
+    }
+
+    /// The phones a daemon's `status` lists as attached.
+    private func sessionsListed(on d: E2EDaemonSlot) -> Set<String> {
+        guard d.process != nil,
+            let r = try? AdminClient.request(socket: d.socket, command: "status", timeoutMs: 2000), r.ok,
+            case .object(let o)? = r.data, case .array(let list)? = o["sessions"]
+        else { return [] }
+        var names: Set<String> = []
+        for case .object(let s) in list where s["role"]?.stringValue == "session" {
+            if let n = s["name"]?.stringValue { names.insert(n) }
+        }
+        return names
+    }
+
     private var attached: Set<String> = []
 
     /// Before an action addressed to sessions, waits (at most 10 s) until the daemon lists them, so that a fast
@@ -642,7 +885,7 @@ final class E2ERun {
     private func waitUntilAttached(_ a: E2EAction) {
         let target: E2ESessionTarget
         switch a.kind {
-        case .posture(let t, _), .appState(let t, _), .clock(let t, _, _): target = t
+        case .posture(let t, _), .appState(let t, _), .clock(let t, _, _), .moveSession(let t, _): target = t
         // A phone stopped before it attached would connect only when continued: the slow consumer it stands for is
         // one that attached and then stopped reading.
         case .suspendClient(let t): target = t
@@ -653,14 +896,8 @@ final class E2ERun {
         }
         let wanted = Set(scenario.sessionNames(for: target).filter { clients[$0] != nil })
         let deadline = e2eNowMs() + 10_000
-        while !wanted.isSubset(of: attached) && e2eNowMs() < deadline && daemon != nil {
-            if let r = try? AdminClient.request(socket: socket, command: "status", timeoutMs: 2000), r.ok,
-                case .object(let o)? = r.data, case .array(let list)? = o["sessions"]
-            {
-                for case .object(let s) in list where s["role"]?.stringValue == "session" {
-                    if let n = s["name"]?.stringValue { attached.insert(n) }
-                }
-            }
+        while !wanted.isSubset(of: attached) && e2eNowMs() < deadline && anyDaemon {
+            for d in daemons { attached.formUnion(sessionsListed(on: d)) }
             if !wanted.isSubset(of: attached) { usleep(50_000) }
         }
         // The first action addressed to a session also waits (within the same 10 s) until the session has processed
@@ -670,7 +907,7 @@ final class E2ERun {
         guard !fresh.isEmpty, let published = fetchOrders(timeoutMs: 2000) else { return }
         for name in fresh.sorted() {
             guard let c = clients[name] else { continue }
-            while e2eNowMs() < deadline && daemon != nil {
+            while e2eNowMs() < deadline && anyDaemon {
                 let seen = Self.sequencesProcessed(inLog: c.logPath)
                 if published.values.allSatisfy({ $0.seq == 0 || (seen[$0.order] ?? 0) >= $0.seq }) { break }
                 usleep(50_000)
@@ -710,7 +947,7 @@ final class E2ERun {
         let deadline = e2eNowMs() + scenario.settleMilliseconds
         while e2eNowMs() < deadline {
             housekeeping(actionsDone: scenario.actions.count)
-            guard daemon != nil, pollBackend() else {
+            guard anyDaemon, pollBackend() else {
                 usleep(100_000)
                 continue
             }
@@ -719,7 +956,7 @@ final class E2ERun {
         }
         // The backend's final state, however busy the daemon is (a failed poll must not leave an old `final`).
         var finalOK = false
-        for _ in 0..<3 where daemon != nil && !finalOK {
+        for _ in 0..<3 where anyDaemon && !finalOK {
             finalOK = pollBackend(timeoutMs: 10_000)
         }
         if !finalOK {
@@ -742,14 +979,23 @@ final class E2ERun {
         scenario.expect.finalStatus.allSatisfy { final[$0.key]?.status == $0.value }
     }
 
+    /// Whether every phone processed the backend's last sequence of every order and, for the orders of
+    /// `expect.finalStatus`, shows the backend's status: a federated daemon's `order.list` can show the simulator's
+    /// new status while the event that carries it is still being stored (a frozen or re-electing NATS node), and
+    /// the phones get it only once it is.
     private func converged() -> Bool {
         let targets = final.mapValues(\.seq)
         for c in clients.values {
             var s = E2ESessionLog(name: c.spec.name)
             s.appendLog((try? String(contentsOfFile: c.logPath, encoding: .utf8)) ?? "")
             var last: [String: UInt64] = [:]
-            for r in s.records where r.type == "update" { last[r.order] = max(last[r.order] ?? 0, r.seq) }
+            var status: [String: String] = [:]
+            for r in s.records where r.type == "update" {
+                last[r.order] = max(last[r.order] ?? 0, r.seq)
+                if r.applied { status[r.order] = r.status }
+            }
             for (order, seq) in targets where (last[order] ?? 0) < seq { return false }
+            for (order, want) in scenario.expect.finalStatus where status[order] != want { return false }
         }
         return true
     }
@@ -770,23 +1016,30 @@ final class E2ERun {
             c.process.waitUntilExit()
             registry.remove(c.process.processIdentifier)
         }
-        if let d = daemon {
-            // Where the backend is after the clients stopped (it may have published meanwhile).
-            if d.process.isRunning, finalAfterStop.isEmpty { finalAfterStop = fetchOrders(timeoutMs: 10_000) ?? [:] }
-            daemonScheduledExit = true
+        // Where the backend is after the clients stopped (it may have published meanwhile).
+        if anyDaemon, finalAfterStop.isEmpty { finalAfterStop = fetchOrders(timeoutMs: 10_000) ?? [:] }
+        for slot in daemons {
+            guard let d = slot.process else { continue }
+            slot.scheduledExit = true
             d.stop()
             registry.remove(d.process.processIdentifier)
             let clean = d.process.terminationReason == .exit && d.process.terminationStatus == 0
+            let who = slot.name.isEmpty ? "" : "\(slot.name): "
             daemonLog.exits.append(
                 .init(
                     trueTime: e2eNowMs(),
                     scheduled: clean,
                     description: clean
-                        ? "SIGTERM at the end, exit 0"
-                        : "did not stop cleanly on SIGTERM: \(Self.describe(d.process)); log: \(e2eTail("\(directory)/livebusd-\(daemonGeneration).log"))"
+                        ? "\(who)SIGTERM at the end, exit 0"
+                        : "\(who)did not stop cleanly on SIGTERM: \(Self.describe(d.process)); log: \(e2eTail(slot.logPath))"
                 )
             )
-            daemon = nil
+            slot.process = nil
+        }
+        cluster?.stop()
+        for d in daemons {
+            d.namespace?.remove()
+            d.namespace = nil
         }
     }
 
@@ -802,6 +1055,8 @@ final class E2ERun {
                 clockEpochTrueMs: clients[spec.name]?.startedTrueMs ?? t0,
                 clockEvents: clockEvents[spec.name] ?? []
             )
+            s.daemon = scenario.daemon(of: spec)
+            s.moves = moves[spec.name] ?? []
             if let c = clients[spec.name] {
                 s.appendLog(
                     (try? String(contentsOfFile: c.logPath, encoding: .utf8)) ?? "",

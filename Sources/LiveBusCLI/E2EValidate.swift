@@ -131,7 +131,7 @@ enum E2EValidate {
                 do throws(CLIError) {
                     let s = try scenario(file, catalog: catalog)
                     let text =
-                        "\(file): valid e2e scenario '\(s.name)': \(s.sessions.count) sessions, \(s.actions.count) actions, \(s.assertions.count) assertion steps, backend \(s.backend.daemonArgument ?? "none")"
+                        "\(file): valid e2e scenario '\(s.name)': \(s.sessions.count) sessions, \(s.actions.count) actions, \(s.assertions.count) assertion steps, backend \(s.backend.daemonArgument ?? "none")\(s.federation.map { ", federation of \($0.natsNodes) NATS nodes (replicas \($0.replicas)) and \($0.daemons.count) daemons" } ?? "")"
                     lines.append(text)
                     item["kind"] = .string(Kind.e2eScenario.rawValue)
                     item["valid"] = .bool(true)

@@ -291,13 +291,16 @@ public enum LivebusCommand {
             usage:
                 "livebus e2e FILE... [--time-scale X] [--seed N] [--report FILE] [--junit FILE] [--tap FILE] [--keep-logs] [--python-client PATH] [--quiet] [--json] | livebus e2e --validate FILE...",
             details: """
-                Starts livebusd on a private socket and data dir, starts every session as its own client process
+                Starts livebusd on a private socket and data dir (with a "federation" block: a NATS JetStream
+                cluster and several livebusd --federate), starts every session as its own client process
                 (livebus attach or the Python client), plays the timeline (postures, app states, orders, stalls,
-                toxics, clock steps, kill -9 and restart), collects every client's JSON-lines log and checks the
-                invariants of Protocol/E2E.md: convergence, sequence, statuses, remaining, stale, layout, crashes,
-                memory, actions; and the scenario's assertion steps ("type": "assert": status, stale, remaining,
-                island, lockScreen, arrangement, sizeClass, rects, overflow, fits, sync, at a time or after an
-                action) over what each phone's log shows. Ends with a table and each failure's first counterexample
+                toxics, clock steps, kill -9 and restart; in a federation also phones moving between daemons,
+                kill -9 and SIGSTOP of a NATS node, a daemon partitioned and healed, as root), collects every
+                client's JSON-lines log and checks the invariants of Protocol/E2E.md (for every phone on every
+                daemon): convergence, sequence, statuses, remaining, stale, layout, crashes, memory, actions; and
+                the scenario's assertion steps ("type": "assert": status, stale, remaining, island, lockScreen,
+                arrangement, sizeClass, rects, overflow, fits, sync, at a time or after an action) over what each
+                phone's log shows. Ends with a table and each failure's first counterexample
                 (a step's phone, expected and observed values and log line); exit 0 only if all pass, 1 if any
                 fails. --junit FILE writes JUnit XML (a testsuite per scenario, a testcase per invariant and step),
                 --tap FILE TAP 14. --validate checks the files as a run would before starting, runs nothing, and

@@ -118,6 +118,7 @@ private struct Context {
         let w = Double(scenario.tolerances.settleAfterDisturbanceMilliseconds)
         let times =
             session.clockEvents.map { Double($0.trueTime) } + logs.daemon.restarts.map(Double.init)
+            + session.moves.map { Double($0.trueTime) }
             + logs.daemon.exits.filter(\.scheduled).map { Double($0.trueTime) }
         return times.contains { t >= $0 && t < $0 + w }
     }
@@ -170,17 +171,20 @@ private struct Context {
         var t = Tally("sequence")
         for s in logs.sessions {
             var last: [String: UInt64] = [:]
-            for r in s.records where r.type == "update" {
+            for tr in timed[s.name] ?? [] where tr.record.type == "update" {
+                let r = tr.record
+                // In a federation: which daemon the phone was on (a move's gap or repeat shows there).
+                let on = s.daemon(atTrueMs: tr.trueMs).map { " on daemon \($0)" } ?? ""
                 let prev = last[r.topic] ?? 0
                 if r.seq <= prev {
                     t.check(
                         false,
-                        "session \(s.name), \(r.topic): #\(r.seq) processed after #\(prev) (log line \(r.line)): applied twice or out of order"
+                        "session \(s.name)\(on), \(r.topic): #\(r.seq) processed after #\(prev) (log line \(r.line)): applied twice or out of order"
                     )
                 } else {
                     t.check(
                         r.seq == prev + 1 || r.delivery == "snapshot",
-                        "session \(s.name), \(r.topic): #\(r.seq) processed after #\(prev) without a snapshot (log line \(r.line)): a gap left unrepaired"
+                        "session \(s.name)\(on), \(r.topic): #\(r.seq) processed after #\(prev) without a snapshot (log line \(r.line)): a gap left unrepaired"
                     )
                 }
                 last[r.topic] = max(prev, r.seq)

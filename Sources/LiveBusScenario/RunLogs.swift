@@ -147,6 +147,20 @@ public struct E2EClockEvent: Sendable, Equatable {
     }
 }
 
+/// A phone moved to another daemon of the federation (`moveSession`, `Protocol/E2E.md` §2.5).
+public struct E2EDaemonMove: Sendable, Equatable {
+    /// When the runner pointed the phone at the daemon, true clock, ms since the Unix epoch.
+    public var trueTime: Int64
+    /// The daemon's name.
+    public var daemon: String
+
+    /// Creates a move.
+    public init(trueTime: Int64, daemon: String) {
+        self.trueTime = trueTime
+        self.daemon = daemon
+    }
+}
+
 /// Everything the runner knows about one session after the run.
 public struct E2ESessionLog: Sendable, Equatable {
     /// Session name.
@@ -173,6 +187,15 @@ public struct E2ESessionLog: Sendable, Equatable {
     public var malformed: [String]
     /// How the process ended: nil if the runner stopped it as planned, else what happened.
     public var abnormalExit: String?
+    /// The federation daemon the phone attached to at start; nil without a federation.
+    public var daemon: String?
+    /// The phone's moves to other daemons (`moveSession`), in time order.
+    public var moves: [E2EDaemonMove] = []
+
+    /// The daemon the phone was placed on at true time `trueMs` (ms since the Unix epoch); nil without a federation.
+    public func daemon(atTrueMs trueMs: Double) -> String? {
+        moves.last { Double($0.trueTime) <= trueMs }?.daemon ?? daemon
+    }
 
     /// Creates a session log.
     public init(

@@ -232,7 +232,7 @@ private struct Decoding {
             "",
             allowed: [
                 "version", "name", "description", "backend", "timeScale", "seed", "duration", "settle", "sessions",
-                "actions", "expect", "tolerances",
+                "actions", "expect", "tolerances", "federation",
             ]
         )
         let versionNode = try required(o, "version")
@@ -253,8 +253,9 @@ private struct Decoding {
         let durationNode = try required(o, "duration")
         s.durationMilliseconds = try duration(durationNode, "duration", positive: true)
         if let n = o.members["settle"]?.value { s.settleMilliseconds = try duration(n, "settle") }
+        if let n = o.members["federation"]?.value { s.federation = try federation(n) }
         let sessionsNode = try required(o, "sessions")
-        s.sessions = try sessions(sessionsNode)
+        s.sessions = try sessions(sessionsNode, federation: s.federation)
         if let n = o.members["tolerances"]?.value { s.tolerances = try tolerances(n) }
         if let n = o.members["expect"]?.value { s.expect = try expectations(n) }
         if let n = o.members["actions"]?.value {
@@ -327,7 +328,118 @@ private struct Decoding {
         return p
     }
 
-    func sessions(_ node: JSONNode) throws(E2EScenarioError) -> [E2ESessionSpec] {
+    // MARK: - Federation
+
+    /// `federation: {"nats": K, "replicas": R, "daemons": D | [NAME | {"name", "connect": [NODE…]}…]}`
+    /// (`Protocol/E2E.md` §2.5).
+    func federation(_ node: JSONNode) throws(E2EScenarioError) -> E2EFederation {
+        let o = try object(node, "federation", allowed: ["nats", "replicas", "daemons"])
+        var k = 3
+        if let n = o.members["nats"]?.value { k = Int(try integer(n, o.child("nats"), in: 1...5)) }
+        var r = min(3, k)
+        if let n = o.members["replicas"]?.value {
+            r = Int(try integer(n, o.child("replicas"), in: 1...5))
+            guard r <= k else {
+                throw fail(n.line, o.child("replicas"), "\(r) replicas need at least \(r) NATS nodes; nats is \(k)")
+            }
+        }
+        let nodes = (1...k).map { "n\($0)" }
+        let daemonsNode = try required(o, "daemons")
+        var daemons: [E2EDaemonSpec] = []
+        switch daemonsNode.value {
+        case .number:
+            let d = try integer(daemonsNode, o.child("daemons"), in: 1...8)
+            daemons = (1...Int(d)).map { E2EDaemonSpec(name: "d\($0)", connect: nodes) }
+        case .array(let items):
+            guard (1...8).contains(items.count) else {
+                throw fail(daemonsNode.line, o.child("daemons"), "needs 1…8 daemons, got \(items.count)")
+            }
+            var seen: [String: Int] = [:]
+            for (i, item) in items.enumerated() {
+                let p = "\(o.child("daemons"))[\(i)]"
+                var spec = E2EDaemonSpec(name: "", connect: nodes)
+                let nameNode: JSONNode
+                if case .string = item.value {
+                    nameNode = item
+                    spec.name = try string(item, p)
+                } else {
+                    let d = try object(item, p, allowed: ["name", "connect"])
+                    nameNode = try required(d, "name")
+                    spec.name = try string(nameNode, d.child("name"))
+                    if let c = d.members["connect"]?.value {
+                        guard case .array(let list) = c.value, !list.isEmpty else {
+                            throw fail(
+                                c.line,
+                                d.child("connect"),
+                                "expected a non-empty array of node names (\(nodes.joined(separator: ", ")))"
+                            )
+                        }
+                        spec.connect = []
+                        for (j, x) in list.enumerated() {
+                            let name = try nodeName(x, "\(d.child("connect"))[\(j)]", nodes: nodes)
+                            guard !spec.connect.contains(name) else {
+                                throw fail(x.line, "\(d.child("connect"))[\(j)]", "node '\(name)' is listed twice")
+                            }
+                            spec.connect.append(name)
+                        }
+                    }
+                }
+                guard Decoding.validName(spec.name), spec.name != "all" else {
+                    throw fail(nameNode.line, p, "a daemon name is 1–64 characters without spaces, not 'all'")
+                }
+                if let first = seen[spec.name] {
+                    throw fail(nameNode.line, p, "daemon name '\(spec.name)' is used twice (first on line \(first))")
+                }
+                seen[spec.name] = nameNode.line
+                daemons.append(spec)
+            }
+        default:
+            throw fail(
+                daemonsNode.line,
+                o.child("daemons"),
+                "expected a count (1…8: daemons d1 … dN) or an array of names or {\"name\", \"connect\"} objects, got \(daemonsNode.kindName)"
+            )
+        }
+        return E2EFederation(natsNodes: k, replicas: r, daemons: daemons, line: node.line)
+    }
+
+    /// A NATS node's name, `n1` … `nK`.
+    func nodeName(_ node: JSONNode, _ path: String, nodes: [String]) throws(E2EScenarioError) -> String {
+        let s = try string(node, path)
+        guard nodes.contains(s) else {
+            throw fail(
+                node.line,
+                path,
+                "no NATS node named '\(s)'; the federation's nodes: \(nodes.joined(separator: ", "))"
+            )
+        }
+        return s
+    }
+
+    /// A daemon's name where the scenario has a federation; without one, the field is refused.
+    func daemonName(_ node: JSONNode, _ path: String, federation: E2EFederation?) throws(E2EScenarioError) -> String {
+        let s = try string(node, path)
+        guard let federation else {
+            throw fail(
+                node.line,
+                path,
+                "names daemon '\(s)' but the scenario has no federation block (one daemon); add \"federation\": {\"nats\": 3, \"daemons\": 3} or drop the field"
+            )
+        }
+        let names = federation.daemons.map(\.name)
+        guard names.contains(s) else {
+            let near = NearMatch.closest(s, among: names, limit: 1).first
+            throw fail(
+                node.line,
+                path,
+                "no daemon named '\(s)'" + (near.map { " (did you mean '\($0)'?)" } ?? "")
+                    + "; the federation's daemons: \(names.joined(separator: ", "))"
+            )
+        }
+        return s
+    }
+
+    func sessions(_ node: JSONNode, federation: E2EFederation?) throws(E2EScenarioError) -> [E2ESessionSpec] {
         guard case .array(let items) = node.value else {
             throw fail(node.line, "sessions", "expected an array, got \(node.kindName)")
         }
@@ -341,7 +453,7 @@ private struct Decoding {
                 path,
                 allowed: [
                     "name", "client", "device", "posture", "appState", "clockSkew", "clockDrift", "language", "os",
-                    "count", "attachAt", "note",
+                    "count", "attachAt", "note", "daemon",
                 ]
             )
             let nameNode = try required(o, "name")
@@ -394,6 +506,9 @@ private struct Decoding {
                 spec.os = v
             }
             if let n = o.members["attachAt"]?.value { spec.attachAtMilliseconds = try duration(n, o.child("attachAt")) }
+            if let n = o.members["daemon"]?.value {
+                spec.daemon = try daemonName(n, o.child("daemon"), federation: federation)
+            }
             var count: Int64 = 1
             let countNode = o.members["count"]?.value
             if let n = countNode { count = try integer(n, o.child("count"), in: 1...500) }
@@ -468,14 +583,21 @@ private struct Decoding {
     static let actionFields: [String: [String]] = [
         "posture": ["session", "posture", "postures"],
         "appState": ["session", "appState"],
-        "createOrder": ["order", "customer"],
-        "cancelOrder": ["order", "expect"],
-        "backendStall": ["order", "duration"],
+        "createOrder": ["order", "customer", "daemon", "expect"],
+        "cancelOrder": ["order", "expect", "daemon"],
+        "backendStall": ["order", "duration", "daemon"],
         "addToxic": ["label", "toxic", "target", "direction", "params", "toxicity", "seed", "duration"],
         "removeToxic": ["label", "all"],
         "clock": ["session", "step", "drift"],
-        "killDaemon": [],
-        "restartDaemon": [],
+        "killDaemon": ["daemon"],
+        "restartDaemon": ["daemon"],
+        "moveSession": ["session", "daemon"],
+        "killNats": ["node"],
+        "restartNats": ["node"],
+        "suspendNats": ["node"],
+        "resumeNats": ["node"],
+        "partitionDaemon": ["daemon"],
+        "healDaemon": ["daemon"],
         "suspendClient": ["session"],
         "resumeClient": ["session"],
     ]
@@ -504,7 +626,13 @@ private struct Decoding {
         var out: [E2EAction] = []
         var previousAt: Int64 = 0
         var labels: Set<String> = []
-        var daemonDown = false
+        // Daemons killed (or partitioned) and NATS nodes killed (or suspended) so far, by name ("" = the only daemon).
+        var daemonsDown: Set<String> = []
+        var partitioned: Set<String> = []
+        var nodesDown: Set<String> = []
+        var nodesSuspended: Set<String> = []
+        let federation = scenario.federation
+        let nodes = federation?.nodeNames ?? []
         var ids: [String: Int] = [:]
         var afters: [(String, Int, String)] = []
         for (i, item) in items.enumerated() {
@@ -606,7 +734,24 @@ private struct Decoding {
                     customer = try string(n, o.child("customer"))
                     guard !customer!.isEmpty else { throw fail(n.line, o.child("customer"), "must not be empty") }
                 }
-                kinds = [.createOrder(id: id, customer: customer)]
+                var daemon: String?
+                if let n = o.members["daemon"]?.value {
+                    daemon = try daemonName(n, o.child("daemon"), federation: federation)
+                }
+                var expect = E2ECreateExpectation.created
+                if let e = o.members["expect"]?.value {
+                    expect = E2ECreateExpectation(
+                        rawValue: try choice(e, o.child("expect"), E2ECreateExpectation.allCases.map(\.rawValue))
+                    )!
+                    guard expect != .federationUnavailable || federation != nil else {
+                        throw fail(
+                            e.line,
+                            o.child("expect"),
+                            "federationUnavailable needs a federation block: a daemon without one never refuses for it"
+                        )
+                    }
+                }
+                kinds = [.createOrder(id: id, customer: customer, daemon: daemon, expect: expect)]
             case "cancelOrder":
                 let n = try required(o, "order")
                 let order = try string(n, o.child("order"))
@@ -616,10 +761,18 @@ private struct Decoding {
                 var expect = E2ECancelExpectation.any
                 if let e = o.members["expect"]?.value {
                     expect = E2ECancelExpectation(
-                        rawValue: try choice(e, o.child("expect"), ["canceled", "cancelFailed", "any"])
+                        rawValue: try choice(
+                            e,
+                            o.child("expect"),
+                            ["canceled", "cancelFailed", "any"] + (federation == nil ? [] : ["federationUnavailable"])
+                        )
                     )!
                 }
-                kinds = [.cancelOrder(order: order, expect: expect)]
+                var daemon: String?
+                if let n = o.members["daemon"]?.value {
+                    daemon = try daemonName(n, o.child("daemon"), federation: federation)
+                }
+                kinds = [.cancelOrder(order: order, expect: expect, daemon: daemon)]
             case "backendStall":
                 var order: String?
                 if let n = o.members["order"]?.value {
@@ -629,7 +782,11 @@ private struct Decoding {
                     }
                 }
                 let d = try duration(try required(o, "duration"), o.child("duration"), positive: true)
-                kinds = [.backendStall(order: order, durationMilliseconds: d)]
+                var daemon: String?
+                if let n = o.members["daemon"]?.value {
+                    daemon = try daemonName(n, o.child("daemon"), federation: federation)
+                }
+                kinds = [.backendStall(order: order, durationMilliseconds: d, daemon: daemon)]
             case "addToxic":
                 let (toxic, removeAfter) = try toxic(o, scenario: scenario)
                 guard count == 1 else { throw fail(o.line, o.child("repeat"), "addToxic cannot repeat") }
@@ -687,20 +844,98 @@ private struct Decoding {
                     throw fail(o.line, o.child("step"), "a clock action needs step, drift or both")
                 }
                 kinds = [.clock(t, stepMilliseconds: step, driftPPM: drift)]
-            case "killDaemon":
-                guard !daemonDown else {
-                    throw fail(typeMember.value.line, o.child("type"), "the daemon is already killed; restart it first")
+            case "killDaemon", "restartDaemon":
+                var daemon: String?
+                if let n = o.members["daemon"]?.value {
+                    daemon = try daemonName(n, o.child("daemon"), federation: federation)
                 }
-                guard count == 1 else { throw fail(o.line, o.child("repeat"), "killDaemon cannot repeat") }
-                daemonDown = true
-                kinds = [.killDaemon]
-            case "restartDaemon":
-                guard daemonDown else {
-                    throw fail(typeMember.value.line, o.child("type"), "restartDaemon needs an earlier killDaemon")
+                let key = daemon ?? federation?.daemons.first?.name ?? ""
+                let which = federation == nil ? "the daemon" : "daemon \(key)"
+                guard count == 1 else { throw fail(o.line, o.child("repeat"), "\(type) cannot repeat") }
+                if type == "killDaemon" {
+                    guard !daemonsDown.contains(key) else {
+                        throw fail(
+                            typeMember.value.line,
+                            o.child("type"),
+                            "\(which) is already killed; restart it first"
+                        )
+                    }
+                    daemonsDown.insert(key)
+                    kinds = [.killDaemon(daemon: daemon)]
+                } else {
+                    guard daemonsDown.contains(key) else {
+                        throw fail(
+                            typeMember.value.line,
+                            o.child("type"),
+                            "restartDaemon needs an earlier killDaemon" + (federation == nil ? "" : " of \(key)")
+                        )
+                    }
+                    daemonsDown.remove(key)
+                    kinds = [.restartDaemon(daemon: daemon)]
                 }
-                guard count == 1 else { throw fail(o.line, o.child("repeat"), "restartDaemon cannot repeat") }
-                daemonDown = false
-                kinds = [.restartDaemon]
+            case "moveSession":
+                let t = try target(o, scenario: scenario)
+                let n = try required(o, "daemon")
+                kinds = [.moveSession(t, daemon: try daemonName(n, o.child("daemon"), federation: federation))]
+            case "partitionDaemon", "healDaemon":
+                let n = try required(o, "daemon")
+                let d = try daemonName(n, o.child("daemon"), federation: federation)
+                guard count == 1 else { throw fail(o.line, o.child("repeat"), "\(type) cannot repeat") }
+                if type == "partitionDaemon" {
+                    guard !partitioned.contains(d) else {
+                        throw fail(n.line, o.child("daemon"), "daemon \(d) is already partitioned; heal it first")
+                    }
+                    partitioned.insert(d)
+                    kinds = [.partitionDaemon(daemon: d)]
+                } else {
+                    guard partitioned.contains(d) else {
+                        throw fail(n.line, o.child("daemon"), "healDaemon needs an earlier partitionDaemon of \(d)")
+                    }
+                    partitioned.remove(d)
+                    kinds = [.healDaemon(daemon: d)]
+                }
+            case "killNats", "restartNats", "suspendNats", "resumeNats":
+                guard federation != nil else {
+                    throw fail(
+                        typeMember.value.line,
+                        o.child("type"),
+                        "\(type) needs a federation block (NATS nodes); add \"federation\": {\"nats\": 3, \"daemons\": 3}"
+                    )
+                }
+                let n = try required(o, "node")
+                let node = try nodeName(n, o.child("node"), nodes: nodes)
+                guard count == 1 else { throw fail(o.line, o.child("repeat"), "\(type) cannot repeat") }
+                switch type {
+                case "killNats":
+                    guard !nodesDown.contains(node) else {
+                        throw fail(n.line, o.child("node"), "node \(node) is already killed; restart it first")
+                    }
+                    guard !nodesSuspended.contains(node) else {
+                        throw fail(n.line, o.child("node"), "node \(node) is suspended; resume it first")
+                    }
+                    nodesDown.insert(node)
+                    kinds = [.killNats(node: node)]
+                case "restartNats":
+                    guard nodesDown.remove(node) != nil else {
+                        throw fail(n.line, o.child("node"), "restartNats needs an earlier killNats of \(node)")
+                    }
+                    kinds = [.restartNats(node: node)]
+                case "suspendNats":
+                    guard !nodesDown.contains(node), !nodesSuspended.contains(node) else {
+                        throw fail(
+                            n.line,
+                            o.child("node"),
+                            "node \(node) is already \(nodesDown.contains(node) ? "killed" : "suspended")"
+                        )
+                    }
+                    nodesSuspended.insert(node)
+                    kinds = [.suspendNats(node: node)]
+                default:
+                    guard nodesSuspended.remove(node) != nil else {
+                        throw fail(n.line, o.child("node"), "resumeNats needs an earlier suspendNats of \(node)")
+                    }
+                    kinds = [.resumeNats(node: node)]
+                }
             case "suspendClient":
                 kinds = [.suspendClient(try target(o, scenario: scenario))]
             case "resumeClient":
@@ -723,8 +958,22 @@ private struct Decoding {
                 "no action has the id '\(id)'; ids: \(ids.keys.sorted().joined(separator: ", "))\(ids.isEmpty ? "(none: give the action an \"id\")" : "")"
             )
         }
-        if daemonDown {
-            throw fail(node.line, "actions", "the daemon is killed and never restarted; add a restartDaemon action")
+        if let d = daemonsDown.sorted().first {
+            throw fail(
+                node.line,
+                "actions",
+                (d.isEmpty ? "the daemon is" : "daemon \(d) is")
+                    + " killed and never restarted; add a restartDaemon action"
+            )
+        }
+        if let d = partitioned.sorted().first {
+            throw fail(node.line, "actions", "daemon \(d) is partitioned and never healed; add a healDaemon action")
+        }
+        if let n = nodesDown.sorted().first {
+            throw fail(node.line, "actions", "NATS node \(n) is killed and never restarted; add a restartNats action")
+        }
+        if let n = nodesSuspended.sorted().first {
+            throw fail(node.line, "actions", "NATS node \(n) is suspended and never resumed; add a resumeNats action")
         }
         // Stable sort: equal times keep file order.
         return out.enumerated().sorted {

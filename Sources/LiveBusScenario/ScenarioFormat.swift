@@ -33,6 +33,15 @@ public struct E2EScenario: Sendable, Equatable {
     public var tolerances: E2ETolerances
     /// The assertion steps (`"type": "assert"` items of `actions`), in file order; they are not actions.
     public var assertions: [E2EAssertion] = []
+    /// The federation the scenario runs on (`Protocol/E2E.md` §2.5): nil = one daemon, no NATS (the default).
+    public var federation: E2EFederation?
+
+    /// The daemon names sessions and actions may name: the federation's, in file order; empty without one.
+    public var daemonNames: [String] { federation?.daemons.map(\.name) ?? [] }
+
+    /// The daemon a session attaches to at start: its own `daemon`, else the first of the federation; nil without
+    /// a federation.
+    public func daemon(of session: E2ESessionSpec) -> String? { session.daemon ?? federation?.daemons.first?.name }
 
     /// Creates a scenario (tests build them directly; files go through ``E2EScenarioDecoder``).
     public init(
@@ -155,6 +164,9 @@ public struct E2ESessionSpec: Sendable, Equatable {
     public var os: String?
     /// The 1-based line of the session's object in the file.
     public var line: Int
+    /// The federation daemon the phone attaches to at start (`sessions[].daemon`); nil = the first (or the only
+    /// daemon, without a federation).
+    public var daemon: String?
 
     /// The declared version, nil when none is declared or it is `newest`.
     public var osVersion: E2EOSVersion? { os.flatMap(E2EOSVersion.init) }
@@ -312,6 +324,104 @@ public enum E2ECancelExpectation: String, Sendable, Equatable {
     case cancelFailed
     /// Either is fine.
     case any
+    /// The daemon refuses with `federationUnavailable` (it is cut off from its NATS cluster): the publish an
+    /// order's cancel makes cannot be stored.
+    case federationUnavailable
+}
+
+/// What an order's creation is expected to do.
+public enum E2ECreateExpectation: String, Sendable, Equatable, CaseIterable {
+    /// The daemon creates it (the default).
+    case created
+    /// The daemon refuses with `federationUnavailable` (cut off from its NATS cluster): nothing is stored, and the
+    /// refusal is not a failure.
+    case federationUnavailable
+    /// Either is fine.
+    case any
+}
+
+/// A scenario's federation (`Protocol/E2E.md` §2.5): a NATS JetStream cluster of `natsNodes` nodes and daemons
+/// that each run `livebusd --federate` to it with their own socket and data directory.
+public struct E2EFederation: Sendable, Equatable {
+    /// How many `nats-server` nodes the cluster has (`n1` … `nK`), 1…5.
+    public var natsNodes: Int
+    /// The stream's replicas (`livebusd --federate-replicas`), 1…``natsNodes``.
+    public var replicas: Int
+    /// The daemons, in file order; the first runs the scenario's `backend`.
+    public var daemons: [E2EDaemonSpec]
+    /// The 1-based line of the `federation` object in the file.
+    public var line: Int
+
+    /// Creates a federation.
+    public init(natsNodes: Int, replicas: Int, daemons: [E2EDaemonSpec], line: Int = 0) {
+        self.natsNodes = natsNodes
+        self.replicas = replicas
+        self.daemons = daemons
+        self.line = line
+    }
+
+    /// The node names, `n1` … `nK`.
+    public var nodeNames: [String] { (1...max(1, natsNodes)).map { "n\($0)" } }
+
+    /// The daemons some action partitions (each runs in a network namespace of its own).
+    public static func partitioned(_ actions: [E2EAction]) -> Set<String> {
+        Set(
+            actions.compactMap {
+                if case .partitionDaemon(let d) = $0.kind { return d }
+                return nil
+            }
+        )
+    }
+}
+
+extension E2EScenario {
+    /// What this host lacks to run the scenario, as an error naming the file, line and field; nil when nothing.
+    ///
+    /// A `federation` block needs `nats-server`; a `partitionDaemon` needs network namespaces (root and iproute2),
+    /// for which there is no fallback (`Protocol/E2E.md` §2.5).
+    /// - Parameters:
+    ///   - file: the scenario file, for the message.
+    ///   - natsServer: whether `nats-server` is installed.
+    ///   - namespaces: whether network namespaces can be made (root, `/usr/sbin/ip`).
+    /// - Returns: the first problem, or nil.
+    public func hostProblem(file: String, natsServer: Bool, namespaces: Bool) -> E2EScenarioError? {
+        guard let f = federation else { return nil }
+        guard natsServer else {
+            return E2EScenarioError(
+                file: file,
+                line: f.line,
+                field: "federation",
+                message:
+                    "needs nats-server, which is not installed: run tools/setup (or apt-get install -y nats-server)"
+            )
+        }
+        for a in actions {
+            guard case .partitionDaemon(let d) = a.kind, !namespaces else { continue }
+            return E2EScenarioError(
+                file: file,
+                line: a.line,
+                field: "partitionDaemon",
+                message:
+                    "partitioning daemon \(d) needs a network namespace of its own, which needs root and iproute2 (/usr/sbin/ip); run livebus e2e as root, or drop the partitionDaemon and healDaemon actions"
+            )
+        }
+        return nil
+    }
+}
+
+/// One daemon of a federation.
+public struct E2EDaemonSpec: Sendable, Equatable {
+    /// Its name (`d1`, or as written): what `sessions[].daemon` and the actions name.
+    public var name: String
+    /// The nodes its `--federate` lists, in order (`n1` …); libnats connects to the first that answers and learns
+    /// the others from the cluster. Default: every node.
+    public var connect: [String]
+
+    /// Creates a daemon.
+    public init(name: String, connect: [String]) {
+        self.name = name
+        self.connect = connect
+    }
 }
 
 /// One thing that happens at a scenario time (`Protocol/E2E.md` §2.3).
@@ -322,23 +432,38 @@ public struct E2EAction: Sendable, Equatable {
         case posture(E2ESessionTarget, E2EPosture)
         /// `session.app-state`: the app goes to the background or comes back.
         case appState(E2ESessionTarget, String)
-        /// `order.create`.
-        case createOrder(id: String?, customer: String?)
-        /// `order.cancel`, with the expected outcome.
-        case cancelOrder(order: String, expect: E2ECancelExpectation)
+        /// `order.create` on a daemon (nil: the first), with the expected outcome.
+        case createOrder(id: String?, customer: String?, daemon: String? = nil, expect: E2ECreateExpectation = .created)
+        /// `order.cancel` on a daemon (nil: the first; an order is canceled where it was created), with the expected
+        /// outcome.
+        case cancelOrder(order: String, expect: E2ECancelExpectation, daemon: String? = nil)
         /// `backend.stall`: no news about one order (or any) for a duration, scenario ms (the runner divides by the
-        /// time scale before sending it).
-        case backendStall(order: String?, durationMilliseconds: Int64)
+        /// time scale before sending it), on a daemon (nil: the first).
+        case backendStall(order: String?, durationMilliseconds: Int64, daemon: String? = nil)
         /// `fault.add`.
         case addToxic(E2EToxic)
         /// `fault.remove` by label, or all toxics (nil).
         case removeToxic(label: String?)
         /// `session.clock`: step the phone's clock (ms) and/or set its drift (ppm).
         case clock(E2ESessionTarget, stepMilliseconds: Int64?, driftPPM: Double?)
-        /// `kill -9` the daemon.
-        case killDaemon
-        /// Start a new daemon on the same socket and data dir.
-        case restartDaemon
+        /// `kill -9` a daemon: the named one of the federation, or the first (the only one without a federation).
+        case killDaemon(daemon: String?)
+        /// Start a new daemon on the same socket and data dir (and federation) as the killed one.
+        case restartDaemon(daemon: String?)
+        /// Move phones to another daemon of the federation: they disconnect and resume there with their tokens.
+        case moveSession(E2ESessionTarget, daemon: String)
+        /// `kill -9` a NATS node of the federation (`n1` …).
+        case killNats(node: String)
+        /// Start the killed NATS node again with the same configuration and JetStream store.
+        case restartNats(node: String)
+        /// SIGSTOP a NATS node (it freezes: connections stay open and unanswered).
+        case suspendNats(node: String)
+        /// SIGCONT a suspended NATS node.
+        case resumeNats(node: String)
+        /// Cut a daemon off from the NATS cluster (its network namespace's link goes down); its phones stay attached.
+        case partitionDaemon(daemon: String)
+        /// Join a partitioned daemon to the cluster again.
+        case healDaemon(daemon: String)
         /// SIGSTOP a client process (it stops reading: a slow consumer).
         case suspendClient(E2ESessionTarget)
         /// SIGCONT a suspended client process.
@@ -377,6 +502,13 @@ public struct E2EAction: Sendable, Equatable {
         case .clock: "clock"
         case .killDaemon: "killDaemon"
         case .restartDaemon: "restartDaemon"
+        case .moveSession: "moveSession"
+        case .killNats: "killNats"
+        case .restartNats: "restartNats"
+        case .suspendNats: "suspendNats"
+        case .resumeNats: "resumeNats"
+        case .partitionDaemon: "partitionDaemon"
+        case .healDaemon: "healDaemon"
         case .suspendClient: "suspendClient"
         case .resumeClient: "resumeClient"
         }

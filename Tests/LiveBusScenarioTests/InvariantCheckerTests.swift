@@ -155,6 +155,41 @@ struct InvariantCheckerTests {
         #expect(Self.result(snap, "sequence").passed)
     }
 
+    /// In a federation the sequence check follows a phone across its moves: a repeat or a gap after a move names the
+    /// daemon the phone was on then (ISSUE-19: "a phone moves from host 1 to host 3 mid-order: no gap, no double
+    /// application"), and a correct move passes.
+    @Test func sequenceNamesTheDaemonAcrossMoves() {
+        var moved = Self.goodRun()
+        moved.sessions[0].daemon = "d1"
+        // Moved to d3 between #2 (5 s) and #3 (20 s).
+        moved.sessions[0].moves = [E2EDaemonMove(trueTime: Self.start + 10_000, daemon: "d3")]
+        #expect(Self.result(moved, "sequence").passed)
+        #expect(moved.sessions[0].daemon(atTrueMs: Double(Self.start + 9_000)) == "d1")
+        #expect(moved.sessions[0].daemon(atTrueMs: Double(Self.start + 11_000)) == "d3")
+
+        var twice = moved
+        // d3 replays #2 after the move: applied twice.
+        var again = twice.sessions[0].records[1]
+        again.clientTime = twice.sessions[0].records[3].clientTime - 1
+        twice.sessions[0].records.insert(again, at: 3)
+        #expect(
+            Self.result(twice, "sequence").counterexample?.hasPrefix(
+                "session pro on daemon d3, orders/A1: #2 processed after #2"
+            ) == true,
+            "\(Self.result(twice, "sequence").counterexample ?? "passed")"
+        )
+
+        var gap = moved
+        // #3 never arrived on d3.
+        gap.sessions[0].records.removeAll { $0.seq == 3 && $0.type == "update" }
+        #expect(
+            Self.result(gap, "sequence").counterexample?.hasPrefix(
+                "session pro on daemon d3, orders/A1: #4 processed after #2 without a snapshot"
+            ) == true,
+            "\(Self.result(gap, "sequence").counterexample ?? "passed")"
+        )
+    }
+
     /// Statuses fail when a phone shows delivered because its countdown reached zero, or any status the
     /// backend never sent.
     @Test func statusesFail() {
