@@ -622,8 +622,38 @@ public struct RecentEvents {
         if orderHead >= 4096 && orderHead * 2 >= order.count {
             order.removeFirst(orderHead)
             orderHead = 0
+        } else if order.count - orderHead > 2 * capacity + 4096 {
+            compactOrder()
         }
     }
+
+    /// Keeps of ``order`` only the entries of events still held: each topic's last `rings[t].count` entries (a ring
+    /// holds its topic's newest events, and one topic's entries are in its commit order). Without it, topics that
+    /// never reach the overall bound (the per-topic bound drops their oldest events) grew ``order`` by one entry per
+    /// event for ever. O(entries), once per more than `capacity` appends; a run of one topic costs no hash.
+    private mutating func compactOrder() {
+        var left: [String: Int] = [:]
+        var kept: [String] = []
+        kept.reserveCapacity(total)
+        var runTopic: String?
+        var runLeft = 0
+        for t in order[orderHead...].reversed() {
+            if t != runTopic {
+                if let r = runTopic { left[r] = runLeft }
+                runLeft = left[t] ?? rings[t]?.count ?? 0
+                runTopic = t
+            }
+            if runLeft > 0 {
+                kept.append(t)
+                runLeft -= 1
+            }
+        }
+        order = kept.reversed()
+        orderHead = 0
+    }
+
+    /// Entries of the commit order kept (a test of its bound).
+    public var orderEntries: Int { order.count - orderHead }
 
     /// Appends `e` to its topic's ring; returns by how much the number held changed.
     private static func add(_ e: StoredEvent, to r: inout Ring, perTopic: Int) -> Int {

@@ -39,4 +39,43 @@ struct SQLiteStoreBatchTests {
         let a = stored.filter { $0.topic == "orders/a" }.count
         #expect(try r2.get().map(\.sequence) == [UInt64(a + 1)])
     }
+
+    /// One topic committed for ever, under the per-topic bound: the commit order the cache keeps stays bounded (it
+    /// grew by one entry per event before).
+    @Test func commitOrderStaysBounded() {
+        var recent = RecentEvents(capacity: 64, perTopic: 8)
+        for i in 1...20_000 {
+            guard let e = try? StoredEvent(topic: "orders/a", sequence: UInt64(i), body: StoreConformance.event("s"))
+            else {
+                Issue.record("no event")
+                return
+            }
+            recent.append(e)
+        }
+        #expect(recent.count == 8)
+        #expect(recent.orderEntries <= 2 * 64 + 4_096 + 1)
+        #expect(recent.events(topic: "orders/a", from: 19_993, limit: 100)?.map(\.sequence) == Array(19_993...20_000))
+    }
+
+    /// After the order is compacted, the overall bound still drops the oldest committed event first: b's 1 (committed
+    /// before a's held 5,999 and 6,000), not a's oldest held as an entry of a's long-dropped 1 at the front said.
+    @Test func compactedOrderEvictsTheOldestFirst() {
+        var recent = RecentEvents(capacity: 4, perTopic: 2)
+        func add(_ topic: String, _ seq: UInt64) {
+            if let e = try? StoredEvent(topic: topic, sequence: seq, body: StoreConformance.event("s")) {
+                recent.append(e)
+            }
+        }
+        add("orders/a", 1)
+        add("orders/b", 1)
+        for i in 2...6_000 { add("orders/a", UInt64(i)) }
+        add("orders/b", 2)
+        #expect(recent.count == 4)
+        add("orders/c", 1)
+        #expect(recent.count == 4)
+        #expect(recent.events(topic: "orders/a", from: 5_999, limit: 2)?.map(\.sequence) == [5_999, 6_000])
+        #expect(recent.events(topic: "orders/b", from: 1, limit: 2) == nil)
+        #expect(recent.events(topic: "orders/b", from: 2, limit: 2)?.map(\.sequence) == [2])
+        #expect(recent.events(topic: "orders/c", from: 1, limit: 2)?.map(\.sequence) == [1])
+    }
 }
