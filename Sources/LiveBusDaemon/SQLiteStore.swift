@@ -46,6 +46,8 @@ public final class SQLiteStore: EventStore {
     /// instructions a batch, callgrind publish profile; two batches per connecting phone).
     private var beginBatch: OpaquePointer?
     private var commitBatch: OpaquePointer?
+    /// The replay log's trim (``trim(_:)``), prepared at its first use.
+    private var trimEvents: OpaquePointer?
     private var nextSequence: [String: UInt64] = [:]
     private var latestCache: [String: StoredEvent] = [:]
     /// The newest committed events of each topic, decoded (``RecentEvents``): replays and scheduler releases read
@@ -191,7 +193,7 @@ public final class SQLiteStore: EventStore {
     private func close() {
         for s in insertEvents + [
             upsertTopic, selectFrom, upsertSession, upsertMeta, upsertSimulator, deleteSession,
-            beginBatch, commitBatch,
+            beginBatch, commitBatch, trimEvents,
         ] where s != nil {
             sqlite3_finalize(s)
         }
@@ -206,6 +208,7 @@ public final class SQLiteStore: EventStore {
         deleteSession = nil
         beginBatch = nil
         commitBatch = nil
+        trimEvents = nil
         if db != nil { sqlite3_close_v2(db) }
         db = nil
     }
@@ -380,6 +383,9 @@ public final class SQLiteStore: EventStore {
                 bindText(upsertMeta, 2, value)
                 try step(upsertMeta)
             }
+            // The replay log's trim is part of the batch: one transaction, so one fsync under `--sync full` (a
+            // trim of its own after the commit was a second transaction, and fsync, every 1,024 appends).
+            if appendsSinceTrim + out.count >= Self.trimInterval { try trim(counters) }
             try step(commitBatch)
         } catch {
             try? exec("ROLLBACK")
@@ -392,10 +398,7 @@ public final class SQLiteStore: EventStore {
             recent.append(e)
         }
         appendsSinceTrim += out.count
-        if appendsSinceTrim >= 1024 {
-            appendsSinceTrim = 0
-            trim()
-        }
+        if appendsSinceTrim >= Self.trimInterval { appendsSinceTrim = 0 }
         return out
     }
 
@@ -444,14 +447,25 @@ public final class SQLiteStore: EventStore {
         return out
     }
 
-    /// Deletes events older than the replay log's capacity per topic (the latest is always kept).
-    private func trim() {
-        for (topic, next) in nextSequence where next > UInt64(logCapacity) + 1 {
-            let stmt = try? prepare("DELETE FROM events WHERE topic = ? AND seq < ?")
+    /// Appends between two trims of the replay log.
+    static let trimInterval = 1024
+
+    /// Deletes events older than the replay log's capacity per topic (the latest is always kept), inside the open
+    /// batch transaction. A DELETE that fails is left for the next trim, unless SQLite rolled the transaction back
+    /// with it (SQLITE_FULL, SQLITE_IOERR…): then the batch is not stored and its error is thrown.
+    /// - Parameter pending: The batch's counters (topic → next sequence after it), newer than the committed ones.
+    /// - Throws: ``StoreError`` when a DELETE failed and SQLite rolled the batch's transaction back.
+    private func trim(_ pending: [String: UInt64]) throws(StoreError) {
+        if trimEvents == nil { trimEvents = try? prepare("DELETE FROM events WHERE topic = ? AND seq < ?") }
+        guard let stmt = trimEvents else { return }
+        for (topic, committed) in nextSequence.merging(pending, uniquingKeysWith: { _, new in new })
+        where committed > UInt64(logCapacity) + 1 {
             bindText(stmt, 1, topic)
-            sqlite3_bind_int64(stmt, 2, Int64(next) - Int64(logCapacity))
-            _ = sqlite3_step(stmt)
-            sqlite3_finalize(stmt)
+            sqlite3_bind_int64(stmt, 2, Int64(committed) - Int64(logCapacity))
+            let failure = sqlite3_step(stmt) == SQLITE_DONE ? nil : writeError
+            sqlite3_reset(stmt)
+            sqlite3_clear_bindings(stmt)
+            if let failure, sqlite3_get_autocommit(db) != 0 { throw failure }
         }
     }
 
