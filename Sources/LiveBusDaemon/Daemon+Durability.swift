@@ -139,11 +139,21 @@ extension Daemon {
             }
             // A federated store fans out from its stream consumer, in stream order (Daemon+Federation.swift).
             let fansOut = !store.announcesCommittedEvents
+            // Flushed as it goes only once the fan-out wrote to a subscriber: a batch no one is subscribed to
+            // leaves in the turn's one flush (one write of its ACKs per publisher, not one per 32 events).
+            var delivered = false
             for (i, e) in stored.enumerated() {
                 let w = waiters[i]
                 if w.session.phase == .established { sendAck(w.session, id: w.id, for: e) }
-                if fansOut { fanOut(e) }
-                if (i + 1) % Self.fanOutFlushInterval == 0 { loop.flushPendingWrites() }
+                if fansOut {
+                    let before = fanOutDeliveriesSinceFlush
+                    fanOut(e)
+                    if fanOutDeliveriesSinceFlush != before { delivered = true }
+                }
+                if delivered && (i + 1) % Self.fanOutFlushInterval == 0 {
+                    loop.flushPendingWrites()
+                    delivered = false
+                }
             }
         case .failure(let e):
             guard !waiters.isEmpty else {

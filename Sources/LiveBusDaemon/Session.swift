@@ -135,6 +135,9 @@ final class Session {
 
     /// PUBLISHes of this session staged in the loop turn's batch, whose ACKs wait for its commit.
     var pendingAcks = 0
+    /// The topic of this session's last accepted PUBLISH (``Topic/validate(_:)`` passed): a publisher's next
+    /// PUBLISH to the same topic is not validated again.
+    var lastPublishTopic: String?
 
     init(
         number: Int,

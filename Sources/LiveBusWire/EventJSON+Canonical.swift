@@ -58,15 +58,13 @@ struct CanonicalReader {
 
     init(_ b: UnsafeRawBufferPointer) { self.b = b }
 
-    /// Past `s` when the next bytes are `s`.
+    /// Past `s` when the next bytes are `s`: compared eight bytes at a time (a byte loop was most of the reader's
+    /// literal compares, callgrind publish profile).
     @inline(__always)
     mutating func literal(_ s: StaticString) -> Bool {
         let n = s.utf8CodeUnitCount
-        guard i + n <= b.count else { return false }
-        let same = s.withUTF8Buffer { w in
-            for k in 0..<n where w[k] != b[i + k] { return false }
-            return true
-        }
+        guard n > 0, i + n <= b.count, let p = b.baseAddress.map({ $0 + i }) else { return n == 0 }
+        let same = s.withUTF8Buffer { w in memcmpEqual(p, UnsafeRawPointer(w.baseAddress!), n) }
         if same { i += n }
         return same
     }
@@ -84,11 +82,18 @@ struct CanonicalReader {
     mutating func digits() -> (value: UInt64, count: Int)? {
         let start = i
         var m: UInt64 = 0
-        while let c = byte(i), c >= UInt8(ascii: "0"), c <= UInt8(ascii: "9") {
-            let (x, o1) = m.multipliedReportingOverflow(by: 10)
-            let (y, o2) = x.addingReportingOverflow(UInt64(c - UInt8(ascii: "0")))
-            guard !o1, !o2 else { return nil }
-            m = y
+        while i < b.count {
+            let d = b[i] &- UInt8(ascii: "0")
+            guard d < 10 else { break }
+            if i - start < 19 {
+                // 19 digits are at most 9 999 999 999 999 999 999 < 2⁶⁴: no overflow check needed before the 20th.
+                m = m &* 10 &+ UInt64(d)
+            } else {
+                let (x, o1) = m.multipliedReportingOverflow(by: 10)
+                let (y, o2) = x.addingReportingOverflow(UInt64(d))
+                guard !o1, !o2 else { return nil }
+                m = y
+            }
             i += 1
         }
         return (m, i - start)

@@ -344,6 +344,24 @@ func readBE<T: FixedWidthInteger>(_: T.Type, _ b: UnsafeRawBufferPointer, _ at: 
     return T(bigEndian: v)
 }
 
+/// Whether the `count` bytes at `a` and `b` are the same, eight at a time.
+@inline(__always)
+func memcmpEqual(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, _ count: Int) -> Bool {
+    var k = 0
+    while k + 8 <= count {
+        guard a.loadUnaligned(fromByteOffset: k, as: UInt64.self) == b.loadUnaligned(fromByteOffset: k, as: UInt64.self)
+        else { return false }
+        k += 8
+    }
+    while k < count {
+        guard a.load(fromByteOffset: k, as: UInt8.self) == b.load(fromByteOffset: k, as: UInt8.self) else {
+            return false
+        }
+        k += 1
+    }
+    return true
+}
+
 /// A streaming frame decoder: feed it bytes as they arrive, take out every complete frame.
 ///
 /// Bytes may arrive in any pieces (one byte at a time, several frames at once). After a thrown error the
@@ -353,6 +371,9 @@ public struct FrameDecoder: Sendable {
     private var readIndex = 0
     /// Largest frame accepted, in bytes (length field included).
     public let maximumFrameSize: Int
+    /// The topic of the last frame that had one: a publisher's frames mostly repeat it, and a topic whose bytes are
+    /// the same is this string again (no validation, no allocation of a new `String` per frame).
+    private var lastTopic = ""
 
     /// Creates a decoder that rejects frames larger than `maximumFrameSize` bytes.
     public init(maximumFrameSize: Int = Frame.maximumSize) {
@@ -385,6 +406,17 @@ public struct FrameDecoder: Sendable {
     /// refused HELLO in v1 framing (PROTOCOL.md §4.1).
     public private(set) var lastVersionSeen: UInt8?
 
+    /// Whether `s`'s UTF-8 bytes are `bytes` (a native string's bytes are compared in place).
+    @inline(__always)
+    static func sameBytes(_ s: String, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        let same: Bool? = s.utf8.withContiguousStorageIfAvailable { u in
+            guard u.count == bytes.count else { return false }
+            guard let x = u.baseAddress, let y = bytes.baseAddress else { return u.isEmpty }
+            return memcmpEqual(UnsafeRawPointer(x), y, u.count)
+        }
+        return same ?? false
+    }
+
     /// The next complete frame, or `nil` when more bytes are needed.
     ///
     /// - Throws: ``WireError`` with code `frameTooLarge` (length field over the limit, checked before the body
@@ -395,6 +427,7 @@ public struct FrameDecoder: Sendable {
         let available = buffer.count - readIndex
         guard available >= 4 else { return nil }
         var seen: UInt8?
+        let cachedTopic = lastTopic
         let result: Result<(Frame, Int)?, WireError> = buffer.withUnsafeBytes { raw in
             let b = UnsafeRawBufferPointer(rebasing: raw[readIndex...])
             let length = Int(readBE(UInt32.self, b, 0))
@@ -469,7 +502,14 @@ public struct FrameDecoder: Sendable {
                 return .failure(WireError(.checksumMismatch, "CRC-32 \(crc.value) does not match header \(expected)"))
             }
             let topicBytes = UnsafeRawBufferPointer(rebasing: b[24..<(24 + topicLength)])
-            guard let topic = String(validating: topicBytes, as: UTF8.self) else {
+            let topic: String
+            if topicLength == 0 {
+                topic = ""
+            } else if Self.sameBytes(cachedTopic, topicBytes) {
+                topic = cachedTopic
+            } else if let t = String(validating: topicBytes, as: UTF8.self) {
+                topic = t
+            } else {
                 return .failure(WireError(.malformedFrame, "topic is not valid UTF-8"))
             }
             let bodyEnd = length + 4 - trailerLength
@@ -491,6 +531,7 @@ public struct FrameDecoder: Sendable {
         case .success(let f):
             guard let (frame, size) = f else { return nil }
             readIndex += size
+            if !frame.topic.isEmpty { lastTopic = frame.topic }
             return frame
         }
     }
