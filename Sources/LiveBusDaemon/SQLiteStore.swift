@@ -517,6 +517,17 @@ public final class SQLiteStore: EventStore {
         }
         return out
     }
+
+    /// The stored resume record of `token` (one indexed query: asked when a HELLO resumes a session this daemon
+    /// has not held since its start, e.g. after a kill -9).
+    public func resumeRecord(token: String) -> ResumeRecord? {
+        guard let stmt = try? prepare("SELECT record FROM sessions WHERE token = ?") else { return nil }
+        defer { sqlite3_finalize(stmt) }
+        bindText(stmt, 1, token)
+        guard sqlite3_step(stmt) == SQLITE_ROW, let p = sqlite3_column_blob(stmt, 0) else { return nil }
+        let record = Data(bytes: p, count: Int(sqlite3_column_bytes(stmt, 0)))
+        return try? JSONDecoder().decode(ResumeRecord.self, from: record)
+    }
 }
 
 /// The sequences one transaction takes, per topic: the current run of one topic is kept apart, so a batch that stays
