@@ -97,6 +97,8 @@ public final class Daemon {
     var pushLog: [JSONValue] = []
     /// Mutating admin commands and push verdicts, for `livebus record` (Daemon+Journal.swift).
     let journal = AdminJournal()
+    /// Postures that passed the catalog's check, so an attach with a known one is not resolved again.
+    let postureVerdicts = PostureVerdicts()
     /// Simulator events the store refused (a full disk), held in order until it takes them (Daemon+Durability.swift).
     var held = HeldEvents()
     /// Retries storing ``held`` while the store refuses writes.
@@ -772,7 +774,7 @@ public final class Daemon {
         }
         var device: WireError?
         do throws(WireError) {
-            if let p = h.posture { try Daemon.validate(posture: p, device: h.device) }
+            if let p = h.posture { try postureVerdicts.validate(p, device: h.device) }
             if let d = h.device, h.posture == nil { try PostureCatalog.check(device: d) }
             if let os = h.os { try PostureCatalog.check(os: os) }
         } catch {
