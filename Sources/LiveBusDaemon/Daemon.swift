@@ -570,7 +570,7 @@ public final class Daemon {
         s.peerUID = c.peerUserID
         s.onPatternsChanged = { [unowned self] s in
             guard s.phase != .closed else { return }
-            self.index.setPatterns(s.patterns, for: s.number)
+            self.index.setPatterns(compiled: s.subscriptions.compiled, for: s.number)
         }
         sessions[s.id] = s
         byNumber[number] = s
