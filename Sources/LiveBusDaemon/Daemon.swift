@@ -314,6 +314,7 @@ public final class Daemon {
         if let anchored = clock as? AnchoredServerClock { watchHostWallClock(anchored) }
         resumeSweep = loop.scheduleTimer(after: 1000, repeat: 1000) { [unowned self] in
             self.expireResumes(now: self.clock.now().millisecondsSinceEpoch)
+            self.announceUnacknowledged()
         }
     }
 
@@ -619,8 +620,6 @@ public final class Daemon {
         sessions[s.id] = nil
         dashboardPhoneChanged(s)
         if flush { s.connection.closeAfterFlush() } else { s.connection.close() }
-        s.announceTimer?.cancel()
-        s.announceTimer = nil
         if wasEstablished && s.role == .session {
             resumable[s.resumeToken] = s
             reserveName(s.name, token: s.resumeToken)
@@ -921,7 +920,6 @@ public final class Daemon {
         if s.role == .session {
             startScheduler(s)
             startProbing(s)
-            startAnnouncing(s)
             if resumed {
                 for (topic, after) in s.subscriptions.resumeCatchUps(topics: store.topics, applied: s.lastSent) {
                     catchUp(s, topic: topic, after: after, force: true)
@@ -1135,13 +1133,14 @@ public final class Daemon {
 
     // MARK: - Clock probes
 
-    /// Once a second, tells the phone the latest sequence of every topic it has not acknowledged, so a lost last
+    /// Once a second, tells every phone the latest sequence of every topic it has not acknowledged, so a lost last
     /// event (a dropped `end`, a partition on a quiet topic) is noticed and asked for again (PROTOCOL.md §5.4).
-    private func startAnnouncing(_ s: Session) {
-        s.announceTimer = loop.scheduleTimer(after: 1000, repeat: 1000) { [unowned self, weak s] in
-            guard let s, s.phase == .established else { return }
+    /// One daemon-wide timer (the resume sweep's): a timer per phone held a `uv_timer_t`, its object and closure for
+    /// each session, and woke the loop for each idle one every second (massif, 1,000 idle sessions).
+    private func announceUnacknowledged() {
+        for s in sessions.values where s.phase == .established && s.role == .session {
             for t in s.topicStates where t.hasSent && (s.lastAcked[t.topic] ?? 0) < t.sent {
-                self.send(s, .upToDate, topic: t.topic, body: UpToDateBody(sequence: t.sent))
+                send(s, .upToDate, topic: t.topic, body: UpToDateBody(sequence: t.sent))
             }
         }
     }
