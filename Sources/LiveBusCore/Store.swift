@@ -175,6 +175,11 @@ public protocol EventStore: AnyObject {
     var topics: [String] { get }
     /// The stored resume records, newest first.
     func resumeRecords() -> [ResumeRecord]
+    /// The stored resume record of `token`: how a HELLO's resume token is looked up (the store owns resume records;
+    /// the daemon keeps no copy of them).
+    /// - Parameter token: The resume token.
+    /// - Returns: The committed record, or `nil` when none is stored (never saved, removed, or not yet committed).
+    func resumeRecord(token: String) -> ResumeRecord?
     /// A metadata value.
     /// - Parameter key: The key.
     /// - Returns: The value, or `nil` when unset.
@@ -189,6 +194,9 @@ public protocol EventStore: AnyObject {
 
 extension EventStore {
     public var announcesCommittedEvents: Bool { false }
+
+    /// The record of `token` among ``resumeRecords()``: O(records), for a store without an index of its own.
+    public func resumeRecord(token: String) -> ResumeRecord? { resumeRecords().first { $0.token == token } }
 
     /// Every event of `topic` with sequence ≥ `from` (see ``events(topic:from:limit:)``).
     /// - Parameters:
@@ -302,6 +310,8 @@ public final class MemoryEventStore: EventStore {
     public func resumeRecords() -> [ResumeRecord] {
         resume.values.sorted { ($0.updatedMs, $0.order) > ($1.updatedMs, $1.order) }.map(\.record)
     }
+
+    public func resumeRecord(token: String) -> ResumeRecord? { resume[token]?.record }
 
     public func meta(_ key: String) -> String? { metaValues[key] }
 

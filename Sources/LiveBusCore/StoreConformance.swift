@@ -57,6 +57,10 @@ public enum StoreConformance {
             name: "a resume record of the same token replaces the earlier one, newest first; removal deletes it",
             body: resume
         ),
+        Check(
+            name: "resumeRecord(token:) finds a token's newest committed record; nil once removed or never saved",
+            body: resumeLookup
+        ),
         Check(name: "an event reads back with the body and shared bytes it was stored with", body: roundTrip),
         Check(name: "a durable store keeps everything across a reopen and continues the sequences", body: reopen),
         Check(
@@ -187,6 +191,36 @@ public enum StoreConformance {
         try expect(s.resumeRecords() == [r2], "a removed record is gone: \(s.resumeRecords())")
     }
 
+    static func resumeLookup(_ h: Harness) throws {
+        let s = try h.open(8)
+        let r1 = ResumeRecord(token: "t1", name: "a", patterns: [], lastSent: [:])
+        let r2 = ResumeRecord(token: "t2", name: "b", patterns: ["y/*"], lastSent: ["y/1": 4])
+        try expect(s.resumeRecord(token: "t1") == nil, "an empty store has no record")
+        _ = try commit(s, StoreBatch(resumeRecords: [r1, r2], nowMilliseconds: 1))
+        try expect(s.resumeRecord(token: "t1") == r1, "the record is found by its token")
+        try expect(s.resumeRecord(token: "t2") == r2, "each token finds its own record")
+        // A HELLO, then a SUBSCRIBE of the same session: the later record of the token is the one found.
+        var r1b = r1
+        r1b.patterns = ["orders/>"]
+        r1b.lastSent = ["orders/A": 3]
+        _ = try commit(s, StoreBatch(resumeRecords: [r1b], nowMilliseconds: 2))
+        let found = s.resumeRecord(token: "t1")
+        try expect(found == r1b, "the newest record of a token is found: \(String(describing: found))")
+        try expect(s.resumeRecord(token: "never-saved") == nil, "an unknown token finds nothing")
+        _ = try commit(s, StoreBatch(removedResumeTokens: ["t1"], nowMilliseconds: 3))
+        try expect(s.resumeRecord(token: "t1") == nil, "a removed record is not found")
+        try expect(s.resumeRecord(token: "t2") == r2, "removing one record leaves the others")
+        // A batch the store refuses stores no record: an event that cannot be encoded fails the whole batch.
+        var bad = event("cooking")
+        bad.contentState.summary.en = String(repeating: "x", count: 70_000)
+        let r3 = ResumeRecord(token: "t3", name: "c", patterns: [], lastSent: [:])
+        var refused = false
+        s.commit(StoreBatch(events: [("orders/R", bad)], resumeRecords: [r3], nowMilliseconds: 4)) { result in
+            if case .failure = result { refused = true }
+        }
+        if refused { try expect(s.resumeRecord(token: "t3") == nil, "a refused batch's record is not found") }
+    }
+
     static func roundTrip(_ h: Harness) throws {
         let s = try h.open(8)
         var body = event("picked_up")
@@ -234,6 +268,7 @@ public enum StoreConformance {
         try expect(t.events(topic: "orders/A", from: 1)?.count == 2, "the log survives the reopen")
         try expect(t.simulatorState() == state, "the simulator state survives")
         try expect(t.resumeRecords() == [r], "the resume record survives")
+        try expect(t.resumeRecord(token: "tk") == r, "the resume record is found by its token after the reopen")
         try expect(t.meta("k") == "v", "the metadata survives")
         let next = try commit(t, StoreBatch(events: [("orders/A", event("picked_up"))]))
         try expect(next.map(\.sequence) == [3], "sequences continue after the reopen: \(next.map(\.sequence))")

@@ -83,10 +83,21 @@ public struct TopicIndex<ID: Hashable & Comparable> {
     ///   - id: The subscriber.
     /// - Complexity: O(patterns of `id`), plus emptying the cache when anything changed.
     public mutating func setPatterns(_ patterns: [String], for id: ID) {
+        if (byID[id] ?? []).map(\.pattern) == patterns { return }
+        setPatterns(compiled: patterns.map(CompiledPattern.init), for: id)
+    }
+
+    /// Sets the patterns of `id` already compiled (a session's ``SessionSubscriptions/compiled``): nothing is
+    /// compiled again, and the index shares their storage with the session (a SUBSCRIBE compiled and stored each
+    /// pattern twice: callgrind and massif, sessions workload).
+    /// - Parameters:
+    ///   - compiled: Compiled validated patterns.
+    ///   - id: The subscriber.
+    /// - Complexity: O(patterns of `id`), plus emptying the cache when anything changed.
+    public mutating func setPatterns(compiled: [CompiledPattern], for id: ID) {
         let old = byID[id] ?? []
-        if old.map(\.pattern) == patterns { return }
+        if old.count == compiled.count && zip(old, compiled).allSatisfy({ $0.pattern == $1.pattern }) { return }
         for p in old { remove(p, id) }
-        let compiled = patterns.map(CompiledPattern.init)
         for p in compiled {
             if p.isLiteral {
                 literal[p.pattern, default: []].insert(id)

@@ -93,10 +93,8 @@ extension Daemon {
     private func follow(_ js: JetStreamStore, _ o: FederationOptions, handle: LoopHandle) throws(DaemonError) {
         // Sessions saved by any daemon of the federation may resume here for a resume window from this start.
         let deadline = clock.now().millisecondsSinceEpoch + options.resumeWindowMilliseconds
-        for r in js.resumeRecords() {
-            persistedResume[r.token] = r
-            resumeDeadlines[r.token] = deadline
-        }
+        let records = js.resumeRecords()
+        for r in records { resumeDeadlines[r.token] = deadline }
         store = js
         do {
             try js.startFollowing(
@@ -131,7 +129,7 @@ extension Daemon {
             [
                 ("servers", o.servers.joined(separator: ",")), ("stream", o.stream),
                 ("replicas", "\(js.streamReplicas)"), ("topics", "\(js.topics.count)"),
-                ("resume_records", "\(persistedResume.count)"),
+                ("resume_records", "\(records.count)"),
             ]
         )
     }
@@ -214,13 +212,8 @@ extension Daemon {
     private func federatedResume(_ token: String, _ r: ResumeRecord?) {
         // This daemon's own session (attached or disconnected here) keeps its record in memory.
         if resumable[token] != nil || sessions.values.contains(where: { $0.resumeToken == token }) { return }
-        if let r {
-            persistedResume[token] = r
-            resumeDeadlines[token] = clock.now().millisecondsSinceEpoch + options.resumeWindowMilliseconds
-        } else {
-            persistedResume[token] = nil
-            resumeDeadlines[token] = nil
-        }
+        // The record itself is the store's (its mirror answers the HELLO's lookup); the window is the daemon's.
+        resumeDeadlines[token] = r == nil ? nil : clock.now().millisecondsSinceEpoch + options.resumeWindowMilliseconds
     }
 
     /// Commits the simulator's events on a federated daemon: in order, one batch in flight at a time; a refused

@@ -19,7 +19,94 @@ final class AdminJournal {
         "order.create", "order.cancel", "session.posture", "session.app-state", "session.profile", "session.clock",
         "session.simulate", "push", "backend.stall", "fault.add", "fault.preset", "fault.remove",
     ]
-    private var entries: [(entry: JSONValue, bytes: Int)] = []
+    /// A kept entry: its JSON, or a phone's attach in its fields (``Attach``), made JSON when it is read.
+    private enum Entry {
+        case value(JSONValue)
+        case attach(Attach)
+
+        var json: JSONValue {
+            switch self {
+            case .value(let v): return v
+            case .attach(let a): return a.json
+            }
+        }
+    }
+
+    /// A phone's attach as its fields: one object of about 300 bytes where the JSON object (two dictionaries and
+    /// their values) took about 1 KB per attach, and 10,000 attaches are kept (massif, 1,000 idle sessions).
+    final class Attach {
+        let n: Int
+        let uptimeMs: Int64
+        let session: String
+        let device: String?
+        let posture: PostureBody?
+        let appState: String
+        let os: String?
+        let profile: ProfileBody
+        let client: String
+        let resumed: Bool
+        let clockSkewMs: Double
+
+        init(
+            n: Int,
+            uptimeMs: Int64,
+            session: String,
+            device: String?,
+            posture: PostureBody?,
+            appState: String,
+            os: String?,
+            profile: ProfileBody,
+            client: String,
+            resumed: Bool,
+            clockSkewMs: Double
+        ) {
+            self.n = n
+            self.uptimeMs = uptimeMs
+            self.session = session
+            self.device = device
+            self.posture = posture
+            self.appState = appState
+            self.os = os
+            self.profile = profile
+            self.client = client
+            self.resumed = resumed
+            self.clockSkewMs = clockSkewMs
+        }
+
+        /// The entry as `journal` answers it (PROTOCOL.md §8: `attach` with `session`, `device`, `posture`,
+        /// `appState`, `os`, `profile`, `client`, `resumed`, `clockSkewMs`).
+        var json: JSONValue {
+            .object([
+                "session": .string(session), "device": device.map { .string($0) } ?? .null,
+                "posture": posture.map(Daemon.journalValue) ?? .null, "appState": .string(appState),
+                "os": os.map { .string($0) } ?? .null, "profile": Daemon.journalValue(profile),
+                "client": .string(client), "resumed": .bool(resumed), "clockSkewMs": .number(clockSkewMs),
+                "n": .number(Double(n)), "uptimeMs": .number(Double(uptimeMs)), "kind": .string("attach"),
+            ])
+        }
+
+        /// ``AdminJournal/encodedSize(_:)`` of ``json``, counted from the fields (the small posture and profile
+        /// objects are measured as values).
+        var encodedSize: Int {
+            // 12 members: braces and 11 commas, each key's quoted name and colon.
+            var n = 2 + 11
+            for key in ["session", "device", "posture", "appState", "os", "profile", "client", "resumed"] {
+                n += key.utf8.count + 3
+            }
+            for key in ["clockSkewMs", "n", "uptimeMs", "kind"] { n += key.utf8.count + 3 }
+            n += AdminJournal.stringSize(session) + AdminJournal.stringSize(appState) + AdminJournal.stringSize(client)
+            n += device.map(AdminJournal.stringSize) ?? 4
+            n += os.map(AdminJournal.stringSize) ?? 4
+            n += posture.map { AdminJournal.encodedSize(Daemon.journalValue($0)) } ?? 4
+            n += AdminJournal.encodedSize(Daemon.journalValue(profile))
+            n += resumed ? 4 : 5
+            n += AdminJournal.encodedSize(.number(clockSkewMs)) + AdminJournal.encodedSize(.number(Double(self.n)))
+            n += AdminJournal.encodedSize(.number(Double(uptimeMs))) + AdminJournal.stringSize("attach")
+            return n
+        }
+    }
+
+    private var entries: [(entry: Entry, bytes: Int)] = []
     private var bytes = 0
     private(set) var total = 0
 
@@ -31,7 +118,17 @@ final class AdminJournal {
         o["uptimeMs"] = .number(Double(uptimeMs))
         o["kind"] = .string(kind)
         let entry = JSONValue.object(o)
-        let size = Self.encodedSize(entry)
+        keep(.value(entry), size: Self.encodedSize(entry))
+    }
+
+    /// Appends a phone's attach (kind `attach`), numbered next; `make` gets the entry's number.
+    func appendAttach(_ make: (_ n: Int) -> Attach) {
+        total += 1
+        let a = make(total)
+        keep(.attach(a), size: a.encodedSize)
+    }
+
+    private func keep(_ entry: Entry, size: Int) {
         entries.append((entry, size))
         bytes += size
         var drop = 0
@@ -69,7 +166,7 @@ final class AdminJournal {
 
     /// The length of a JSON string, quotes and escapes included (`"`, `\` and `\n`-style escapes 2 bytes, other
     /// control characters 6).
-    private static func stringSize(_ s: String) -> Int {
+    static func stringSize(_ s: String) -> Int {
         var n = 2
         for c in s.utf8 {
             switch c {
@@ -90,7 +187,7 @@ final class AdminJournal {
         var size = 0
         for e in entries.dropFirst(max(0, after + 1 - first)) {
             if !out.isEmpty && size + e.bytes > Self.pageBytes { break }
-            out.append(e.entry)
+            out.append(e.entry.json)
             size += e.bytes
         }
         return .object([
@@ -132,17 +229,22 @@ extension Daemon {
     /// minus server).
     func journalAttach(_ s: Session, resumed: Bool) {
         guard s.role == .session else { return }
-        journal.append(
-            "attach",
-            uptimeMs: uptimeMilliseconds,
-            [
-                "session": .string(s.name), "device": s.device.map { .string($0) } ?? .null,
-                "posture": s.posture.map(Daemon.journalValue) ?? .null, "appState": .string(s.appState),
-                "os": s.os.map { .string($0) } ?? .null, "profile": Daemon.journalValue(s.profile),
-                "client": .string(s.client), "resumed": .bool(resumed),
-                "clockSkewMs": .number(s.handshakeOffsetMilliseconds.rounded()),
-            ]
-        )
+        let uptime = uptimeMilliseconds
+        journal.appendAttach { n in
+            AdminJournal.Attach(
+                n: n,
+                uptimeMs: uptime,
+                session: s.name,
+                device: s.device,
+                posture: s.posture,
+                appState: s.appState,
+                os: s.os,
+                profile: s.profile,
+                client: s.client,
+                resumed: resumed,
+                clockSkewMs: s.handshakeOffsetMilliseconds.rounded()
+            )
+        }
     }
 
     /// A posture as ``jsonValue(_:)`` makes it (its members, absent ones left out), built directly: no encoder

@@ -60,15 +60,15 @@ public final class Daemon {
     private(set) var hostWallClockOffsetMilliseconds: Int64 = 0
     /// The data directory's lock, held from start to shutdown.
     private var dataLock: DataDirectoryLock?
-    /// Resume records loaded from the data directory (sessions of a daemon that was killed).
-    var persistedResume: [String: ResumeRecord] = [:]
     /// Resume token → when its session's resume window ends (ms since the epoch, server clock); until then its
-    /// name is reserved.
+    /// name is reserved. A token with a deadline that no disconnected session (``resumable``) holds is a record in
+    /// the store (a session of a daemon that was killed, or of another daemon of the federation): the store owns
+    /// resume records and answers the lookup (``EventStore/resumeRecord(token:)``).
     var resumeDeadlines: [String: Int64] = [:]
     /// Name → how many established sessions have that name (names a HELLO may ask for: not `s<digits>`): the
     /// HELLO's live-name check in O(1).
     var liveNames: [String: Int] = [:]
-    /// Name → tokens of the disconnected sessions (``resumable``, ``persistedResume``) of that name: the names
+    /// Name → tokens of the disconnected sessions (``resumable``, the store's records) of that name: the names
     /// reserved while they may resume, looked up in O(1).
     var reservedNames: [String: Set<String>] = [:]
     private var resumeSweep: (any BusTimer)?
@@ -97,6 +97,8 @@ public final class Daemon {
     var pushLog: [JSONValue] = []
     /// Mutating admin commands and push verdicts, for `livebus record` (Daemon+Journal.swift).
     let journal = AdminJournal()
+    /// Postures that passed the catalog's check, so an attach with a known one is not resolved again.
+    let postureVerdicts = PostureVerdicts()
     /// Simulator events the store refused (a full disk), held in order until it takes them (Daemon+Durability.swift).
     var held = HeldEvents()
     /// Retries storing ``held`` while the store refuses writes.
@@ -263,18 +265,19 @@ public final class Daemon {
                     )
                 }
             }
-            // Sessions of the previous run may resume for a resume window from this start (PROTOCOL.md §5.3).
+            store = sql
+            // Sessions of the previous run may resume for a resume window from this start (PROTOCOL.md §5.3); their
+            // records stay in the store, which answers each HELLO's lookup.
             let deadline = clock.now().millisecondsSinceEpoch + options.resumeWindowMilliseconds
-            for r in sql.resumeRecords() {
-                persistedResume[r.token] = r
+            let records = store.resumeRecords()
+            for r in records {
                 resumeDeadlines[r.token] = deadline
                 reservedNames[r.name, default: []].insert(r.token)
             }
-            store = sql
             logger.log(
                 .notice,
                 restored ? "state restored" : "state directory ready",
-                [("data_dir", dir), ("topics", "\(sql.topics.count)"), ("resume_records", "\(persistedResume.count)")]
+                [("data_dir", dir), ("topics", "\(store.topics.count)"), ("resume_records", "\(records.count)")]
             )
         }
         if let scenario = options.scenario, !restored {
@@ -313,6 +316,7 @@ public final class Daemon {
         if let anchored = clock as? AnchoredServerClock { watchHostWallClock(anchored) }
         resumeSweep = loop.scheduleTimer(after: 1000, repeat: 1000) { [unowned self] in
             self.expireResumes(now: self.clock.now().millisecondsSinceEpoch)
+            self.announceUnacknowledged()
         }
     }
 
@@ -353,8 +357,11 @@ public final class Daemon {
 
     /// Forgets the resume record of `token`: memory, the data directory, its toxics and its deadline.
     func forgetResume(token: String) {
-        if let old = resumable.removeValue(forKey: token) { releaseName(old.name, token: token) }
-        if let rec = persistedResume.removeValue(forKey: token) { releaseName(rec.name, token: token) }
+        if let old = resumable.removeValue(forKey: token) {
+            releaseName(old.name, token: token)
+        } else if resumeDeadlines[token] != nil, let rec = store.resumeRecord(token: token) {
+            releaseName(rec.name, token: token)
+        }
         resumedFaults[token] = nil
         resumeDeadlines[token] = nil
         if store.isDurable { turn.removeResume(token: token) }
@@ -566,7 +573,7 @@ public final class Daemon {
         s.peerUID = c.peerUserID
         s.onPatternsChanged = { [unowned self] s in
             guard s.phase != .closed else { return }
-            self.index.setPatterns(s.patterns, for: s.number)
+            self.index.setPatterns(compiled: s.subscriptions.compiled, for: s.number)
         }
         sessions[s.id] = s
         byNumber[number] = s
@@ -615,16 +622,13 @@ public final class Daemon {
         sessions[s.id] = nil
         dashboardPhoneChanged(s)
         if flush { s.connection.closeAfterFlush() } else { s.connection.close() }
-        s.announceTimer?.cancel()
-        s.announceTimer = nil
         if wasEstablished && s.role == .session {
             resumable[s.resumeToken] = s
             reserveName(s.name, token: s.resumeToken)
             resumeDeadlines[s.resumeToken] = clock.now().millisecondsSinceEpoch + options.resumeWindowMilliseconds
             if let f = s.faults, !f.toxics.isEmpty { resumedFaults[s.resumeToken] = f }
-            if resumable.count > 10_000, let k = resumable.keys.first, let old = resumable.removeValue(forKey: k) {
-                releaseName(old.name, token: k)
-            }
+            // Past 10,000 disconnected sessions one is forgotten (its name, deadline and stored record).
+            if resumable.count > 10_000, let k = resumable.keys.first { forgetResume(token: k) }
         }
         logger.info("session closed", [("session.id", s.id), ("session.name", s.name), ("reason", reason)])
     }
@@ -771,7 +775,7 @@ public final class Daemon {
         }
         var device: WireError?
         do throws(WireError) {
-            if let p = h.posture { try Daemon.validate(posture: p, device: h.device) }
+            if let p = h.posture { try postureVerdicts.validate(p, device: h.device) }
             if let d = h.device, h.posture == nil { try PostureCatalog.check(device: d) }
             if let os = h.os { try PostureCatalog.check(os: os) }
         } catch {
@@ -781,8 +785,9 @@ public final class Daemon {
         if let t = h.resume?.token {
             if let old = resumable[t] {
                 resume = .init(holder: .disconnected, name: old.name, deadlineMilliseconds: resumeDeadlines[t])
-            } else if let rec = persistedResume[t] {
-                resume = .init(holder: .persisted, name: rec.name, deadlineMilliseconds: resumeDeadlines[t])
+            } else if let deadline = resumeDeadlines[t], let rec = store.resumeRecord(token: t) {
+                // A record in the store that no session of this run holds (a killed daemon's, a federation's).
+                resume = .init(holder: .persisted, name: rec.name, deadlineMilliseconds: deadline)
             } else if let live = liveSession(token: t, besides: s) {
                 resume = .init(holder: .live, name: live.name, deadlineMilliseconds: nil)
             }
@@ -863,8 +868,8 @@ public final class Daemon {
                     s.clock = old.clock
                 }
             case .persisted?:
-                // A session of a daemon that was killed: the data directory kept its record.
-                if let rec = persistedResume.removeValue(forKey: r.token) {
+                // A session of a daemon that was killed: the store kept its record (looked up through the store).
+                if let rec = store.resumeRecord(token: r.token) {
                     releaseName(rec.name, token: r.token)
                     s.patterns = rec.patterns
                 }
@@ -919,7 +924,6 @@ public final class Daemon {
         if s.role == .session {
             startScheduler(s)
             startProbing(s)
-            startAnnouncing(s)
             if resumed {
                 for (topic, after) in s.subscriptions.resumeCatchUps(topics: store.topics, applied: s.lastSent) {
                     catchUp(s, topic: topic, after: after, force: true)
@@ -1136,13 +1140,14 @@ public final class Daemon {
 
     // MARK: - Clock probes
 
-    /// Once a second, tells the phone the latest sequence of every topic it has not acknowledged, so a lost last
+    /// Once a second, tells every phone the latest sequence of every topic it has not acknowledged, so a lost last
     /// event (a dropped `end`, a partition on a quiet topic) is noticed and asked for again (PROTOCOL.md §5.4).
-    private func startAnnouncing(_ s: Session) {
-        s.announceTimer = loop.scheduleTimer(after: 1000, repeat: 1000) { [unowned self, weak s] in
-            guard let s, s.phase == .established else { return }
+    /// One daemon-wide timer (the resume sweep's): a timer per phone held a `uv_timer_t`, its object and closure for
+    /// each session, and woke the loop for each idle one every second (massif, 1,000 idle sessions).
+    private func announceUnacknowledged() {
+        for s in sessions.values where s.phase == .established && s.role == .session {
             for t in s.topicStates where t.hasSent && (s.lastAcked[t.topic] ?? 0) < t.sent {
-                self.send(s, .upToDate, topic: t.topic, body: UpToDateBody(sequence: t.sent))
+                send(s, .upToDate, topic: t.topic, body: UpToDateBody(sequence: t.sent))
             }
         }
     }

@@ -46,25 +46,30 @@ public struct Logger: Sendable {
     /// A logger that drops everything.
     public static let none = Logger(minimumLevel: .error) { _, _, _ in }
 
-    /// Emits a record when `level` ≥ ``minimumLevel``.
-    public func log(_ level: Level, _ message: @autoclosure () -> String, _ metadata: [(String, String)] = []) {
+    /// Emits a record when `level` ≥ ``minimumLevel``. The message and the metadata are built only then (a
+    /// connect's `session attached` line formatted seven values at `--log-level warning`, where nothing is written).
+    public func log(
+        _ level: Level,
+        _ message: @autoclosure () -> String,
+        _ metadata: @autoclosure () -> [(String, String)] = []
+    ) {
         guard level >= minimumLevel else { return }
-        handler(level, message(), metadata)
+        handler(level, message(), metadata())
     }
 
     /// Emits an info record.
-    public func info(_ message: @autoclosure () -> String, _ metadata: [(String, String)] = []) {
-        log(.info, message(), metadata)
+    public func info(_ message: @autoclosure () -> String, _ metadata: @autoclosure () -> [(String, String)] = []) {
+        log(.info, message(), metadata())
     }
 
     /// Emits a warning record.
-    public func warning(_ message: @autoclosure () -> String, _ metadata: [(String, String)] = []) {
-        log(.warning, message(), metadata)
+    public func warning(_ message: @autoclosure () -> String, _ metadata: @autoclosure () -> [(String, String)] = []) {
+        log(.warning, message(), metadata())
     }
 
     /// Emits a debug record.
-    public func debug(_ message: @autoclosure () -> String, _ metadata: [(String, String)] = []) {
-        log(.debug, message(), metadata)
+    public func debug(_ message: @autoclosure () -> String, _ metadata: @autoclosure () -> [(String, String)] = []) {
+        log(.debug, message(), metadata())
     }
 
     private static func timestamp() -> String {

@@ -31,7 +31,7 @@ public struct SessionLimits: Sendable, Equatable {
     public var publisherFramesPerTurn: Int = 1_024
     /// CPU time one session's frames may take per loop turn (the loop thread's), microseconds: past it the rest waits for the
     /// next turn even if ``framesPerTurn`` is not used up (a PUBLISH to a durable store costs far more than a PING).
-    /// Default 1 000.
+    /// Counted from the turn's second frame (a read of one frame reads no CPU clock). Default 1 000.
     public var turnBudgetMicroseconds: Int64 = 1_000
     /// A connection that has not completed HELLO after this long is cut (`handshakeTimeout`), milliseconds.
     /// Default 10 000.

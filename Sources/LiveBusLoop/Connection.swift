@@ -12,6 +12,14 @@ public final class Connection: LoopClosable {
     private var retained: Unmanaged<Connection>?
     private var pending: [UInt8] = []
     private var isDirty = false
+    /// The loop's time (`uv_now`, ms) of the last flush that wrote something: a connection that writes rarely gives
+    /// its output buffer back after each flush (``flush()``).
+    private var lastFlushMs: UInt64 = 0
+    /// A flush at least this long after the previous one gives the output buffer back (when it is small): an idle
+    /// phone (a probe every few seconds) holds no output memory between its writes, while a streaming connection
+    /// (flushes milliseconds apart) keeps its buffer and allocates nothing per write. massif, 1,000 idle sessions:
+    /// 416 bytes per connection kept after the handshake's last write.
+    static let idleFlushMilliseconds: UInt64 = 100
     /// Bytes offered to each read (`alloc_cb`): the loop's one shared read buffer (``EventLoop``), so an idle
     /// connection holds no read memory of its own.
     static let readBufferSize = EventLoop.readBufferSize
@@ -197,7 +205,13 @@ public final class Connection: LoopClosable {
             }
             inFlightSizes.append(remaining)
         }
-        pending.removeAll(keepingCapacity: pending.capacity <= 1 << 20)
+        let now = loop.nowMilliseconds
+        if now &- lastFlushMs >= Self.idleFlushMilliseconds && pending.capacity <= 4096 {
+            pending = []
+        } else {
+            pending.removeAll(keepingCapacity: pending.capacity <= 1 << 20)
+        }
+        lastFlushMs = now
         if bytesInFlight == 0 { afterDrain() }
     }
 

@@ -395,6 +395,14 @@ public struct FrameDecoder: Sendable {
         buffer.append(contentsOf: bytes)
     }
 
+    /// Gives the buffer's memory back when every byte received was returned as frames: a connection that is read
+    /// rarely (an idle phone) holds no decoder memory between its reads; the next ``append(_:)`` allocates again.
+    public mutating func releaseBufferIfEmpty() {
+        guard readIndex == buffer.count, buffer.capacity > 0 else { return }
+        buffer = []
+        readIndex = 0
+    }
+
     private mutating func compactIfNeeded() {
         if readIndex > 0 && (readIndex >= 65536 || readIndex == buffer.count) {
             buffer.removeFirst(readIndex)

@@ -25,6 +25,65 @@ struct AdminJournalTests {
         if case .array(let e)? = late["entries"] { #expect(e.first?["n"]?.int64Value == 11) }
     }
 
+    /// A phone's attach is kept as its fields and read back as the JSON entry it always was, with its number, and
+    /// measured as that JSON's length.
+    @Test func anAttachIsKeptAsFieldsAndReadAsItsJSON() throws {
+        let j = AdminJournal()
+        j.append("command", uptimeMs: 5, ["command": .string("order.create")])
+        let postures: [PostureBody?] = [
+            PostureBody(foldState: "half-opened", orientation: "landscape", windowWidth: 512.5, hingeAngle: 90),
+            nil,
+        ]
+        for (i, p) in postures.enumerated() {
+            j.appendAttach { n in
+                AdminJournal.Attach(
+                    n: n,
+                    uptimeMs: 1_234 + Int64(i),
+                    session: i == 0 ? "pro \"q\"" : "s7",
+                    device: i == 0 ? "iphone-duo" : nil,
+                    posture: p,
+                    appState: "background",
+                    os: i == 0 ? "27.1" : nil,
+                    profile: ProfileBody(lowPowerMode: true, liveActivities: "denied"),
+                    client: "livebus-swift/0.1",
+                    resumed: i == 0,
+                    clockSkewMs: i == 0 ? -1_500 : 0
+                )
+            }
+        }
+        guard case .array(let entries)? = j.page(after: 0)["entries"] else {
+            Issue.record("no entries")
+            return
+        }
+        #expect(entries.count == 3)
+        let a = entries[1]
+        #expect(a["n"]?.int64Value == 2 && a["kind"]?.stringValue == "attach" && a["uptimeMs"]?.int64Value == 1_234)
+        #expect(a["session"]?.stringValue == "pro \"q\"" && a["device"]?.stringValue == "iphone-duo")
+        #expect(a["posture"] == Daemon.journalValue(postures[0]!) && a["os"]?.stringValue == "27.1")
+        #expect(a["profile"] == Daemon.journalValue(ProfileBody(lowPowerMode: true, liveActivities: "denied")))
+        #expect(a["appState"]?.stringValue == "background" && a["client"]?.stringValue == "livebus-swift/0.1")
+        #expect(a["resumed"] == .bool(true) && a["clockSkewMs"]?.doubleValue == -1_500)
+        #expect(entries[2]["device"] == .null && entries[2]["posture"] == .null && entries[2]["os"] == .null)
+        #expect(entries[2]["n"]?.int64Value == 3 && entries[2]["resumed"] == .bool(false))
+        for (i, e) in entries.enumerated().dropFirst() {
+            let kept = AdminJournal.Attach(
+                n: i + 1,
+                uptimeMs: 1_234 + Int64(i - 1),
+                session: i == 1 ? "pro \"q\"" : "s7",
+                device: i == 1 ? "iphone-duo" : nil,
+                posture: postures[i - 1],
+                appState: "background",
+                os: i == 1 ? "27.1" : nil,
+                profile: ProfileBody(lowPowerMode: true, liveActivities: "denied"),
+                client: "livebus-swift/0.1",
+                resumed: i == 1,
+                clockSkewMs: i == 1 ? -1_500 : 0
+            )
+            #expect(kept.json == e)
+            #expect(kept.encodedSize == (try WireJSON.encode(e).count), "\(e)")
+        }
+    }
+
     @Test func bigEntriesAreCappedByBytesAndAPageHoldsAtLeastOne() {
         let j = AdminJournal()
         let payload = JSONValue.string(String(repeating: "x", count: 60_000))
