@@ -51,8 +51,6 @@ public final class Daemon {
     var fanOutTable = FanOutTable()
     /// Deliveries fanned out since the last flush-as-you-go (``fanOutFlushDeliveries``).
     var fanOutDeliveriesSinceFlush = 0
-    /// Events fanned out since the last flush-as-you-go (``fanOutFlushMinimumEvents``).
-    var fanOutEventsSinceFlush = 0
     private var nextSessionNumber = 1
     var simulator: DeliverySimulator?
     private var simulatorTimer: (any BusTimer)?

@@ -105,25 +105,17 @@ extension Daemon {
         // Flush as you go: a large batch (one read of many PUBLISHes, a burst of the simulator) does not hold every
         // subscriber's output until its last event is fanned out (ISSUE-15 item 5).
         fanOutDeliveriesSinceFlush += targets.count
-        fanOutEventsSinceFlush += 1
-        if fanOutDeliveriesSinceFlush >= Daemon.fanOutFlushDeliveries
-            && fanOutEventsSinceFlush >= Daemon.fanOutFlushMinimumEvents
-        {
+        if fanOutDeliveriesSinceFlush >= Daemon.fanOutFlushDeliveries {
             fanOutDeliveriesSinceFlush = 0
-            fanOutEventsSinceFlush = 0
             loop.flushPendingWrites()
         }
     }
 
     /// Deliveries fanned out between two flushes of every connection's output within one loop turn (the turn's
-    /// end flushes the rest), once ``fanOutFlushMinimumEvents`` events were fanned out too. At N = 100 that is a
-    /// flush every 11 events (4,096 before: 41 events, and the commit's flush every 32 events came first), so at
-    /// ≈ 2.6 k instructions per delivery (callgrind, 2026-12-02) a large batch's first frames wait for under a
-    /// millisecond of the loop's work, the issue's p99 at 10,000 msg/s (ISSUE-15 item 5).
-    static let fanOutFlushDeliveries = 1024
-    /// Events fanned out between two such flushes at least: each subscriber's write then carries several frames
-    /// (one system call per subscriber per flush), so at N = 1,000 the flushes do not cost throughput.
-    static let fanOutFlushMinimumEvents = 8
+    /// end flushes the rest): at about 1 k instructions per delivery, a flush at least every few milliseconds of
+    /// the loop's CPU time even under callgrind's slowdown, and few enough system calls (one per subscriber per
+    /// flush) not to cost throughput.
+    static let fanOutFlushDeliveries = 4096
 
     /// Drops the fan-out lists a closing session is in.
     func leaveFanOut(_ s: Session) {
