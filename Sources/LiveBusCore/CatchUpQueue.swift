@@ -32,8 +32,9 @@ public struct CatchUpQueue {
     private var base = 0
     /// Topic → running number of its queued catch-up that has not started: a new one for the topic joins it.
     private var pendingTopicJob: [String: Int] = [:]
-    /// Topic → catch-ups queued for it.
-    private var catchingUp: [String: Int] = [:]
+    /// Topic → catch-ups queued for it (usable from inline code: ``isCatchingUp(topic:)`` is inlined into every
+    /// live delivery, which then reads this dictionary in place instead of copying the whole queue).
+    @usableFromInline var catchingUp: [String: Int] = [:]
 
     /// An empty queue.
     public init() {}
@@ -49,6 +50,7 @@ public struct CatchUpQueue {
 
     /// Whether live events of `topic` wait for a catch-up of it.
     /// - Complexity: O(1); without hashing `topic` when nothing is being caught up (every live delivery asks).
+    @inlinable
     public func isCatchingUp(topic: String) -> Bool { !catchingUp.isEmpty && catchingUp[topic] != nil }
 
     /// Queues the catch-up of `topic` after sequence `after` (or, with `topic == nil`, a SUBSCRIBE's UPTODATE).

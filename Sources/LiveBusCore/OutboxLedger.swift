@@ -17,7 +17,10 @@ public struct OutboxLedger: Sendable, Equatable {
     }
 
     private var runs: [Run] = []
-    private var head = 0
+    /// Runs before this index are sent (usable from inline code, for ``mayHaveOutstanding``).
+    @usableFromInline var head = 0
+    /// `runs.count`, kept beside it for inline code.
+    @usableFromInline var runCount = 0
 
     /// An empty ledger.
     public init() {}
@@ -29,14 +32,20 @@ public struct OutboxLedger: Sendable, Equatable {
             runs[runs.count - 1].end = end
         } else {
             runs.append(Run(start: start, end: end, kind: kind))
+            runCount = runs.count
         }
     }
+
+    /// Whether any run is kept: when `false`, ``outstanding(_:sent:)`` is 0 for every kind and sent offset.
+    @inlinable
+    public var mayHaveOutstanding: Bool { head < runCount }
 
     /// Bytes of `kind` queued and not yet sent, when `sent` bytes (running offset) have been sent.
     public mutating func outstanding(_ kind: Kind, sent: Int) -> Int {
         while head < runs.count, runs[head].end <= sent { head += 1 }
         if head > 64 && head * 2 > runs.count {
             runs.removeFirst(head)
+            runCount = runs.count
             head = 0
         }
         var total = 0

@@ -13,7 +13,7 @@ extension Daemon {
     /// Writes one encoded frame to a session, through its downstream toxics when it has any.
     func output(_ s: Session, _ encode: (inout [UInt8]) throws(WireError) -> Void) throws(WireError) {
         // Without toxics (the common case) the session's faults are not copied (a copy per delivered EVENT).
-        guard s.faults != nil, var f = s.faults, f.downstream.isActive else {
+        guard s.hasFaults, var f = s.faults, f.downstream.isActive else {
             var failure: WireError?
             s.connection.write { buf in
                 do throws(WireError) { try encode(&buf) } catch { failure = error }

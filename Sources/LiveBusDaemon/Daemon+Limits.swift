@@ -23,9 +23,18 @@ final class SessionLimitState {
     var repliesPausedSinceMs: Int64?
     var pumpScheduled = false
     var rateTimer: (any BusTimer)?
-    var ledger = OutboxLedger()
-    /// The session's catch-ups (LiveBusCore's state machine), paced by its drain.
-    var catchUp = CatchUpQueue()
+    // Read by every delivery of a fan-out (the live bytes queued, whether the topic is being caught up): see
+    // Session's hot properties for why release builds skip the run-time exclusivity check (pure values, no access
+    // overlaps another; debug builds keep the check).
+    #if DEBUG
+        var ledger = OutboxLedger()
+        /// The session's catch-ups (LiveBusCore's state machine), paced by its drain.
+        var catchUp = CatchUpQueue()
+    #else
+        @exclusivity(unchecked) var ledger = OutboxLedger()
+        /// The session's catch-ups (LiveBusCore's state machine), paced by its drain.
+        @exclusivity(unchecked) var catchUp = CatchUpQueue()
+    #endif
     var catchUpScheduled = false
 
     var hasCatchUp: Bool { catchUp.hasWork }
@@ -319,7 +328,9 @@ extension Daemon {
 
     /// Bytes of live events queued to `s`: what the coalescing and slow-consumer limits count.
     func liveBytesOutstanding(_ s: Session) -> Int {
-        max(0, s.connection.outstandingBytes - replyBytesOutstanding(s) - catchUpBytesOutstanding(s))
+        // Nothing but live events queued (the fan-out's common case): no ledger walk, one connection read.
+        guard s.limits.ledger.mayHaveOutstanding else { return s.connection.outstandingBytes }
+        return max(0, s.connection.outstandingBytes - replyBytesOutstanding(s) - catchUpBytesOutstanding(s))
     }
 
     /// Sends a fatal ERROR with the limit's code, logs it and closes the session; no other session is touched.

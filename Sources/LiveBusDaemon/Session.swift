@@ -17,12 +17,54 @@ final class Session {
     let number: Int
     let connection: any BusConnection
     var decoder = FrameDecoder()
-    var phase = Phase.awaitingHello
+    // What every delivery of a fan-out reads or writes (phase, role, scheduler, per-topic state, outbox, the kept
+    // conversion, faults, counters). Swift checks exclusive access to a class's stored properties at run time, ≈75
+    // instructions per access, and a delivery made about twenty (callgrind, fan-out to 100 sessions). No access to
+    // these overlaps another: each is a read, an assignment, or a mutating call on a value (RefreshScheduler,
+    // Outbox, the topic states) that does not reach back into the session. Release builds skip the check; debug
+    // builds (the tests) keep it, so an overlap still traps there. Source: ISSUE-15 "Fan-out".
+    #if DEBUG
+        var phase = Phase.awaitingHello
+        var role = ClientRole.session
+        /// Decides when an update may reach this phone (app state, push priority and budget, coalescing).
+        var scheduler: RefreshScheduler?
+        /// Per-topic state by slot (slots are never reused while the session lives).
+        private(set) var topicStates: ContiguousArray<TopicState> = []
+        /// What the session's connection is sent under pressure: coalescing, terminal events, the slow-consumer
+        /// limit.
+        var outbox: Outbox
+        /// This session's toxics, boxed (``faults``), or `nil`.
+        private var faultsBox: FaultsBox?
+        var eventsSent = 0
+        /// The server instant (ms) of the kept ``conversion(at:)``: one evaluation of the clock estimate per session
+        /// and server millisecond, not one per delivery; forgotten whenever ``clock`` or the handshake offset
+        /// changes.
+        private var conversionAt: Int64?
+        private var conversionOffset: Int64 = 0
+        private var conversionUncertainty = 0
+    #else
+        @exclusivity(unchecked) var phase = Phase.awaitingHello
+        @exclusivity(unchecked) var role = ClientRole.session
+        /// Decides when an update may reach this phone (app state, push priority and budget, coalescing).
+        @exclusivity(unchecked) var scheduler: RefreshScheduler?
+        /// Per-topic state by slot (slots are never reused while the session lives).
+        @exclusivity(unchecked) private(set) var topicStates: ContiguousArray<TopicState> = []
+        /// What the session's connection is sent under pressure: coalescing, terminal events, the slow-consumer
+        /// limit.
+        @exclusivity(unchecked) var outbox: Outbox
+        /// This session's toxics, boxed (``faults``), or `nil`.
+        @exclusivity(unchecked) private var faultsBox: FaultsBox?
+        @exclusivity(unchecked) var eventsSent = 0
+        /// The server instant (ms) of the kept ``conversion(at:)``: one evaluation of the clock estimate per session
+        /// and server millisecond, not one per delivery; forgotten whenever ``clock`` or the handshake offset
+        /// changes.
+        @exclusivity(unchecked) private var conversionAt: Int64?
+        @exclusivity(unchecked) private var conversionOffset: Int64 = 0
+        @exclusivity(unchecked) private var conversionUncertainty = 0
+    #endif
     /// The handshake's state machine (LiveBusCore): the daemon feeds it and carries out its actions.
     var handshake: SessionHandshake
-    var role = ClientRole.session
-    /// Whether its HELLO asked for SYNC frames (`features: ["sync"]`, PROTOCOL.md §5.9); next to `role`, in its
-    /// padding (memory of idle sessions).
+    /// Whether its HELLO asked for SYNC frames (`features: ["sync"]`, PROTOCOL.md §5.9).
     var wantsSync = false
     var name: String
     var client = ""
@@ -45,8 +87,6 @@ final class Session {
         /// The ETA target as last converted for this session (to re-send after steps and drift).
         var converted: ConvertedInstant?
     }
-    /// Per-topic state by slot (slots are never reused while the session lives).
-    private(set) var topicStates: ContiguousArray<TopicState> = []
     /// Topic → its slot in ``topicStates``.
     private var slots: [String: Int] = [:]
 
@@ -71,7 +111,13 @@ final class Session {
 
     /// The highest sequence of slot `slot` written to this session (0 when none).
     @inline(__always)
-    func sent(slot: Int) -> UInt64 { topicStates[slot].sent }
+    func sent(slot: Int) -> UInt64 {
+        // Read in place: `topicStates[slot].sent` copied the whole state (its topic retained and released; callgrind).
+        topicStates.withUnsafeBufferPointer { states in
+            precondition(slot >= 0 && slot < states.count, "topic slot \(slot) of \(states.count)")
+            return states[slot].sent
+        }
+    }
 
     /// Sets what the session counts as written of slot `slot`.
     func setSent(slot: Int, _ sequence: UInt64) {
@@ -104,21 +150,13 @@ final class Session {
     var clock = ClockSync() { didSet { conversionAt = nil } }
     /// Offset (client − server, ms) seen in HELLO; used until the first probe converges.
     var handshakeOffsetMilliseconds: Double = 0 { didSet { conversionAt = nil } }
-    /// The server instant (ms) of the kept ``conversion(at:)``: one evaluation of the clock estimate per session and
-    /// server millisecond, not one per delivery; forgotten whenever ``clock`` or the handshake offset changes.
-    private var conversionAt: Int64?
-    private var conversionOffset: Int64 = 0
-    private var conversionUncertainty = 0
     var probeTimer: (any BusTimer)?
     var probesSent = 0
     /// `t1` of the PING awaiting its PONG.
     var outstandingProbe: Int64?
     var lastProbeRoundTripMilliseconds: Double?
-    var eventsSent = 0
     var connectedAt: ServerInstant
     var peerUID: UInt32?
-    /// What the session's connection is sent under pressure: coalescing, terminal events, the slow-consumer limit.
-    var outbox: Outbox
     /// Held events replaced by a newer one of their topic.
     var coalescedCount: Int { outbox.coalescedCount }
     /// This session's toxics (downstream and upstream pipelines), or `nil`. Kept in a box: the two pipelines are
@@ -133,14 +171,13 @@ final class Session {
             }
         }
     }
+    /// Whether the session has toxics, read without copying them (every write of a fan-out asks).
+    var hasFaults: Bool { faultsBox != nil }
     private final class FaultsBox {
         var value: SessionFaults
         init(_ value: SessionFaults) { self.value = value }
     }
-    private var faultsBox: FaultsBox?
     var faultTimer: (any BusTimer)?
-    /// Decides when an update may reach this phone (app state, push priority and budget, coalescing).
-    var scheduler: RefreshScheduler?
     var schedulerTimer: (any BusTimer)?
     /// Low-power mode, frequent updates, Live Activities authorization, as the phone declared them.
     var profile = ProfileBody()

@@ -281,15 +281,40 @@ public struct RefreshScheduler: Sendable {
     /// - Returns: As ``passThrough(_:at:)``.
     /// - Complexity: O(1), no allocation once the update's topic has been delivered before and the log is full.
     public mutating func passThrough(_ u: PendingUpdate, slot: Int, at now: ServerInstant) -> Delivery? {
-        guard appState == .foreground, queue.isEmpty, window == nil, heldSilent == nil, u.sequence > 0 else {
-            return nil
-        }
-        guard lastDelivered.advance(u.topic, slot: slot, to: u.sequence) else { return nil }
+        guard passesThrough(u, slot: slot, at: now) else { return nil }
+        return Delivery(update: u, channel: .appConnection, reason: .foregroundStream, at: clock)
+    }
+
+    /// ``passThrough(_:slot:at:)`` without building its ``Delivery`` (for a caller that writes `u` itself when it
+    /// passes): the same checks, the same counters and decision log entry.
+    ///
+    /// - Parameters:
+    ///   - u: The update.
+    ///   - slot: The caller's number for `u.topic` (0, 1, 2, …), or -1 for none.
+    ///   - now: The current instant, server clock.
+    /// - Returns: `true` when `u` was delivered on the app's connection now (what ``passThrough(_:slot:at:)``
+    ///   returns a delivery for), `false` when the fast path does not apply: call ``offer(_:at:)`` then.
+    /// - Complexity: O(1), no allocation once the update's topic has been delivered before and the log is full.
+    public mutating func passesThrough(_ u: PendingUpdate, slot: Int, at now: ServerInstant) -> Bool {
+        // `case .some` reads the held push in place: `heldSilent == nil` copied it (its strings retained and released)
+        // on every delivery (callgrind).
+        if case .some = heldSilent { return false }
+        guard appState == .foreground, queue.isEmpty, window == nil, u.sequence > 0 else { return false }
+        guard lastDelivered.advance(u.topic, slot: slot, to: u.sequence) else { return false }
         // Nothing can fall due while the app is in the foreground with an empty queue and no window.
         clock = max(clock, now)
         deliveredTotal += 1
-        record(clock, u, .delivered, .foregroundStream, .appConnection, "live stream")
-        return Delivery(update: u, channel: .appConnection, reason: .foregroundStream, at: clock)
+        // The same decision as `record(…)` writes, updated in place in the ring's oldest entry when that one is a
+        // live-stream delivery too (no Decision built, no strings released and retained but the topic's).
+        log.appendDelivery(
+            atMilliseconds: clock.millisecondsSinceEpoch,
+            topic: u.topic,
+            sequence: u.sequence,
+            reason: .foregroundStream,
+            channel: .appConnection,
+            detail: "live stream"
+        )
+        return true
     }
 
     /// Offers an update for this session: delivered now, or queued, throttled, held or coalesced.
@@ -953,6 +978,41 @@ struct DecisionRing: Sendable {
             storage[head] = d
             head = (head + 1) % capacity
         }
+    }
+
+    /// Appends the decision `Decision(atMilliseconds:topic:sequence:outcome: .delivered, reason:channel:detail:)`,
+    /// as ``append(_:)`` does; when the entry it overwrites has the same outcome, reason, channel and detail, only its
+    /// instant, topic and sequence are written.
+    /// - Complexity: O(1).
+    @inline(__always)
+    mutating func appendDelivery(
+        atMilliseconds t: Int64,
+        topic: String,
+        sequence: UInt64,
+        reason: DecisionReason,
+        channel: Channel,
+        detail: String
+    ) {
+        if storage.count == capacity, storage[head].outcome == .delivered, storage[head].reason == reason,
+            storage[head].channel == channel, storage[head].detail == detail
+        {
+            storage[head].atMilliseconds = t
+            storage[head].topic = topic
+            storage[head].sequence = sequence
+            head = (head + 1) % capacity
+            return
+        }
+        append(
+            Decision(
+                atMilliseconds: t,
+                topic: topic,
+                sequence: sequence,
+                outcome: .delivered,
+                reason: reason,
+                channel: channel,
+                detail: detail
+            )
+        )
     }
 
     var count: Int { storage.count }

@@ -61,6 +61,38 @@ struct RefreshGateFastPathTests {
         #expect(b.passThrough(update(2), at: at(3)) != nil, "foreground again with the queue flushed")
     }
 
+    /// Once the ring is full, the fast path rewrites its oldest entry in place when that one is a live-stream delivery
+    /// too: the log still reads exactly as the full path's, with other decisions (discards) between, and
+    /// ``RefreshScheduler/passesThrough(_:slot:at:)`` decides and records as ``RefreshScheduler/passThrough(_:at:)``.
+    @Test func aFullRingRewrittenInPlaceReadsAsTheFullPath() {
+        var fast = makeScheduler(state: .foreground)
+        var bool = makeScheduler(state: .foreground)
+        var full = makeScheduler(state: .foreground)
+        for seq in UInt64(1)...300 {
+            let u = update(seq, topic: seq.isMultiple(of: 3) ? "orders/B" : "orders/A")
+            let slot = seq.isMultiple(of: 3) ? 1 : 0
+            let passed = fast.passThrough(u, slot: slot, at: at(Int64(seq)))
+            let passes = bool.passesThrough(u, slot: slot, at: at(Int64(seq)))
+            #expect(passed != nil, "seq \(seq)")
+            #expect(passes, "seq \(seq)")
+            _ = full.offer(u, at: at(Int64(seq)))
+            if seq.isMultiple(of: 7) {  // a repeat: the fast path steps aside, the full path records a discard
+                let again = fast.passThrough(u, at: at(Int64(seq)))
+                let againPasses = bool.passesThrough(u, slot: 0, at: at(Int64(seq)))
+                #expect(again == nil)
+                #expect(!againPasses)
+                _ = fast.offer(u, at: at(Int64(seq)))
+                _ = bool.offer(u, at: at(Int64(seq)))
+                _ = full.offer(u, at: at(Int64(seq)))
+            }
+        }
+        #expect(fast.explain(last: 64).count == 64)
+        #expect(fast.explain(last: 64) == full.explain(last: 64))
+        #expect(bool.explain(last: 64) == full.explain(last: 64))
+        #expect(fast.status(at: at(300)) == full.status(at: at(300)))
+        #expect(bool.status(at: at(300)) == full.status(at: at(300)))
+    }
+
     /// The explain log is a ring: after 200 decisions it holds the newest 64, oldest first.
     @Test func theExplainLogKeepsTheNewestDecisionsInOrder() {
         var s = makeScheduler(state: .foreground)
