@@ -55,7 +55,7 @@ public final class JetStreamStore: EventStore {
             if let st = StreamStatus.fetch(link), st.cluster == nil || st.leader != nil { break }
             usleep(100_000)
         }
-        writer = Writer(link: link)
+        writer = try Writer(link: link)
         let loaded = try Follower.load(link)
         for m in loaded.items { mirror.apply(m, capacity: logCapacity) }
         writer.learn(loaded.items)
