@@ -182,50 +182,100 @@ final class Writer: @unchecked Sendable {
 
     /// Publishes `out` in order, each event with the next sequence of its topic (optimistic: a lost race reads the
     /// subject's last message and tries again, at most 8 times). Blocks the calling thread.
-    ///
-    /// A batch of several messages is first pipelined (``pipeline(_:batchID:)``): every message is sent before
-    /// any acknowledgement is awaited, chained so that JetStream stores a prefix of the batch and refuses the rest.
-    /// From the first message not stored on, the batch is published one message at a time with the synchronous
-    /// API, as a single message is: a lost race is retried with the topic's next sequence, a timeout once with the
-    /// same `Nats-Msg-Id` (stored once either way), any other refusal ends the batch (PROTOCOL.md §5.8 "Batches").
-    func publish(_ out: [Out]) -> Result<Done, StoreError> {
-        guard link.state == .connected else { return .failure(JetStreamStore.unavailable) }
-        var done = Done(events: [], applied: [])
-        let batchID = counter.add(1, ordering: .relaxed).newValue
-        var from = 0
-        if out.count > 1 {
-            let p = pipeline(out, batchID: batchID)
-            for k in 0..<p.stored {
-                if let e = record(out[k], sequence: p.sequences[k], streamSequence: p.streamSequences[k], into: &done) {
-                    return .failure(e)
-                }
+    func publish(_ out: [Out]) -> Result<Done, StoreError> { publish(batches: [out])[0] }
+
+    /// Queues a batch for the writer thread; `completion` runs there with what it became. Batches queued while
+    /// the thread is busy are published together (``publish(batches:)``), each completing on its own, in order.
+    func enqueue(_ out: [Out], _ completion: @escaping @Sendable (Result<Done, StoreError>) -> Void) {
+        backlog.withLock { $0.append(Job(out: out, completion: completion)) }
+        queue.async { self.drain() }
+    }
+
+    private struct Job: Sendable {
+        var out: [Out]
+        var completion: @Sendable (Result<Done, StoreError>) -> Void
+    }
+    private let backlog = Mutex<[Job]>([])
+
+    /// Takes the queued batches (up to 1,024 messages, at least one batch) and publishes them together.
+    private func drain() {
+        let jobs: [Job] = backlog.withLock { b in
+            var n = 0
+            var k = 0
+            while k < b.count, k == 0 || n + b[k].out.count <= 1024 {
+                n += b[k].out.count
+                k += 1
             }
-            from = p.stored
+            defer { b.removeFirst(k) }
+            return Array(b[..<k])
+        }
+        guard !jobs.isEmpty else { return }
+        for (j, r) in zip(jobs, publish(batches: jobs.map(\.out))) { j.completion(r) }
+    }
+
+    /// Publishes batches in order; each succeeds or fails on its own, as if published one after another.
+    ///
+    /// Their messages are first pipelined together (``pipeline(_:keys:)``): every message is sent before any
+    /// acknowledgement is awaited, chained so that JetStream stores a prefix of them and refuses the rest. From the
+    /// first message not stored on, each batch is published one message at a time with the synchronous API, as a
+    /// single message is: a lost race is retried with the topic's next sequence, a timeout once with the same
+    /// `Nats-Msg-Id` (stored once either way), any other refusal ends that batch (PROTOCOL.md §5.8 "Batches").
+    func publish(batches: [[Out]]) -> [Result<Done, StoreError>] {
+        guard link.state == .connected else { return batches.map { _ in .failure(JetStreamStore.unavailable) } }
+        let batchIDs = batches.map { _ in counter.add(1, ordering: .relaxed).newValue }
+        var flat: [Out] = []
+        var keys: [(batch: Int, index: Int)] = []
+        for (b, out) in batches.enumerated() {
+            flat += out
+            keys += out.indices.map { (b, $0) }
+        }
+        var dones = batches.map { _ in Done(events: [], applied: []) }
+        var failures = [StoreError?](repeating: nil, count: batches.count)
+        // from[b]: how many leading messages of batch b are known stored.
+        var from = [Int](repeating: 0, count: batches.count)
+        if flat.count > 1 {
+            let p = pipeline(flat, keys: keys.map { (batchIDs[$0.batch], $0.index) })
+            var g = 0
+            func take(_ streamSeq: UInt64) -> StoreError? {
+                let (b, i) = keys[g]
+                from[b] = i + 1
+                g += 1
+                return record(flat[g - 1], sequence: p.sequences[g - 1], streamSequence: streamSeq, into: &dones[b])
+            }
+            for k in 0..<p.stored {
+                if let e = take(p.streamSequences[k]) { failures[keys[k].batch] = e }
+            }
             switch p.stop {
-            case .refused(let e): return .failure(e)
+            case .refused(let e): failures[keys[g].batch] = e
             case .unknown:
-                // Message `from` timed out (or its answer was lost): it and the ones after it may be stored. Send
-                // them again synchronously exactly as pipelined (same `Nats-Msg-Id`: a stored one is answered as a
-                // duplicate with its sequence) until one is refused; from there on nothing is stored.
-                resend: while from < p.sent {
-                    switch publishOne(out[from].subject, out[from].data, p.headers[from]) {
+                // Message g timed out (or its answer was lost): it and the ones after it may be stored. Send them
+                // again synchronously exactly as pipelined (same `Nats-Msg-Id`: a stored one is answered as a
+                // duplicate with its sequence) until one is refused; from there on nothing is stored. Another
+                // failure leaves it and every later message unknown: their batches fail with it.
+                resend: while g < p.sent {
+                    switch publishOne(flat[g].subject, flat[g].data, p.headers[g]) {
                     case .stored(let streamSeq):
-                        if let e = record(
-                            out[from],
-                            sequence: p.sequences[from],
-                            streamSequence: streamSeq,
-                            into: &done
-                        ) {
-                            return .failure(e)
-                        }
-                        from += 1
+                        if let e = take(streamSeq) { failures[keys[g - 1].batch] = e }
                     case .wrongLastSequence: break resend
-                    case .failed(let e): return .failure(e)
+                    case .failed(let e):
+                        for b in keys[g].batch..<batches.count where failures[b] == nil { failures[b] = e }
+                        break resend
                     }
                 }
             case .none, .conflict: break
             }
         }
+        return batches.indices.map { b in
+            if let e = failures[b] ?? serial(batches[b], batchID: batchIDs[b], from: from[b], into: &dones[b]) {
+                return .failure(e)
+            }
+            return .success(dones[b])
+        }
+    }
+
+    /// Publishes `out` from message `from` on, one message at a time, waiting for each acknowledgement.
+    /// - Returns: `nil`, or the error that ended the batch (the messages before it stay stored).
+    private func serial(_ out: [Out], batchID: UInt64, from: Int, into done: inout Done) -> StoreError? {
         for i in from..<out.count {
             let o = out[i]
             switch o.kind {
@@ -242,18 +292,16 @@ final class Writer: @unchecked Sendable {
                     ]
                     switch publishOne(o.subject, o.data, headers) {
                     case .stored(let streamSeq):
-                        if let e = stored(topic, seq, body, o.data, streamSeq, into: &done) { return .failure(e) }
+                        if let e = stored(topic, seq, body, o.data, streamSeq, into: &done) { return e }
                     case .wrongLastSequence where attempt < 8:
-                        if let e = refresh(topic, subject: o.subject) { return .failure(e) }
+                        if let e = refresh(topic, subject: o.subject) { return e }
                         continue
                     case .wrongLastSequence:
-                        return .failure(
-                            StoreError(
-                                "federationConflict: topic \(topic) kept changing under 8 attempts; publish again"
-                            )
+                        return StoreError(
+                            "federationConflict: topic \(topic) kept changing under 8 attempts; publish again"
                         )
                     case .failed(let e):
-                        return .failure(e)
+                        return e
                     }
                     break
                 }
@@ -262,12 +310,12 @@ final class Writer: @unchecked Sendable {
                 switch publishOne(o.subject, o.data, headers) {
                 case .stored(let streamSeq): done.applied.append(Follower.Item(streamSequence: streamSeq, kind: kind))
                 case .wrongLastSequence:
-                    return .failure(StoreError("JetStream refused \(o.subject) (wrong last sequence)"))
-                case .failed(let e): return .failure(e)
+                    return StoreError("JetStream refused \(o.subject) (wrong last sequence)")
+                case .failed(let e): return e
                 }
             }
         }
-        return .success(done)
+        return nil
     }
 
     /// The `Nats-Msg-Id` of a batch's message `index` (with its topic sequence for an event): the same for the
@@ -344,7 +392,7 @@ final class Writer: @unchecked Sendable {
     /// a later event of the same topic needs none (its predecessor in the batch is stored just before it) and takes
     /// the next sequence.
     /// - Returns: What was sent and stored; nothing is recorded in `done` yet.
-    private func pipeline(_ out: [Out], batchID: UInt64) -> Pipelined {
+    private func pipeline(_ out: [Out], keys: [(batchID: UInt64, index: Int)]) -> Pipelined {
         var p = Pipelined()
         var ids: [String] = []
         var batchHeads: [String: UInt64] = [:]
@@ -366,7 +414,7 @@ final class Writer: @unchecked Sendable {
                 seq = n
                 headers.append((FederationHeader.sequence, "\(n)"))
             }
-            let id = messageID(batchID, i, sequence: seq)
+            let id = messageID(keys[i].batchID, keys[i].index, sequence: seq)
             headers.append((FederationHeader.messageID, id))
             if let previous = ids.last { headers.append((FederationHeader.expectedLastMessageID, previous)) }
             guard let msg = Self.message(o.subject, o.data, headers) else { break }

@@ -137,11 +137,7 @@ public final class JetStreamStore: EventStore {
         let id = nextBatch
         pending[id] = completion
         let box = LoopBound(self)
-        let w = writer
-        w.queue.async {
-            let r = w.publish(out)
-            post { box.value.finish(id, r.map(\.events)) }
-        }
+        writer.enqueue(out) { r in post { box.value.finish(id, r.map(\.events)) } }
     }
 
     /// The refusal while NATS is lost.

@@ -232,16 +232,8 @@ struct JetStreamStoreFederationTests {
         var o = FederationOptions(servers: [server.url])
         o.replicas = 1
         let a = try JetStreamStore(o)
+        try limitMessageSize(o, to: 2048)
         let link = try NATSLink(o)
-        var si: UnsafeMutablePointer<jsStreamInfo>?
-        var jerr = jsErrCode(0)
-        try #require(js_GetStreamInfo(&si, link.js, o.stream, nil, &jerr) == NATS_OK && si != nil)
-        var cfg = si!.pointee.Config.pointee
-        cfg.MaxMsgSize = 2048
-        var updated: UnsafeMutablePointer<jsStreamInfo>?
-        try #require(js_UpdateStream(&updated, link.js, &cfg, nil, &jerr) == NATS_OK)
-        jsStreamInfo_Destroy(updated)
-        jsStreamInfo_Destroy(si)
         var r: Result<[StoredEvent], StoreError>?
         let big = String(repeating: "z", count: 4096)
         a.commit(
@@ -266,6 +258,56 @@ struct JetStreamStoreFederationTests {
         r = nil
         a.commit(StoreBatch(events: [("orders/X", StoreConformance.event("x3"))])) { r = $0 }
         #expect(try #require(r).get().map(\.sequence) == [3])
+    }
+
+    /// A following store (the daemon) queues commits for its writer thread, which publishes the ones queued
+    /// meanwhile together: each commit still succeeds or fails on its own, in order — a refused one (a message above
+    /// the stream's `max_msg_size`) fails alone, the ones after it are stored with the next sequences.
+    @Test func queuedCommitsCompleteOneByOneInOrder() throws {
+        let server = try NATSServer()
+        var o = FederationOptions(servers: [server.url])
+        o.replicas = 1
+        let store = try JetStreamStore(o)
+        try limitMessageSize(o, to: 2048)
+        let inbox = Inbox()
+        try store.startFollowing(post: { inbox.post($0) }, onEvent: { _ in }, onResume: { _, _ in })
+        var results: [Int: Result<[StoredEvent], StoreError>] = [:]
+        let big = String(repeating: "z", count: 4096)
+        for k in 0..<6 {
+            let x = StoreConformance.event(k == 2 ? big : "x\(k)")
+            store.commit(StoreBatch(events: [("orders/X", x), ("orders/Y", StoreConformance.event("y\(k)"))])) {
+                results[k] = $0
+            }
+        }
+        let deadline = Date().addingTimeInterval(10)
+        while results.count < 6 {
+            try #require(Date() < deadline, "the commits did not complete within 10 s")
+            inbox.runAll()
+            usleep(5_000)
+        }
+        for k in [0, 1, 3, 4, 5] {
+            let n = UInt64(k < 2 ? k + 1 : k)
+            #expect(try results[k]?.get().map(\.sequence) == [n, n])
+        }
+        #expect(throws: StoreError.self) { try results[2]?.get() }
+        let c = try JetStreamStore(o)
+        #expect(
+            c.events(topic: "orders/Y", from: 1)?.map(\.body.contentState.status) == ["y0", "y1", "y3", "y4", "y5"]
+        )
+    }
+
+    /// Sets the test stream's `max_msg_size` (JetStream then refuses larger messages with error 10054).
+    private func limitMessageSize(_ o: FederationOptions, to bytes: Int32) throws {
+        let link = try NATSLink(o)
+        var si: UnsafeMutablePointer<jsStreamInfo>?
+        var jerr = jsErrCode(0)
+        try #require(js_GetStreamInfo(&si, link.js, o.stream, nil, &jerr) == NATS_OK && si != nil)
+        defer { jsStreamInfo_Destroy(si) }
+        var cfg = si!.pointee.Config.pointee
+        cfg.MaxMsgSize = bytes
+        var updated: UnsafeMutablePointer<jsStreamInfo>?
+        try #require(js_UpdateStream(&updated, link.js, &cfg, nil, &jerr) == NATS_OK)
+        jsStreamInfo_Destroy(updated)
     }
 
     /// Following: what one store commits reaches another store's mirror and its event hook, in order.
