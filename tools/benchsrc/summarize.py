@@ -176,7 +176,8 @@ def main(raw, machine, profile):
         out.append("")
         out.append(
             "`livebusd --federate` (PROTOCOL.md §5.8) in the same run, with the same workloads as above: each PUBLISH "
-            "is a JetStream publish with the expected last subject sequence, acknowledged once the stream stored it, "
+            "is a JetStream publish (pipelined, chained by the expected last subject sequence and message id), "
+            "acknowledged once the stream stored it, "
             "and reaches subscribers when the daemon's ordered consumer brings it back; SQLite is not used. "
             + "; ".join(f"*{p}*: {FED_PEERS[p]}" for p in fed)
             + ". The ratios divide the federated median by livebusd alone (SQLite, same run) and by NATS core "
