@@ -129,7 +129,7 @@ let package = Package(
             name: "LiveBusE2ETests",
             dependencies: [
                 "LiveBusDaemon", "LiveBusCore", "LiveBusClient", "LiveBusWire", "LiveBusLoop", "LiveBusClock",
-                "LiveBusCLI", "LiveBusAPNs",
+                "LiveBusCLI", "LiveBusAPNs", "LiveBusFederation",
             ],
             exclude: ["Snapshots"]
         ),
@@ -147,7 +147,7 @@ let package = Package(
 
         // MARK: - Federation through NATS JetStream (issue 19): libnats' synchronous API on the store's own threads
         .systemLibrary(name: "CNATS", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
-        .target(name: "LiveBusFederation", dependencies: ["LiveBusCore", "LiveBusWire", "CNATS"]),
+        .target(name: "LiveBusFederation", dependencies: ["LiveBusCore", "LiveBusWire", "CNATS", "COpenSSL"]),
         .testTarget(name: "LiveBusFederationTests", dependencies: ["LiveBusFederation", "LiveBusCore", "LiveBusWire"]),
     ],
     swiftLanguageModes: [.v6]

@@ -4,7 +4,9 @@ import LiveBusFederation
 
 extension LivebusdCommand {
     /// Federation's valued options (issue 19).
-    static let federateOptionNames: Set<String> = ["federate", "federate-creds", "federate-ca", "federate-replicas"]
+    static let federateOptionNames: Set<String> = [
+        "federate", "federate-creds", "federate-ca", "federate-replicas", "federate-nkey",
+    ]
     /// Federation's boolean flags.
     static let federateFlagNames: Set<String> = ["federate-optional"]
 
@@ -34,6 +36,20 @@ extension LivebusdCommand {
             }
         }
         o.credentialsFile = a.value("federate-creds")
+        if let path = a.value("federate-nkey") {
+            // libnats signs in one way: natsOptions_SetNKeyFromSeed and natsOptions_SetUserCredentialsFromFiles each
+            // replace the other's signature handler (nats.h), so one of the two would be silently dropped.
+            guard o.credentialsFile == nil else {
+                throw CLIError.usage(
+                    "--federate-nkey and --federate-creds are two ways to sign in and libnats uses only one (the later replaces the other); give --federate-creds for a JWT user (its .creds file holds the nkey seed too), --federate-nkey for a user the server lists by nkey"
+                )
+            }
+            do {
+                o.nkey = (path, try NKeyUserSeed.read(file: path))
+            } catch {
+                throw CLIError.usage(error.message)
+            }
+        }
         o.caFile = a.value("federate-ca")
         o.logCapacity = replayLogCapacity
         return o

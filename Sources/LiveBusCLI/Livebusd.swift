@@ -14,7 +14,7 @@ public enum LivebusdCommand {
                    [--sync normal|full] [--log-level LEVEL] [--device-file FILE]
                    [--http HOST:PORT|unix:PATH [--http-root DIR] [--http-allow-remote]]
                    [--apns HOST:PORT [--apns-h2c]] [--apns-socket PATH] [--apns-key FILE.p8 --apns-team-id ID --apns-key-id ID]
-                   [--federate nats://HOST:PORT[,…] [--federate-replicas N] [--federate-creds FILE] [--federate-ca FILE] [--federate-optional]]
+                   [--federate nats://HOST:PORT[,…] [--federate-replicas N] [--federate-creds FILE|--federate-nkey FILE] [--federate-ca FILE] [--federate-optional]]
 
         OPTIONS
           --socket PATH        Unix socket to listen on (mode 0600, at most 107 bytes).
@@ -107,6 +107,10 @@ public enum LivebusdCommand {
           --federate-replicas N  The replicas the stream must have (created with them; fewer: refused at start).
                                Default 3 (tools/nats-cluster start); 1 for a single nats-server.
           --federate-creds FILE  A .creds file (user JWT and nkey seed) for servers that require one.
+          --federate-nkey FILE A user nkey seed file (SU…, `nk -gen user`) for servers that list nkey users
+                               (authorization { users: [{ nkey: U… }] }); not with --federate-creds. A missing,
+                               unreadable or bad seed: exit 2. Credentials the servers refuse: exit 2, even with
+                               --federate-optional.
           --federate-ca FILE   The PEM CA of the servers' TLS certificates (tls://HOST:PORT).
           --federate-optional  Start even when NATS cannot be reached now: phones attach, PUBLISH is refused with
                                federationUnavailable until the link is up (libnats reconnects every 250 ms).

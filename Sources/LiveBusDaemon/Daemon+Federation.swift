@@ -33,7 +33,10 @@ extension Daemon {
         do {
             js = try JetStreamStore(o)
         } catch {
-            guard options.federationOptional else { throw DaemonError(error.message, unreachable: true) }
+            // Refused credentials do not get better by waiting: exit 2 (usage), even with --federate-optional.
+            guard options.federationOptional, !error.credentialsRefused else {
+                throw DaemonError(error.message, unreachable: !error.credentialsRefused)
+            }
             logger.log(
                 .warning,
                 "federation not joined: running alone, PUBLISH is refused (federationUnavailable) until NATS answers",

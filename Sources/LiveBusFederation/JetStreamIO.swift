@@ -17,13 +17,20 @@ enum FederationHeader {
     static let expectedLastSubjectSequence = "Nats-Expected-Last-Subject-Sequence"
     /// JetStream's deduplication id (a retried publish after a timeout is stored once).
     static let messageID = "Nats-Msg-Id"
+    /// JetStream's check that the stream's newest message has this `Nats-Msg-Id` (a pipelined batch's chain).
+    /// Source: https://docs.nats.io/nats-concepts/jetstream/headers
+    static let expectedLastMessageID = "Nats-Expected-Last-Msg-Id"
 }
 
 /// Publishes a batch's messages, assigning each event its topic's next sequence (the store's writer thread, or
 /// the caller's in inline mode).
 final class Writer: @unchecked Sendable {
-    // @unchecked: `heads` is behind its Mutex, `link` is thread-safe, `instance` and `queue` are immutable.
+    // @unchecked: `heads` is behind its Mutex, `link` and `asyncJS` are thread-safe (libnats), `acks` locks itself,
+    // `instance` and `queue` are immutable.
     let link: NATSLink
+    /// A JetStream context of its own for pipelined publishes: its acknowledgement handler feeds `acks`.
+    private let asyncJS: OpaquePointer
+    private let acks = AckCollector()
     /// Commits run here one at a time, in the order the loop made them.
     let queue = DispatchQueue(label: "livebus.federation.writer")
     private let heads = Mutex<[String: Head]>([:])
@@ -55,7 +62,45 @@ final class Writer: @unchecked Sendable {
         var applied: [Follower.Item]
     }
 
-    init(link: NATSLink) { self.link = link }
+    /// - Throws: ``FederationError`` when libnats cannot make the publishing context (out of memory).
+    init(link: NATSLink) throws(FederationError) {
+        self.link = link
+        var o = jsOptions()
+        jsOptions_Init(&o)
+        o.Wait = link.options.requestTimeoutMilliseconds
+        o.PublishAsync.AckHandler = AckCollector.handler
+        // Retained for good: libnats may still call the handler for a late answer after the context is destroyed.
+        o.PublishAsync.AckHandlerClosure = Unmanaged.passRetained(acks).toOpaque()
+        var ctx: OpaquePointer?
+        let s = natsConnection_JetStream(&ctx, link.nc, &o)
+        guard s == NATS_OK, let ctx else {
+            throw FederationError("cannot open a JetStream publishing context: \(NATSLink.lastError(s))")
+        }
+        asyncJS = ctx
+    }
+
+    deinit { jsCtx_Destroy(asyncJS) }
+
+    /// A NATS message with headers, or `nil` when libnats cannot make it.
+    static func message(_ subject: String, _ data: [UInt8], _ headers: [(String, String)]) -> OpaquePointer? {
+        var msg: OpaquePointer?
+        var s = data.withUnsafeBufferPointer { b in
+            natsMsg_Create(
+                &msg,
+                subject,
+                nil,
+                b.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
+                Int32(b.count)
+            )
+        }
+        guard s == NATS_OK, let msg else { return nil }
+        for (k, v) in headers where s == NATS_OK { s = natsMsgHeader_Set(msg, k, v) }
+        guard s == NATS_OK else {
+            natsMsg_Destroy(msg)
+            return nil
+        }
+        return msg
+    }
 
     /// Turns a batch into messages, encoding every body first: a body that cannot be encoded fails the batch before
     /// anything is published.
@@ -137,11 +182,102 @@ final class Writer: @unchecked Sendable {
 
     /// Publishes `out` in order, each event with the next sequence of its topic (optimistic: a lost race reads the
     /// subject's last message and tries again, at most 8 times). Blocks the calling thread.
-    func publish(_ out: [Out]) -> Result<Done, StoreError> {
-        guard link.state == .connected else { return .failure(JetStreamStore.unavailable) }
-        var done = Done(events: [], applied: [])
-        let batchID = counter.add(1, ordering: .relaxed).newValue
-        for (i, o) in out.enumerated() {
+    func publish(_ out: [Out]) -> Result<Done, StoreError> { publish(batches: [out])[0] }
+
+    /// Queues a batch for the writer thread; `completion` runs there with what it became. Batches queued while
+    /// the thread is busy are published together (``publish(batches:)``), each completing on its own, in order.
+    func enqueue(_ out: [Out], _ completion: @escaping @Sendable (Result<Done, StoreError>) -> Void) {
+        backlog.withLock { $0.append(Job(out: out, completion: completion)) }
+        queue.async { self.drain() }
+    }
+
+    private struct Job: Sendable {
+        var out: [Out]
+        var completion: @Sendable (Result<Done, StoreError>) -> Void
+    }
+    private let backlog = Mutex<[Job]>([])
+
+    /// Takes the queued batches (up to 1,024 messages, at least one batch) and publishes them together.
+    private func drain() {
+        let jobs: [Job] = backlog.withLock { b in
+            var n = 0
+            var k = 0
+            while k < b.count, k == 0 || n + b[k].out.count <= 1024 {
+                n += b[k].out.count
+                k += 1
+            }
+            defer { b.removeFirst(k) }
+            return Array(b[..<k])
+        }
+        guard !jobs.isEmpty else { return }
+        for (j, r) in zip(jobs, publish(batches: jobs.map(\.out))) { j.completion(r) }
+    }
+
+    /// Publishes batches in order; each succeeds or fails on its own, as if published one after another.
+    ///
+    /// Their messages are first pipelined together (``pipeline(_:keys:)``): every message is sent before any
+    /// acknowledgement is awaited, chained so that JetStream stores a prefix of them and refuses the rest. From the
+    /// first message not stored on, each batch is published one message at a time with the synchronous API, as a
+    /// single message is: a lost race is retried with the topic's next sequence, a timeout once with the same
+    /// `Nats-Msg-Id` (stored once either way), any other refusal ends that batch (PROTOCOL.md §5.8 "Batches").
+    func publish(batches: [[Out]]) -> [Result<Done, StoreError>] {
+        guard link.state == .connected else { return batches.map { _ in .failure(JetStreamStore.unavailable) } }
+        let batchIDs = batches.map { _ in counter.add(1, ordering: .relaxed).newValue }
+        var flat: [Out] = []
+        var keys: [(batch: Int, index: Int)] = []
+        for (b, out) in batches.enumerated() {
+            flat += out
+            keys += out.indices.map { (b, $0) }
+        }
+        var dones = batches.map { _ in Done(events: [], applied: []) }
+        var failures = [StoreError?](repeating: nil, count: batches.count)
+        // from[b]: how many leading messages of batch b are known stored.
+        var from = [Int](repeating: 0, count: batches.count)
+        if flat.count > 1 {
+            let p = pipeline(flat, keys: keys.map { (batchIDs[$0.batch], $0.index) })
+            var g = 0
+            func take(_ streamSeq: UInt64) -> StoreError? {
+                let (b, i) = keys[g]
+                from[b] = i + 1
+                g += 1
+                return record(flat[g - 1], sequence: p.sequences[g - 1], streamSequence: streamSeq, into: &dones[b])
+            }
+            for k in 0..<p.stored {
+                if let e = take(p.streamSequences[k]) { failures[keys[k].batch] = e }
+            }
+            switch p.stop {
+            case .refused(let e): failures[keys[g].batch] = e
+            case .unknown:
+                // Message g timed out (or its answer was lost): it and the ones after it may be stored. Send them
+                // again synchronously exactly as pipelined (same `Nats-Msg-Id`: a stored one is answered as a
+                // duplicate with its sequence) until one is refused; from there on nothing is stored. Another
+                // failure leaves it and every later message unknown: their batches fail with it.
+                resend: while g < p.sent {
+                    switch publishOne(flat[g].subject, flat[g].data, p.headers[g]) {
+                    case .stored(let streamSeq):
+                        if let e = take(streamSeq) { failures[keys[g - 1].batch] = e }
+                    case .wrongLastSequence: break resend
+                    case .failed(let e):
+                        for b in keys[g].batch..<batches.count where failures[b] == nil { failures[b] = e }
+                        break resend
+                    }
+                }
+            case .none, .conflict: break
+            }
+        }
+        return batches.indices.map { b in
+            if let e = failures[b] ?? serial(batches[b], batchID: batchIDs[b], from: from[b], into: &dones[b]) {
+                return .failure(e)
+            }
+            return .success(dones[b])
+        }
+    }
+
+    /// Publishes `out` from message `from` on, one message at a time, waiting for each acknowledgement.
+    /// - Returns: `nil`, or the error that ended the batch (the messages before it stay stored).
+    private func serial(_ out: [Out], batchID: UInt64, from: Int, into done: inout Done) -> StoreError? {
+        for i in from..<out.count {
+            let o = out[i]
             switch o.kind {
             case .event(let topic, let body):
                 var attempt = 0
@@ -152,42 +288,167 @@ final class Writer: @unchecked Sendable {
                     let headers = [
                         (FederationHeader.sequence, "\(seq)"),
                         (FederationHeader.expectedLastSubjectSequence, "\(head.streamSequence)"),
-                        (FederationHeader.messageID, "\(instance)-\(batchID)-\(i)-\(seq)"),
+                        (FederationHeader.messageID, messageID(batchID, i, sequence: seq)),
                     ]
                     switch publishOne(o.subject, o.data, headers) {
                     case .stored(let streamSeq):
-                        heads.withLock { $0[topic] = Head(sequence: seq, streamSequence: streamSeq) }
-                        do {
-                            let e = try StoredEvent(topic: topic, sequence: seq, body: body, encoded: o.data)
-                            done.events.append(e)
-                            done.applied.append(Follower.Item(streamSequence: streamSeq, kind: .event(e)))
-                        } catch {
-                            return .failure(StoreError("cannot encode the event: \(error)"))
-                        }
+                        if let e = stored(topic, seq, body, o.data, streamSeq, into: &done) { return e }
                     case .wrongLastSequence where attempt < 8:
-                        if let e = refresh(topic, subject: o.subject) { return .failure(e) }
+                        if let e = refresh(topic, subject: o.subject) { return e }
                         continue
                     case .wrongLastSequence:
-                        return .failure(
-                            StoreError(
-                                "federationConflict: topic \(topic) kept changing under 8 attempts; publish again"
-                            )
+                        return StoreError(
+                            "federationConflict: topic \(topic) kept changing under 8 attempts; publish again"
                         )
                     case .failed(let e):
-                        return .failure(e)
+                        return e
                     }
                     break
                 }
             case .other(let kind):
-                switch publishOne(o.subject, o.data, o.headers) {
+                let headers = o.headers + [(FederationHeader.messageID, messageID(batchID, i, sequence: nil))]
+                switch publishOne(o.subject, o.data, headers) {
                 case .stored(let streamSeq): done.applied.append(Follower.Item(streamSequence: streamSeq, kind: kind))
                 case .wrongLastSequence:
-                    return .failure(StoreError("JetStream refused \(o.subject) (wrong last sequence)"))
-                case .failed(let e): return .failure(e)
+                    return StoreError("JetStream refused \(o.subject) (wrong last sequence)")
+                case .failed(let e): return e
                 }
             }
         }
-        return .success(done)
+        return nil
+    }
+
+    /// The `Nats-Msg-Id` of a batch's message `index` (with its topic sequence for an event): the same for the
+    /// pipelined send and a later synchronous retry of the same message, so JetStream stores it once.
+    private func messageID(_ batchID: UInt64, _ index: Int, sequence: UInt64?) -> String {
+        sequence.map { "\(instance)-\(batchID)-\(index)-\($0)" } ?? "\(instance)-\(batchID)-\(index)"
+    }
+
+    /// Records a stored event: the topic's head moves to it, and it joins `done`.
+    /// - Returns: `nil`, or the error when its body cannot be kept.
+    private func stored(
+        _ topic: String,
+        _ seq: UInt64,
+        _ body: EventBody,
+        _ data: [UInt8],
+        _ streamSeq: UInt64,
+        into done: inout Done
+    ) -> StoreError? {
+        heads.withLock { $0[topic] = Head(sequence: seq, streamSequence: streamSeq) }
+        do {
+            let e = try StoredEvent(topic: topic, sequence: seq, body: body, encoded: data)
+            done.events.append(e)
+            done.applied.append(Follower.Item(streamSequence: streamSeq, kind: .event(e)))
+            return nil
+        } catch {
+            return StoreError("cannot encode the event: \(error)")
+        }
+    }
+
+    /// Records a stored message of the batch in `done` (an event moves its topic's head).
+    private func record(_ o: Out, sequence: UInt64?, streamSequence: UInt64, into done: inout Done) -> StoreError? {
+        switch o.kind {
+        case .event(let topic, let body):
+            return stored(topic, sequence ?? 0, body, o.data, streamSequence, into: &done)
+        case .other(let kind):
+            done.applied.append(Follower.Item(streamSequence: streamSequence, kind: kind))
+            return nil
+        }
+    }
+
+    /// What a pipelined send of a batch became.
+    struct Pipelined {
+        /// How many leading messages are stored; their stream sequences.
+        var stored = 0
+        var streamSequences: [UInt64] = []
+        /// How many leading messages were sent, their topic sequences (events) and headers.
+        var sent = 0
+        var sequences: [UInt64?] = []
+        var headers: [[(String, String)]] = []
+        /// Why message `stored` is not (when `stored < sent`).
+        var stop = Stop.none
+    }
+
+    enum Stop {
+        /// Every message sent is stored.
+        case none
+        /// Refused for a wrong last (subject) sequence or message id: not stored, nor any after it.
+        case conflict
+        /// Refused for another reason: the batch ends with this error.
+        case refused(StoreError)
+        /// No answer within the request timeout: it and the later ones may or may not be stored.
+        case unknown
+    }
+
+    /// Sends every message of the batch before awaiting any acknowledgement (`js_PublishMsgAsync`), then collects
+    /// the acknowledgements (at most the request timeout each, libnats' `jsPubOptions.MaxWait`).
+    ///
+    /// The chain: message *i* > 0 carries `Nats-Expected-Last-Msg-Id` = message *i*−1's `Nats-Msg-Id`, so JetStream
+    /// stores it only if the stream's newest message is exactly message *i*−1 (source: nats-server
+    /// `processJetStreamMsg`, the stream's last message id is that of the newest stored message). The stored
+    /// messages are therefore a prefix of the batch, consecutive in the stream with nothing between them: once one
+    /// is refused or lost, every later one is refused (error 10070), whatever its topic. The first event of each
+    /// topic carries `Nats-Expected-Last-Subject-Sequence` from the topic's known head as a single publish does;
+    /// a later event of the same topic needs none (its predecessor in the batch is stored just before it) and takes
+    /// the next sequence.
+    /// - Returns: What was sent and stored; nothing is recorded in `done` yet.
+    private func pipeline(_ out: [Out], keys: [(batchID: UInt64, index: Int)]) -> Pipelined {
+        var p = Pipelined()
+        var ids: [String] = []
+        var batchHeads: [String: UInt64] = [:]
+        var msgs: [OpaquePointer] = []
+        defer { msgs.forEach { natsMsg_Destroy($0) } }
+        for (i, o) in out.enumerated() {
+            var headers = o.headers
+            var seq: UInt64?
+            if case .event(let topic, _) = o.kind {
+                let n: UInt64
+                if let last = batchHeads[topic] {
+                    n = last + 1
+                } else {
+                    let head = heads.withLock { $0[topic] } ?? Head(sequence: 0, streamSequence: 0)
+                    n = head.sequence + 1
+                    headers.append((FederationHeader.expectedLastSubjectSequence, "\(head.streamSequence)"))
+                }
+                batchHeads[topic] = n
+                seq = n
+                headers.append((FederationHeader.sequence, "\(n)"))
+            }
+            let id = messageID(keys[i].batchID, keys[i].index, sequence: seq)
+            headers.append((FederationHeader.messageID, id))
+            if let previous = ids.last { headers.append((FederationHeader.expectedLastMessageID, previous)) }
+            guard let msg = Self.message(o.subject, o.data, headers) else { break }
+            msgs.append(msg)
+            ids.append(id)
+            p.sequences.append(seq)
+            p.headers.append(headers)
+        }
+        guard !msgs.isEmpty else { return p }
+        acks.begin(ids)
+        var po = jsPubOptions()
+        jsPubOptions_Init(&po)
+        po.MaxWait = link.options.requestTimeoutMilliseconds
+        for k in msgs.indices {
+            var m: OpaquePointer? = msgs[k]
+            guard js_PublishMsgAsync(asyncJS, &m, &po) == NATS_OK else { break }
+            p.sent += 1
+        }
+        // The library owns (and destroys) what it sent; only the unsent ones are left to the deferred destroy.
+        msgs.removeFirst(p.sent)
+        let results = acks.wait(count: p.sent, upTo: link.options.requestTimeoutMilliseconds + 1000)
+        while p.stored < p.sent {
+            switch results[p.stored] ?? .unknown {
+            case .stored(let streamSeq):
+                p.streamSequences.append(streamSeq)
+                p.stored += 1
+                continue
+            case .conflict: p.stop = .conflict
+            case .refused(let e): p.stop = .refused(e)
+            case .unknown: p.stop = .unknown
+            }
+            break
+        }
+        return p
     }
 
     enum PublishOutcome {
@@ -201,30 +462,19 @@ final class Writer: @unchecked Sendable {
         var tries = 0
         while true {
             tries += 1
-            var msg: OpaquePointer?
-            var s = data.withUnsafeBufferPointer { b in
-                natsMsg_Create(
-                    &msg,
-                    subject,
-                    nil,
-                    b.baseAddress.map { UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self) },
-                    Int32(b.count)
-                )
-            }
-            guard s == NATS_OK, let msg else {
-                return .failed(StoreError("cannot create a NATS message: \(NATSLink.lastError(s))"))
+            guard let msg = Self.message(subject, data, headers) else {
+                return .failed(StoreError("cannot create a NATS message for \(subject) (out of memory)"))
             }
             defer { natsMsg_Destroy(msg) }
-            for (k, v) in headers where s == NATS_OK { s = natsMsgHeader_Set(msg, k, v) }
             var ack: UnsafeMutablePointer<jsPubAck>?
             var jerr = jsErrCode(0)
-            s = js_PublishMsg(&ack, link.js, msg, nil, &jerr)
+            let s = js_PublishMsg(&ack, link.js, msg, nil, &jerr)
             if s == NATS_OK, let ack {
                 let seq = ack.pointee.Sequence
                 jsPubAck_Destroy(ack)
                 return .stored(streamSequence: seq)
             }
-            if jerr == JSStreamWrongLastSequenceErr { return .wrongLastSequence }
+            if jerr == JSStreamWrongLastSequenceErr || jerr == JSStreamWrongLastMsgIDErr { return .wrongLastSequence }
             if s == NATS_TIMEOUT && tries < 2 && link.state == .connected { continue }
             if s == NATS_TIMEOUT {
                 return .failed(
@@ -260,6 +510,80 @@ final class Writer: @unchecked Sendable {
             return nil
         }
         return StoreError("federationUnavailable: cannot read \(subject)'s last message: \(NATSLink.lastError(s))")
+    }
+}
+
+/// Collects the acknowledgements of one pipelined batch (libnats calls ``handler`` on its own thread).
+final class AckCollector: @unchecked Sendable {
+    // @unchecked: every field is read and written under `cond`.
+    private let cond = NSCondition()
+    /// The current batch's message ids and their index; results of an earlier batch's ids are ignored.
+    private var indexOf: [String: Int] = [:]
+    private var results: [Int: Ack] = [:]
+
+    /// One message's answer.
+    enum Ack {
+        case stored(UInt64)
+        /// Wrong last (subject) sequence or wrong last message id: not stored.
+        case conflict
+        case refused(StoreError)
+        /// Timed out: may or may not be stored.
+        case unknown
+    }
+
+    /// Starts a batch of these message ids.
+    func begin(_ ids: [String]) {
+        cond.withLock {
+            indexOf = Dictionary(ids.enumerated().map { ($1, $0) }, uniquingKeysWith: { a, _ in a })
+            results = [:]
+        }
+    }
+
+    /// Waits until `count` results are in, or `milliseconds` have passed (a guard: libnats times each message out
+    /// after the request timeout itself). - Returns: The results by index; a missing one is not known to be stored.
+    func wait(count: Int, upTo milliseconds: Int64) -> [Int: Ack] {
+        let deadline = Date().addingTimeInterval(Double(milliseconds) / 1000)
+        cond.lock()
+        defer { cond.unlock() }
+        while results.count < count, cond.wait(until: deadline) {}
+        let r = results
+        indexOf = [:]
+        return r
+    }
+
+    private func take(_ id: String, _ outcome: Ack) {
+        cond.withLock {
+            guard let i = indexOf.removeValue(forKey: id) else { return }
+            results[i] = outcome
+            cond.broadcast()
+        }
+    }
+
+    /// libnats' `jsPubAckHandler`: one call per message sent with `js_PublishMsgAsync`, stored or not.
+    static let handler: jsPubAckHandler = { _, msg, pa, pae, closure in
+        defer { natsMsg_Destroy(msg) }
+        guard let closure, let msg, let id = Follower.header(msg, FederationHeader.messageID) else { return }
+        let c = Unmanaged<AckCollector>.fromOpaque(closure).takeUnretainedValue()
+        if let pa {
+            c.take(id, .stored(pa.pointee.Sequence))
+        } else if let pae {
+            let e = pae.pointee
+            if e.ErrCode == JSStreamWrongLastSequenceErr || e.ErrCode == JSStreamWrongLastMsgIDErr {
+                c.take(id, .conflict)
+            } else if e.Err == NATS_TIMEOUT || e.ErrCode.rawValue == 0 {
+                c.take(id, .unknown)
+            } else {
+                let text = e.ErrText.map { String(cString: $0) } ?? NATSLink.lastError(e.Err)
+                c.take(
+                    id,
+                    .refused(
+                        StoreError(
+                            "federationUnavailable: JetStream refused \(String(cString: natsMsg_GetSubject(msg))): \(text) (JetStream error \(e.ErrCode.rawValue))"
+                        )
+                    )
+                )
+            }
+        }
     }
 }
 

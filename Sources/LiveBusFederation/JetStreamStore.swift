@@ -21,9 +21,11 @@ import Synchronization
 /// tests and tools, one writer) and *following* (the daemon: commits run on the store's writer thread and complete
 /// on the loop, every change reaches the mirror in stream order from the consumer, own and other daemons' alike).
 ///
-/// A batch is published message by message in order: JetStream 2.9 has no multi-message transaction. A batch
-/// that fails part way reports the failure; the events published before the failure stay stored (and reach
-/// subscribers), so a refusal means "not all of it was stored", as a timeout means "not known".
+/// A batch is published in order: JetStream 2.9 has no multi-message transaction. A batch that fails part way
+/// reports the failure; the events published before the failure stay stored (and reach subscribers), so a refusal
+/// means "not all of it was stored", as a timeout means "not known". The batches committed while the writer is busy
+/// are pipelined together, chained with `Nats-Expected-Last-Msg-Id` so JetStream stores a prefix of them; each batch
+/// still completes on its own, in order (PROTOCOL.md §5.8 "Batches").
 public final class JetStreamStore: EventStore {
     private let link: NATSLink
     private let writer: Writer
@@ -55,7 +57,7 @@ public final class JetStreamStore: EventStore {
             if let st = StreamStatus.fetch(link), st.cluster == nil || st.leader != nil { break }
             usleep(100_000)
         }
-        writer = Writer(link: link)
+        writer = try Writer(link: link)
         let loaded = try Follower.load(link)
         for m in loaded.items { mirror.apply(m, capacity: logCapacity) }
         writer.learn(loaded.items)
@@ -142,11 +144,7 @@ public final class JetStreamStore: EventStore {
         let id = nextBatch
         pending[id] = completion
         let box = LoopBound(self)
-        let w = writer
-        w.queue.async {
-            let r = w.publish(out)
-            post { box.value.finish(id, r.map(\.events)) }
-        }
+        writer.enqueue(out) { r in post { box.value.finish(id, r.map(\.events)) } }
     }
 
     /// The refusal while NATS is lost.

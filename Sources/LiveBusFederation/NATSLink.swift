@@ -14,6 +14,9 @@ public struct FederationOptions: Sendable {
     public var replicas: Int = 3
     /// A `.creds` file (user JWT and nkey seed) for servers that require it. Flag `--federate-creds`.
     public var credentialsFile: String?
+    /// A user nkey seed file (`SU…`) and the public key derived from it, for servers whose `authorization` lists
+    /// nkey users. Flag `--federate-nkey` (not with ``credentialsFile``: libnats signs in one way).
+    public var nkey: (file: String, seed: NKeyUserSeed)?
     /// A PEM file of the CA that signed the servers' TLS certificates. Flag `--federate-ca`.
     public var caFile: String?
     /// Events kept per topic (the stream's `max_msgs_per_subject`).
@@ -57,8 +60,14 @@ public struct FederationOptions: Sendable {
 public struct FederationError: Error, Sendable, CustomStringConvertible {
     /// What failed and what to do.
     public var message: String
+    /// The servers answered and refused the credentials (`--federate-creds`, `--federate-nkey`): waiting does not
+    /// help, so the daemon exits 2 even with `--federate-optional`.
+    public var credentialsRefused = false
     /// Creates an error.
-    public init(_ message: String) { self.message = message }
+    public init(_ message: String, credentialsRefused: Bool = false) {
+        self.message = message
+        self.credentialsRefused = credentialsRefused
+    }
     public var description: String { message }
 }
 
@@ -114,6 +123,12 @@ final class NATSLink: @unchecked Sendable {
                 )
             }
         }
+        if s == NATS_OK, let (file, seed) = options.nkey {
+            s = natsOptions_SetNKeyFromSeed(opts, seed.publicKey, file)
+            if s != NATS_OK {
+                throw FederationError("--federate-nkey \(file): \(Self.lastError(s)); give a user nkey seed file (SU…)")
+            }
+        }
         if s == NATS_OK, let ca = options.caFile {
             s = natsOptions_LoadCATrustedCertificates(opts, ca)
             if s != NATS_OK {
@@ -125,6 +140,9 @@ final class NATSLink: @unchecked Sendable {
         var conn: OpaquePointer?
         s = natsConnection_Connect(&conn, opts)
         guard s == NATS_OK, let conn else {
+            if s == NATS_CONNECTION_AUTH_FAILED || s == NATS_NOT_PERMITTED {
+                throw FederationError(Self.refusal(options, Self.lastError(s)), credentialsRefused: true)
+            }
             throw FederationError(
                 "cannot reach NATS at \(options.servers.joined(separator: ",")): \(Self.lastError(s)); start the cluster (tools/nats-cluster start) or add --federate-optional to run alone and join later"
             )
@@ -178,6 +196,21 @@ final class NATSLink: @unchecked Sendable {
         }
         free(list)
         return out
+    }
+
+    /// What to say when the servers refused to sign the daemon in.
+    static func refusal(_ o: FederationOptions, _ reason: String) -> String {
+        let at = o.servers.joined(separator: ",")
+        if let (file, seed) = o.nkey {
+            return
+                "NATS at \(at) refused the nkey of --federate-nkey \(file) (public key \(seed.publicKey)): \(reason); give the seed of a user the server lists, or list this public key in its authorization { users: [{ nkey: \(seed.publicKey) }] }"
+        }
+        if let creds = o.credentialsFile {
+            return
+                "NATS at \(at) refused the user of --federate-creds \(creds): \(reason); give a .creds file of a user its account holds"
+        }
+        return
+            "NATS at \(at) asks for credentials: \(reason); give --federate-nkey FILE (an nkey user's seed) or --federate-creds FILE (a JWT user)"
     }
 
     /// libnats' text for `s`, with its last error detail when there is one.

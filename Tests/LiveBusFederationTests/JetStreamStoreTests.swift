@@ -1,6 +1,7 @@
+import CNATS
 import Foundation
 import LiveBusCore
-import LiveBusFederation
+@testable import LiveBusFederation
 import LiveBusWire
 import Testing
 
@@ -170,6 +171,143 @@ struct JetStreamStoreFederationTests {
         let c = try JetStreamStore(o)
         #expect(c.events(topic: "orders/A1", from: 1)?.map(\.sequence) == Array(1...10))
         #expect(c.latest(topic: "orders/A1")?.body.contentState.status == "s9")
+    }
+
+    /// A pipelined batch with several events of one topic and events of a topic another writer advanced meanwhile:
+    /// the stale topic's first event loses the optimistic race, so it and everything after it in the batch are
+    /// refused by JetStream (the chain), then published again one by one as a single publish is (the stale topic
+    /// takes the sequences after the other writer's). Every event is stored once, each topic without a gap.
+    @Test func aBatchAcrossAnAdvancedTopicKeepsOneSequencePerTopic() throws {
+        let server = try NATSServer()
+        var o = FederationOptions(servers: [server.url])
+        o.replicas = 1
+        let a = try JetStreamStore(o)
+        let b = try JetStreamStore(o)
+        func commit(_ store: JetStreamStore, _ events: [(String, String)]) throws -> [StoredEvent] {
+            var r: Result<[StoredEvent], StoreError>?
+            store.commit(StoreBatch(events: events.map { ($0.0, StoreConformance.event($0.1)) })) { r = $0 }
+            return try #require(r).get()
+        }
+        _ = try commit(a, [("orders/Y", "a0")])
+        // b advances Y twice; a does not know (inline stores do not follow the stream).
+        #expect(try commit(b, [("orders/Y", "b1"), ("orders/Y", "b2")]).map(\.sequence) == [2, 3])
+        let got = try commit(
+            a,
+            [
+                ("orders/X", "x1"), ("orders/X", "x2"), ("orders/Y", "y1"), ("orders/X", "x3"), ("orders/Y", "y2"),
+                ("orders/Z", "z1"),
+            ]
+        )
+        #expect(got.map(\.topic) == ["orders/X", "orders/X", "orders/Y", "orders/X", "orders/Y", "orders/Z"])
+        #expect(got.map(\.sequence) == [1, 2, 4, 3, 5, 1])
+        // A store opened now reads the stream: each event once, in sequence order, no gap.
+        let c = try JetStreamStore(o)
+        let status = { (t: String) in
+            c.events(topic: t, from: 1)?.map { "\($0.sequence):\($0.body.contentState.status)" }
+        }
+        #expect(status("orders/X") == ["1:x1", "2:x2", "3:x3"])
+        #expect(status("orders/Y") == ["1:a0", "2:b1", "3:b2", "4:y1", "5:y2"])
+        #expect(status("orders/Z") == ["1:z1"])
+        let link = try NATSLink(o)
+        #expect(StreamStatus.fetch(link)?.messages == 9)
+        // x1 and x2 (stream sequences 4 and 5) went out pipelined: x2 is chained to x1's message id.
+        func header(_ seq: UInt64, _ key: String) -> String? {
+            var msg: OpaquePointer?
+            var jerr = jsErrCode(0)
+            guard js_GetMsg(&msg, link.js, o.stream, seq, nil, &jerr) == NATS_OK, let msg else { return nil }
+            defer { natsMsg_Destroy(msg) }
+            return Follower.header(msg, key)
+        }
+        let x1 = try #require(header(4, FederationHeader.messageID))
+        #expect(header(5, FederationHeader.expectedLastMessageID) == x1)
+        #expect(header(5, FederationHeader.expectedLastSubjectSequence) == nil)
+    }
+
+    /// A pipelined batch whose third message JetStream refuses (larger than the stream's `max_msg_size`): the two
+    /// before it are stored, and neither the later event of the same topic nor the other topic's is (the chain of
+    /// `Nats-Expected-Last-Msg-Id`); the batch fails with JetStream's reason, and the next publish of the topic
+    /// takes the next sequence (no gap, no reuse).
+    @Test func aRefusalMidBatchStoresNothingAfterIt() throws {
+        let server = try NATSServer()
+        var o = FederationOptions(servers: [server.url])
+        o.replicas = 1
+        let a = try JetStreamStore(o)
+        try limitMessageSize(o, to: 2048)
+        let link = try NATSLink(o)
+        var r: Result<[StoredEvent], StoreError>?
+        let big = String(repeating: "z", count: 4096)
+        a.commit(
+            StoreBatch(
+                events: [
+                    ("orders/X", StoreConformance.event("x1")), ("orders/X", StoreConformance.event("x2")),
+                    ("orders/W", StoreConformance.event(big)), ("orders/X", StoreConformance.event("x3")),
+                    ("orders/Z", StoreConformance.event("z1")),
+                ]
+            )
+        ) { r = $0 }
+        #expect {
+            _ = try #require(r).get()
+        } throws: { e in
+            "\(e)".contains("federationUnavailable") && "\(e)".contains("orders.W")
+        }
+        let c = try JetStreamStore(o)
+        #expect(c.events(topic: "orders/X", from: 1)?.map(\.body.contentState.status) == ["x1", "x2"])
+        #expect(c.latest(topic: "orders/W") == nil)
+        #expect(c.latest(topic: "orders/Z") == nil)
+        #expect(StreamStatus.fetch(link)?.messages == 2)
+        r = nil
+        a.commit(StoreBatch(events: [("orders/X", StoreConformance.event("x3"))])) { r = $0 }
+        #expect(try #require(r).get().map(\.sequence) == [3])
+    }
+
+    /// A following store (the daemon) queues commits for its writer thread, which publishes the ones queued
+    /// meanwhile together: each commit still succeeds or fails on its own, in order — a refused one (a message above
+    /// the stream's `max_msg_size`) fails alone, the ones after it are stored with the next sequences.
+    @Test func queuedCommitsCompleteOneByOneInOrder() throws {
+        let server = try NATSServer()
+        var o = FederationOptions(servers: [server.url])
+        o.replicas = 1
+        let store = try JetStreamStore(o)
+        try limitMessageSize(o, to: 2048)
+        let inbox = Inbox()
+        try store.startFollowing(post: { inbox.post($0) }, onEvent: { _ in }, onResume: { _, _ in })
+        var results: [Int: Result<[StoredEvent], StoreError>] = [:]
+        let big = String(repeating: "z", count: 4096)
+        for k in 0..<6 {
+            let x = StoreConformance.event(k == 2 ? big : "x\(k)")
+            store.commit(StoreBatch(events: [("orders/X", x), ("orders/Y", StoreConformance.event("y\(k)"))])) {
+                results[k] = $0
+            }
+        }
+        let deadline = Date().addingTimeInterval(10)
+        while results.count < 6 {
+            try #require(Date() < deadline, "the commits did not complete within 10 s")
+            inbox.runAll()
+            usleep(5_000)
+        }
+        for k in [0, 1, 3, 4, 5] {
+            let n = UInt64(k < 2 ? k + 1 : k)
+            #expect(try results[k]?.get().map(\.sequence) == [n, n])
+        }
+        #expect(throws: StoreError.self) { try results[2]?.get() }
+        let c = try JetStreamStore(o)
+        #expect(
+            c.events(topic: "orders/Y", from: 1)?.map(\.body.contentState.status) == ["y0", "y1", "y3", "y4", "y5"]
+        )
+    }
+
+    /// Sets the test stream's `max_msg_size` (JetStream then refuses larger messages with error 10054).
+    private func limitMessageSize(_ o: FederationOptions, to bytes: Int32) throws {
+        let link = try NATSLink(o)
+        var si: UnsafeMutablePointer<jsStreamInfo>?
+        var jerr = jsErrCode(0)
+        try #require(js_GetStreamInfo(&si, link.js, o.stream, nil, &jerr) == NATS_OK && si != nil)
+        defer { jsStreamInfo_Destroy(si) }
+        var cfg = si!.pointee.Config.pointee
+        cfg.MaxMsgSize = bytes
+        var updated: UnsafeMutablePointer<jsStreamInfo>?
+        try #require(js_UpdateStream(&updated, link.js, &cfg, nil, &jerr) == NATS_OK)
+        jsStreamInfo_Destroy(updated)
     }
 
     /// Following: what one store commits reaches another store's mirror and its event hook, in order.

@@ -11,6 +11,8 @@
  *            time from connect() to UPTODATE.
  *   publish  livebusd only: one publisher connection, no subscriber, at most --window PUBLISHes not yet
  *            acknowledged (written in batches of up to 64 frames per write); ACKs per second over the window.
+ *   js-reset deletes the JetStream stream the federated livebusd keeps (--stream, default LIVEBUS) at --addr
+ *            nats://HOST:PORT[,…] before a federated measurement: set-up, no output line.
  *   sqlite   the reference the issue names: SQLite (WAL, synchronous=--sync) committing --batch-row
  *            transactions of the same 265-byte body into a table like livebusd's, rows per second.
  *   fanout --allocs FILE: also reads the alloccount.so counters (alloccount.h) mapped from FILE at the start
@@ -42,6 +44,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
+#include <nats/nats.h>
 
 /* ---------------------------------------------------------------- helpers */
 
@@ -146,29 +149,38 @@ static long vmrss_kb(int pid) {
     return kb;
 }
 
+/* livebusd federated through NATS JetStream (`livebusd --federate`, issue 19): the same client protocol, so the
+ * same peer code under the name its rows carry (livebusd-fed: one JetStream node, livebusd-fed3: three). */
+static peer_t peer_livebus_fed;
+
 static const peer_t *find_peer(const char *name) {
     const peer_t *all[] = {&peer_livebus, &peer_redis, &peer_mqtt, &peer_nats, &peer_raw, &peer_raw1};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++)
         if (strcmp(all[i]->name, name) == 0) return all[i];
+    if (strcmp(name, "livebusd-fed") == 0 || strcmp(name, "livebusd-fed3") == 0) {
+        peer_livebus_fed = peer_livebus;
+        peer_livebus_fed.name = name;
+        return &peer_livebus_fed;
+    }
     if (strcmp(name, "raw") == 0) return &peer_raw;
     if (strcmp(name, "livebus") == 0) return &peer_livebus;
     if (strcmp(name, "mqtt") == 0) return &peer_mqtt;
-    die("unknown peer '%s' (livebusd, redis, mosquitto, nats, raw-socket)", name);
+    die("unknown peer '%s' (livebusd, livebusd-fed, livebusd-fed3, redis, mosquitto, nats, raw-socket)", name);
     return NULL;
 }
 
 /* ---------------------------------------------------------------- options */
 
 static struct {
-    const char *mode, *peer, *addr, *prefix, *allocs, *label, *sync, *db;
+    const char *mode, *peer, *addr, *prefix, *allocs, *label, *sync, *db, *stream;
     int subs, topics, pubs, count, pid, missed, runs, window, batch;
     double rate, seconds, warmup;
-} opt = {.prefix = "orders/bench", .label = "", .sync = "normal", .subs = 1, .topics = 10, .pubs = 1,
+} opt = {.prefix = "orders/bench", .stream = "LIVEBUS", .label = "", .sync = "normal", .subs = 1, .topics = 10, .pubs = 1,
          .count = 1000, .missed = 1000, .runs = 5, .window = 0, .batch = 100, .rate = 0, .seconds = 3,
          .warmup = 0.5};
 
 static void parse_args(int argc, char **argv) {
-    if (argc < 2) die("usage: bench fanout|sessions|resume|publish|sqlite --peer P --addr A [options]");
+    if (argc < 2) die("usage: bench fanout|sessions|resume|publish|sqlite|js-reset --peer P --addr A [options]");
     opt.mode = argv[1];
     for (int i = 2; i < argc; i++) {
         const char *k = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -193,6 +205,7 @@ static void parse_args(int argc, char **argv) {
         else if (!strcmp(k, "--sync")) opt.sync = v;
         else if (!strcmp(k, "--db")) opt.db = v;
         else if (!strcmp(k, "--batch")) opt.batch = atoi(v);
+        else if (!strcmp(k, "--stream")) opt.stream = v;
         else die("unknown option %s", k);
     }
     if (!opt.addr && strcmp(opt.mode, "sqlite") != 0) die("--addr is required");
@@ -717,6 +730,35 @@ static int run_sqlite(void) {
     return 0;
 }
 
+/* js-reset: deletes the JetStream stream --stream (default LIVEBUS) at --addr (nats://HOST:PORT[,…]), so that the
+ * next federated livebusd starts on an empty stream as every other peer starts empty. No stream there: nothing to
+ * do. Prints nothing on success (it is set-up, not a measurement). */
+static int run_js_reset(void) {
+    natsOptions *o = NULL;
+    natsConnection *nc = NULL;
+    jsCtx *js = NULL;
+    jsErrCode jerr = 0;
+    char *urls = strdup(opt.addr), *save = NULL, *list[8];
+    int n = 0;
+    for (char *t = strtok_r(urls, ",", &save); t && n < 8; t = strtok_r(NULL, ",", &save)) list[n++] = t;
+    natsStatus s = natsOptions_Create(&o);
+    if (s == NATS_OK) s = natsOptions_SetServers(o, (const char **)list, n);
+    if (s == NATS_OK) s = natsConnection_Connect(&nc, o);
+    if (s == NATS_OK) s = natsConnection_JetStream(&js, nc, NULL);
+    if (s == NATS_OK) {
+        s = js_DeleteStream(js, opt.stream, NULL, &jerr);
+        if (s == NATS_NOT_FOUND || jerr == JSStreamNotFoundErr) s = NATS_OK;
+    }
+    if (s != NATS_OK)
+        fprintf(stderr, "bench: js-reset %s at %s: %s (JetStream error %d)\n", opt.stream, opt.addr,
+                nats_GetLastError(NULL) ? nats_GetLastError(NULL) : natsStatus_GetText(s), (int)jerr);
+    jsCtx_Destroy(js);
+    natsConnection_Destroy(nc);
+    natsOptions_Destroy(o);
+    free(urls);
+    return s == NATS_OK ? 0 : 1;
+}
+
 int main(int argc, char **argv) {
     parse_args(argc, argv);
     signal(SIGPIPE, SIG_IGN);
@@ -727,6 +769,7 @@ int main(int argc, char **argv) {
     if (!strcmp(opt.mode, "resume")) return peer == &peer_mqtt ? run_resume_mqtt() : run_resume();
     if (!strcmp(opt.mode, "publish")) return run_publish();
     if (!strcmp(opt.mode, "sqlite")) return run_sqlite();
+    if (!strcmp(opt.mode, "js-reset")) return run_js_reset();
     die("unknown mode %s", opt.mode);
     return 1;
 }

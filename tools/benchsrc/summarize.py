@@ -10,7 +10,9 @@ import sys
 
 BEGIN = "<!-- bench:results:begin -->"
 END = "<!-- bench:results:end -->"
-FAN_PEERS = ["livebusd", "redis", "mosquitto", "nats", "raw-socket", "raw-1write"]
+FAN_PEERS = ["livebusd", "redis", "mosquitto", "nats", "raw-socket", "raw-1write", "livebusd-fed", "livebusd-fed3"]
+# livebusd --federate (issue 19): one JetStream node (replicas 1), the 3-node cluster (replicas 3)
+FED_PEERS = {"livebusd-fed": "1 JetStream node, replicas 1", "livebusd-fed3": "3-node JetStream cluster, replicas 3"}
 PEERS_ONLY = ["redis", "mosquitto", "nats"]
 
 
@@ -128,7 +130,7 @@ def main(raw, machine, profile):
     out.append("")
     out.append("Ratios of livebusd's median to each (above 1 = livebusd faster):")
     out.append("")
-    others = [p for p in peers if p != "livebusd"]
+    others = [p for p in peers if p != "livebusd" and p not in FED_PEERS]
     out.append("| N | " + " | ".join(f"vs {p}" for p in others) + " |")
     out.append("|---:|" + "---:|" * len(others))
     for n in subs:
@@ -166,6 +168,74 @@ def main(raw, machine, profile):
                 f"| {n} | {p} | {rate:,.0f} | {cell(share, lambda x: f'{100 * min(x, 1):.0f} %')} | "
                 f"{cell(p50, fmt_us)} | {cell(p99, fmt_us)} | {cell(p999, fmt_us)} |"
             )
+
+    fed = [p for p in FED_PEERS if any(r["peer"] == p for r in fan + lat)]
+    if fed:
+        out.append("")
+        out.append("### 2b. Federation through NATS JetStream: what it costs")
+        out.append("")
+        out.append(
+            "`livebusd --federate` (PROTOCOL.md §5.8) in the same run, with the same workloads as above: each PUBLISH "
+            "is a JetStream publish (pipelined, chained by the expected last subject sequence and message id), "
+            "acknowledged once the stream stored it, "
+            "and reaches subscribers when the daemon's ordered consumer brings it back; SQLite is not used. "
+            + "; ".join(f"*{p}*: {FED_PEERS[p]}" for p in fed)
+            + ". The ratios divide the federated median by livebusd alone (SQLite, same run) and by NATS core "
+            "alone (pub/sub: nothing stored, nothing acknowledged). Fan-out below 1× and latency above 1× are the "
+            "federation's cost."
+        )
+        out.append("")
+        out.append("| N | peer | fan-out msg/s | / livebusd alone | / NATS core |")
+        out.append("|---:|---|---:|---:|---:|")
+        for n in subs:
+            for p in fed:
+                f_ = thr.get((p, n))
+                if not f_:
+                    continue
+                lb, nt = thr.get(("livebusd", n)), thr.get(("nats", n))
+                out.append(
+                    f"| {n} | {p} | {cell(f_, fmt_rate)} | "
+                    + (f"{f_[0] / lb[0]:.3f}×" if lb and lb[0] else "–") + " | "
+                    + (f"{f_[0] / nt[0]:.3f}×" if nt and nt[0] else "–") + " |"
+                )
+        out.append("")
+        out.append(
+            "Latency at the offered load of section 2 (p50 / p99; the ratios are of the federated value to the "
+            "other's: above 1× = slower). A ratio marked † has a side that delivered below 99.5 % of the offered "
+            "load: its latency is queueing, not transit, and the delivered share is the cost to read:"
+        )
+        out.append("")
+        out.append("| N | peer | delivered | p50 | p99 | p50 / livebusd alone | p99 / livebusd alone | p50 / NATS core | p99 / NATS core |")
+        out.append("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+
+        def lat_med(p, n, key):
+            s_ = stats([num(r, key) for r in select(lat, peer=p, subs=str(n))])
+            return s_[0] if s_ and s_[0] is not None and s_[0] > 0 else None
+
+        def share(p, n):
+            v = latp99.get((p, n))
+            return v[1][0] if v and v[1] else None
+
+        def ratio(a, b, p, n, other):
+            if a is None or not b:
+                return "–"
+            sa, sb = share(p, n), share(other, n)
+            mark = "" if sa is not None and sb is not None and sa >= 0.995 and sb >= 0.995 else " †"
+            return f"{a / b:.2f}×{mark}"
+
+        for n in subs:
+            for p in fed:
+                if (p, n) not in latp99:
+                    continue
+                sh = latp99[(p, n)][1]
+                f50, f99 = lat_med(p, n, "p50_us"), lat_med(p, n, "p99_us")
+                out.append(
+                    f"| {n} | {p} | {cell(sh, lambda x: f'{100 * min(x, 1):.0f} %')} | {fmt_us(f50)} | {fmt_us(f99)} | "
+                    f"{ratio(f50, lat_med('livebusd', n, 'p50_us'), p, n, 'livebusd')} | "
+                    f"{ratio(f99, lat_med('livebusd', n, 'p99_us'), p, n, 'livebusd')} | "
+                    f"{ratio(f50, lat_med('nats', n, 'p50_us'), p, n, 'nats')} | "
+                    f"{ratio(f99, lat_med('nats', n, 'p99_us'), p, n, 'nats')} |"
+                )
 
     ses = [r for r in rows if r.get("mode") == "sessions"]
     sess = {}
