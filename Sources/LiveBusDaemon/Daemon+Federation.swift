@@ -29,6 +29,17 @@ extension Daemon {
         guard let handle = uvLoop?.handle else {
             throw DaemonError("--federate needs the socket daemon's libuv loop (not an embedded daemon)")
         }
+        var o = o
+        if let dir = options.dataDirectory {
+            // One daemon per data directory: the identity in it is this daemon's alone.
+            do { dataLock = try DataDirectoryLock(directory: dir) } catch {
+                throw DaemonError(error.message, unreachable: true)
+            }
+            o.daemonID = try Daemon.federationIdentity(directory: dir)
+        } else {
+            // `--memory`: an identity for this run only, so nothing of this daemon's is restored after a restart.
+            o.daemonID = "memory-" + UUID().uuidString.lowercased()
+        }
         let js: JetStreamStore
         do {
             js = try JetStreamStore(o)
@@ -47,20 +58,87 @@ extension Daemon {
             retryJoin(o, handle: handle)
             return false
         }
-        // The daemon that runs the scenario carries on from the simulator state it left in the stream.
-        var restored = false
-        let requested = "\(options.scenario ?? "none") seed \(options.seed)"
-        if options.scenario != nil, js.meta("scenario") == requested, let data = js.simulatorState() {
-            do {
-                simulator = try DeliverySimulator(restoring: data)
-                restored = true
-            } catch {
-                throw DaemonError("the simulator state in the stream \(o.stream) cannot be read (\(error))")
-            }
-        }
+        let restored = try restoreSimulator(js)
         federationSync = FederationSync(link: .connected, nowMilliseconds: nowMs())
         try follow(js, o, handle: handle)
         return restored
+    }
+
+    /// The metadata key of this daemon's scenario: `scenario` on one daemon, `scenario/<daemon id>` in a
+    /// federation (each daemon's own, PROTOCOL.md §5.8).
+    var scenarioMetaKey: String {
+        guard let js = federation else { return "scenario" }
+        return "scenario/" + js.daemonID
+    }
+
+    /// This daemon's identity in the federation: the id in `<data dir>/federation-id`, made (a random UUID) at the
+    /// first federated start and kept, so a restart with the same data directory is the same daemon.
+    /// - Parameter directory: The data directory (created and locked by the caller).
+    /// - Returns: The id (`A–Z a–z 0–9 -`, at most 64 characters).
+    /// - Throws: ``DaemonError`` when the file cannot be read or written, or holds something else.
+    static func federationIdentity(directory: String) throws(DaemonError) -> String {
+        let path = directory + "/federation-id"
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-")
+        if FileManager.default.fileExists(atPath: path) {
+            guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+                throw DaemonError("cannot read \(path); check the data directory's permissions")
+            }
+            let id = text.trimmingCharacters(in: .whitespacesAndNewlines)
+            guard !id.isEmpty, id.count <= 64, id.allSatisfy(allowed.contains) else {
+                throw DaemonError(
+                    "\(path) does not hold a daemon id (A-Z a-z 0-9 -, at most 64); remove it to give this daemon a new identity (its simulator state in the federation is then not restored)"
+                )
+            }
+            return id
+        }
+        let id = UUID().uuidString.lowercased()
+        let tmp = path + ".tmp"
+        let fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw DaemonError("cannot create \(tmp): \(String(cString: strerror(errno))); check the data directory")
+        }
+        let bytes = Array((id + "\n").utf8)
+        let written = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        let synced = fsync(fd) == 0
+        Glibc.close(fd)
+        guard written == bytes.count, synced, rename(tmp, path) == 0 else {
+            unlink(tmp)
+            throw DaemonError("cannot write \(path): \(String(cString: strerror(errno))); check the data directory")
+        }
+        return id
+    }
+
+    /// Restores this daemon's simulator from its state in the stream (under its own identity), as the SQLite store
+    /// does from the data directory: always without `--scenario` (the orders made with `order.create` carry on),
+    /// and with one only when the stream recorded the same scenario and seed for this daemon (else it starts over).
+    /// - Returns: Whether it was restored.
+    /// - Throws: ``DaemonError`` when the stored state cannot be read.
+    private func restoreSimulator(_ js: JetStreamStore) throws(DaemonError) -> Bool {
+        guard let data = js.simulatorState() else { return false }
+        let held = js.meta("scenario/" + js.daemonID)
+        let requested = "\(options.scenario ?? "none") seed \(options.seed)"
+        let carryOn = options.scenario == nil ? (held ?? "none").hasPrefix("none seed ") : held == requested
+        guard carryOn else {
+            logger.log(
+                .warning,
+                "the simulator state this daemon left in the federation is not restored: it ran another scenario",
+                [("held", held ?? "-"), ("requested", requested), ("daemon", js.daemonID)]
+            )
+            return false
+        }
+        do {
+            simulator = try DeliverySimulator(restoring: data)
+        } catch {
+            throw DaemonError(
+                "the simulator state of daemon \(js.daemonID) in the stream \(js.streamName) cannot be read (\(error))"
+            )
+        }
+        logger.log(
+            .notice,
+            "simulator restored from the federation",
+            [("daemon", js.daemonID), ("orders", "\(simulator?.orders().count ?? 0)")]
+        )
+        return true
     }
 
     /// Tries to join every 2 s off the loop thread (`--federate-optional`); on success the loop switches stores.
@@ -78,7 +156,19 @@ extension Daemon {
             handle.execute { _ in
                 guard let d = box.value, !d.isShuttingDown else { return }
                 do {
+                    // Orders this daemon made before its restart carry on once it joins (none were taken since:
+                    // every order.create is refused while it has not joined).
+                    if d.simulator == nil, try d.restoreSimulator(joined.store) { d.rearmSimulator() }
                     try d.follow(joined.store, o, handle: handle)
+                    let meta = StoreBatch(meta: [
+                        (d.scenarioMetaKey, "\(d.options.scenario ?? "none") seed \(d.options.seed)")
+                    ])
+                    d.store.commit(meta) { [weak d] r in
+                        if case .failure(let e) = r {
+                            let text = "cannot record the scenario in the federation"
+                            d?.logger.log(.error, text, [("error", e.message)])
+                        }
+                    }
                     // Subscribed phones get what the federation holds (their sequences are the federation's).
                     for s in d.sessions.values where s.phase == .established && s.role == .session {
                         for topic in joined.store.topics where s.isSubscribed(to: topic) {

@@ -59,7 +59,7 @@ public final class Daemon {
     /// The host wall clock's offset from the daemon's timeline at the last check, milliseconds.
     private(set) var hostWallClockOffsetMilliseconds: Int64 = 0
     /// The data directory's lock, held from start to shutdown.
-    private var dataLock: DataDirectoryLock?
+    var dataLock: DataDirectoryLock?
     /// Resume token → when its session's resume window ends (ms since the epoch, server clock); until then its
     /// name is reserved. A token with a deadline that no disconnected session (``resumable``) holds is a record in
     /// the store (a session of a daemon that was killed, or of another daemon of the federation): the store owns
@@ -304,10 +304,9 @@ public final class Daemon {
             // Push ids carry on above the ids the previous run reserved.
             pushCounter = Int(store.meta("pushIDsReserved") ?? "") ?? 0
             pushIDsReserved = pushCounter
-            // A federation's stream is shared: only the daemon that runs the scenario records it there (a daemon
-            // without one would overwrite it, and the scenario's daemon would start over after a restart).
-            if options.federation == nil || options.scenario != nil {
-                let meta = StoreBatch(meta: [("scenario", "\(options.scenario ?? "none") seed \(options.seed)")])
+            // A federation's stream is shared: each daemon records its scenario under its own identity (§5.8).
+            do {
+                let meta = StoreBatch(meta: [(scenarioMetaKey, "\(options.scenario ?? "none") seed \(options.seed)")])
                 if case .failure(let e) = store.commitInTurn(meta) {
                     logger.log(.error, "cannot record the scenario in the data directory", [("error", e.message)])
                 }

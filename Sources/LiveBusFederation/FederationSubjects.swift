@@ -67,8 +67,12 @@ public enum FederationSubjects {
     public static func resume(_ token: String, prefix: String) -> String { prefix + ".rs." + Self.token(token) }
     /// The subject of a metadata value: `<prefix>.mt.<key>`.
     public static func meta(_ key: String, prefix: String) -> String { prefix + ".mt." + token(key) }
-    /// The subject of the simulator's state: `<prefix>.sim`.
-    public static func simulator(prefix: String) -> String { prefix + ".sim" }
+    /// The subject of one daemon's simulator state: `<prefix>.sim.<daemon>`.
+    /// - Parameters:
+    ///   - prefix: The federation's subject prefix.
+    ///   - daemon: The daemon's identity (``FederationOptions/daemonID``).
+    /// - Returns: The subject.
+    public static func simulator(prefix: String, daemon: String) -> String { prefix + ".sim." + token(daemon) }
 
     /// What a subject of the federation's stream holds.
     public enum Kind: Equatable, Sendable {
@@ -78,8 +82,8 @@ public enum FederationSubjects {
         case resume(token: String)
         /// A metadata value.
         case meta(key: String)
-        /// The simulator's state.
-        case simulator
+        /// A daemon's simulator state (`nil`: `<prefix>.sim`, written by versions that kept one for the federation).
+        case simulator(daemon: String?)
     }
 
     /// Reads a subject back.
@@ -108,7 +112,9 @@ public enum FederationSubjects {
             guard parts.count == 2, let n = name(parts[1]) else { return nil }
             return .meta(key: n)
         case "sim":
-            return parts.count == 1 ? .simulator : nil
+            if parts.count == 1 { return .simulator(daemon: nil) }
+            guard parts.count == 2, let n = name(parts[1]) else { return nil }
+            return .simulator(daemon: n)
         default:
             return nil
         }

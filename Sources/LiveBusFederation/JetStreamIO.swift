@@ -104,7 +104,7 @@ final class Writer: @unchecked Sendable {
 
     /// Turns a batch into messages, encoding every body first: a body that cannot be encoded fails the batch before
     /// anything is published.
-    static func prepare(_ batch: StoreBatch, prefix: String) throws(StoreError) -> [Out] {
+    static func prepare(_ batch: StoreBatch, prefix: String, daemon: String) throws(StoreError) -> [Out] {
         var out: [Out] = []
         do {
             for (topic, body) in batch.events {
@@ -123,10 +123,10 @@ final class Writer: @unchecked Sendable {
         if let s = batch.simulatorState {
             out.append(
                 Out(
-                    subject: FederationSubjects.simulator(prefix: prefix),
+                    subject: FederationSubjects.simulator(prefix: prefix, daemon: daemon),
                     data: [UInt8](s),
                     headers: [],
-                    kind: .other(.simulator(s))
+                    kind: .other(.simulator(daemon: daemon, s))
                 )
             )
         }
@@ -601,7 +601,8 @@ final class Follower: @unchecked Sendable {
         case event(StoredEvent)
         case resume(token: String, record: ResumeRecord?, milliseconds: Int64)
         case meta(key: String, value: String)
-        case simulator(Data)
+        /// A daemon's simulator state (`nil` daemon: the subject of earlier versions, read by none).
+        case simulator(daemon: String?, Data)
         case unknown
     }
 
@@ -680,7 +681,7 @@ final class Follower: @unchecked Sendable {
                 kind = .resume(token: token, record: r, milliseconds: ms)
             }
         case .meta(let key): kind = .meta(key: key, value: String(decoding: data, as: UTF8.self))
-        case .simulator: kind = .simulator(Data(data))
+        case .simulator(let daemon): kind = .simulator(daemon: daemon, Data(data))
         case nil: break
         }
         return (Item(streamSequence: streamSeq, kind: kind), pending)

@@ -12,8 +12,9 @@ import Synchronization
 ///   writer that lost the race gets JetStream error 10071, reads the subject's last message and tries again with the
 ///   next sequence. One sequence per topic across the federation, never reused, no gaps.
 /// - The retained latest state is the stream's last message per subject; the replay log is the stream's
-///   `max_msgs_per_subject` newest messages of a subject; resume records, metadata and the simulator's state are
-///   the last message of their own subjects (a removed resume record is a `Livebus-Removed` tombstone).
+///   `max_msgs_per_subject` newest messages of a subject; resume records, metadata and each daemon's simulator state
+///   (keyed by ``FederationOptions/daemonID``) are the last message of their own subjects (a removed resume record is
+///   a `Livebus-Removed` tombstone).
 /// - Reads are answered from an in-memory mirror of the stream, loaded at open by an ordered consumer (by stream
 ///   sequence) and, when following (``startFollowing(post:onEvent:onResume:)``), kept current by that consumer.
 ///
@@ -32,6 +33,8 @@ public final class JetStreamStore: EventStore {
     private let mirror = Mirror()
     /// Events kept per topic.
     public let logCapacity: Int
+    /// The identity whose simulator state this store writes and reads (``FederationOptions/daemonID``).
+    public let daemonID: String
     /// The stream's replicas and placement, as JetStream reported them at open.
     public private(set) var streamReplicas: Int
     private var following: Follower?
@@ -49,6 +52,7 @@ public final class JetStreamStore: EventStore {
     ///   with the replicas asked for (a single server refuses more than 1), or the existing stream has fewer.
     public init(_ options: FederationOptions) throws(FederationError) {
         logCapacity = max(1, options.logCapacity)
+        daemonID = options.daemonID
         link = try NATSLink(options)
         streamReplicas = try Self.ensureStream(link, options, logCapacity: max(1, options.logCapacity))
         // A stream just created (or a cluster just started) answers publishes only once its replicas elected a
@@ -119,7 +123,7 @@ public final class JetStreamStore: EventStore {
 
     public func commit(_ batch: StoreBatch, completion: @escaping (Result<[StoredEvent], StoreError>) -> Void) {
         let out: [Writer.Out]
-        do { out = try Writer.prepare(batch, prefix: link.options.subjectPrefix) } catch {
+        do { out = try Writer.prepare(batch, prefix: link.options.subjectPrefix, daemon: daemonID) } catch {
             completion(.failure(error))
             return
         }
@@ -173,7 +177,8 @@ public final class JetStreamStore: EventStore {
 
     public func meta(_ key: String) -> String? { mirror.meta[key] }
 
-    public func simulatorState() -> Data? { mirror.simulator }
+    /// This daemon's simulator state (``daemonID``'s), never another daemon's.
+    public func simulatorState() -> Data? { mirror.simulators[daemonID] }
 
     // MARK: - Following
 
@@ -320,7 +325,8 @@ final class Mirror {
     var logs: [String: TopicLog] = [:]
     var resume: [String: (record: ResumeRecord, ms: Int64, order: UInt64)] = [:]
     var meta: [String: String] = [:]
-    var simulator: Data?
+    /// Each daemon's simulator state, by ``FederationOptions/daemonID``.
+    var simulators: [String: Data] = [:]
     var appliedStreamSequence: UInt64 = 0
 
     /// Applies one message. - Returns: `true` when it was an event the mirror did not hold yet.
@@ -341,7 +347,8 @@ final class Mirror {
         case .resume(let token, let r, let ms):
             if let r { resume[token] = (r, ms, m.streamSequence) } else { resume[token] = nil }
         case .meta(let k, let v): meta[k] = v
-        case .simulator(let d): simulator = d
+        case .simulator(let daemon?, let d): simulators[daemon] = d
+        case .simulator(nil, _): break
         case .unknown: break
         }
         return false

@@ -25,6 +25,10 @@ public struct FederationOptions: Sendable {
     public var requestTimeoutMilliseconds: Int64 = 5000
     /// The connection's name in the servers' monitoring (`connz`).
     public var connectionName: String = "livebusd"
+    /// This daemon's identity in the federation, stable across its restarts (the daemon keeps it in its data
+    /// directory): its simulator state is on a subject of its own (``FederationSubjects/simulator(prefix:daemon:)``),
+    /// so daemons that each run a simulator never overwrite one another's. Default `livebusd` (one writer: tools, tests).
+    public var daemonID: String = "livebusd"
 
     /// Creates options for `servers` with the documented defaults.
     /// - Parameter servers: Server URLs.

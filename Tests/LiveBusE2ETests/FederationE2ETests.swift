@@ -427,6 +427,65 @@ struct FederationE2ETests {
         loop.close()
     }
 
+    /// Two federated daemons without `--scenario` each create an order by hand; a kill -9 of daemon 1 and its restart
+    /// with the same data directory restore its simulator from its own state in the stream: its order is still
+    /// listed and carries on to delivered, and daemon 2's order (whose simulator state is kept under daemon 2's
+    /// identity) is untouched. Before, a daemon without `--scenario` restored nothing, and every daemon's state was
+    /// one key of the stream. Source: PROTOCOL.md §5.8 "The simulator".
+    @Test func ordersMadeByHandSurviveAKillOfTheirDaemon() throws {
+        let cluster = try NATSCluster()
+        let dir = temporaryDirectory("lbfo")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // 100 times faster: an order by hand (about 40 simulated minutes) is delivered in about 25 s.
+        let fast = ["--time-scale", "100"]
+        var d1 = try Self.startDaemon(dir, 1, federate: cluster.urls, extra: fast)
+        let d2 = try Self.startDaemon(dir, 2, federate: cluster.urls, extra: fast)
+        defer { [d1, d2].forEach { $0.terminate() } }
+        let loop = try EventLoop()
+        // The watching phone is on daemon 2, which is never killed: it sees both orders from the federation.
+        let phone = Phones(["w"], socket: dir + "/d2.sock", loop: loop)
+        runLoop(loop, timeoutMs: 500) { false }
+        let made1 = Self.cli(["order", "create", "FA1", "--socket", dir + "/d1.sock"])
+        let made2 = Self.cli(["order", "create", "FB2", "--socket", dir + "/d2.sock"])
+        #expect(made1.contains("FA1") && made2.contains("FB2"), "\(made1) \(made2)")
+        func seen(_ order: String) -> [AppliedUpdate] { phone.applied["w"]?.filter { $0.order == order } ?? [] }
+        // Mid-order (FA1 is past created), kill -9 of daemon 1 and a restart with the same socket and data directory.
+        #expect(
+            runLoop(loop, timeoutMs: 30_000) { seen("FA1").contains { $0.status != "created" } },
+            "FA1: \(seen("FA1").map(\.status))"
+        )
+        d1.kill9()
+        d1 = try Self.startDaemon(dir, 1, federate: cluster.urls, extra: fast)
+        let listed1 = Self.cli(["order", "list", "--socket", dir + "/d1.sock", "--json"])
+        #expect(listed1.contains("\"FA1\""), "daemon 1 after its restart lists: \(listed1)")
+        #expect(!listed1.contains("\"FB2\""), "daemon 1 lists daemon 2's order: \(listed1)")
+        let listed2 = Self.cli(["order", "list", "--socket", dir + "/d2.sock", "--json"])
+        #expect(listed2.contains("\"FB2\"") && !listed2.contains("\"FA1\""), "daemon 2 lists: \(listed2)")
+        #expect(
+            runLoop(loop, timeoutMs: 90_000) {
+                seen("FA1").last?.status == "delivered" && seen("FB2").last?.status == "delivered"
+            },
+            "FA1: \(seen("FA1").map(\.status)), FB2: \(seen("FB2").map(\.status))"
+        )
+        // Each order went forward only (never back to created after the restart), once per sequence, without a gap.
+        for order in ["FA1", "FB2"] {
+            let u = seen(order)
+            let seqs = u.map(\.seq)
+            #expect(seqs == Array((seqs.first ?? 1)..<((seqs.first ?? 1) + UInt64(seqs.count))), "\(order) \(seqs)")
+            var statuses: [String] = []
+            for x in u where statuses.last != x.status { statuses.append(x.status) }
+            #expect(
+                statuses == Array(E2EDaemonTests.fullSequence.suffix(statuses.count)) && statuses.last == "delivered",
+                "\(order) saw \(statuses)"
+            )
+        }
+        let log1 = (try? String(contentsOfFile: dir + "/d1.log", encoding: .utf8)) ?? ""
+        #expect(log1.contains("simulator restored from the federation"), "daemon 1's log: \(log1.suffix(2000))")
+        for s in phone.sessions { s.close() }
+        runLoop(loop, timeoutMs: 100) { false }
+        loop.close()
+    }
+
     /// A publisher on daemon 1 reaches phones on daemons 2 and 3 in order; a phone moves from daemon 1 to daemon 3
     /// mid-order with no gap and no double application; then kill -9 of daemon 2 and of one NATS node mid-order
     /// loses nothing acknowledged (the phone of daemon 2 moves to daemon 3 and gets every ACKed event once).

@@ -340,6 +340,42 @@ struct JetStreamStoreFederationTests {
         #expect(follower.resumeRecords().map(\.name) == ["pixel"])
     }
 
+    /// Each daemon's simulator state is its own (``FederationOptions/daemonID``): two daemons that each run a
+    /// simulator never overwrite one another's, and a daemon reopened with its identity reads back its own state.
+    @Test func eachDaemonKeepsItsOwnSimulatorState() throws {
+        let server = try NATSServer()
+        var o = FederationOptions(servers: [server.url])
+        o.replicas = 1
+        func open(_ id: String) throws -> JetStreamStore {
+            var x = o
+            x.daemonID = id
+            return try JetStreamStore(x)
+        }
+        let a = try open("daemon-a")
+        let b = try open("daemon-b")
+        for (store, state) in [(a, "state of a"), (b, "state of b")] {
+            var r: Result<[StoredEvent], StoreError>?
+            store.commit(
+                StoreBatch(
+                    events: [("orders/\(store.daemonID)", StoreConformance.event("created"))],
+                    simulatorState: Data(state.utf8)
+                )
+            ) { r = $0 }
+            _ = try #require(r).get()
+        }
+        #expect(a.simulatorState() == Data("state of a".utf8))
+        #expect(b.simulatorState() == Data("state of b".utf8))
+        // Reopened (a restart), each identity reads its own state from the stream; an unknown one reads none.
+        #expect(try open("daemon-a").simulatorState() == Data("state of a".utf8))
+        #expect(try open("daemon-b").simulatorState() == Data("state of b".utf8))
+        #expect(try open("daemon-c").simulatorState() == nil)
+        #expect(
+            FederationSubjects.kind(of: FederationSubjects.simulator(prefix: "p", daemon: "d.1"), prefix: "p")
+                == .simulator(daemon: "d.1")
+        )
+        #expect(FederationSubjects.kind(of: "p.sim", prefix: "p") == .simulator(daemon: nil))
+    }
+
     @Test func subjectsMapTopicsReversibly() {
         let topics = ["orders/A1001", "a.b/c d", "x_y/*", "한글/1"]
         for t in topics {
