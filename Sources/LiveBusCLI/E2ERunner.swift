@@ -799,6 +799,14 @@ final class E2ERun {
                 guard let ns = slot.namespace else { throw E2ERun.partitionNeedsRoot(name) }
                 if cut { try ns.cut() } else { try ns.heal() }
                 slot.partitioned = cut
+                // The partition has taken effect once the daemon has seen its NATS link go (libnats' PING every
+                // 1 s, stale after 2 unanswered: about 3 s); later actions (a publish that must be refused) rely
+                // on it, so the timeline waits for it rather than for a fixed delay.
+                if cut, let state = waitForFederationLoss(slot, timeoutMs: 15_000) {
+                    outcome.ok = false
+                    outcome.message =
+                        "\(slot.label) still reports its federation \(state) 15 s after the cut (livebus status)"
+                }
             } catch {
                 outcome.ok = false
                 outcome.message = error.message
@@ -865,6 +873,24 @@ final class E2ERun {
         }
     }
 
+    /// Waits (at most `timeoutMs`) until a daemon's `status` shows its federation link other than `connected`.
+    /// - Returns: nil once it does, else the last state seen (`connected`, or `no answer`).
+    private func waitForFederationLoss(_ d: E2EDaemonSlot, timeoutMs: Int64) -> String? {
+        let deadline = e2eNowMs() + timeoutMs
+        var last = "no answer"
+        while e2eNowMs() < deadline && d.process != nil {
+            if let r = try? AdminClient.request(socket: d.socket, command: "status", timeoutMs: 2000), r.ok,
+                case .object(let o)? = r.data, case .object(let f)? = o["federation"],
+                let state = f["state"]?.stringValue
+            {
+                if state != "connected" { return nil }
+                last = state
+            }
+            usleep(100_000)
+        }
+        return last
+    }
+
     /// The phones a daemon's `status` lists as attached.
     private func sessionsListed(on d: E2EDaemonSlot) -> Set<String> {
         guard d.process != nil,
@@ -903,7 +929,10 @@ final class E2ERun {
         // The first action addressed to a session also waits (within the same 10 s) until the session has processed
         // what the backend had published when it attached: a replay still in flight must not be overtaken (an app
         // sent to the background before its replayed start arrives refuses the start, as iOS does).
-        let fresh = wanted.subtracting(caughtUp)
+        // A phone being moved, or one whose daemon is not running, cannot catch up where it is: waiting for it
+        // would only hold back the timeline (up to 10 s; every later action would then run late, one after another).
+        if case .moveSession = a.kind { return }
+        let fresh = wanted.subtracting(caughtUp).filter { slot(placement[$0]).process != nil }
         guard !fresh.isEmpty, let published = fetchOrders(timeoutMs: 2000) else { return }
         for name in fresh.sorted() {
             guard let c = clients[name] else { continue }

@@ -96,6 +96,10 @@ final class NATSLink: @unchecked Sendable {
     let nc: OpaquePointer
     let js: OpaquePointer
     let options: FederationOptions
+    /// The state, server and server list as libnats' connection callbacks last reported them: read without libnats'
+    /// connection lock, which its reconnect thread holds while it dials (up to the 2 s connect timeout per server,
+    /// a partitioned daemon's every attempt), so that the loop thread never waits on it.
+    private let seen = SeenState()
 
     /// Connects to the first server that answers.
     /// - Throws: ``FederationError`` naming the servers and libnats' reason.
@@ -119,6 +123,34 @@ final class NATSLink: @unchecked Sendable {
         // A server that stops answering (SIGSTOP, a partition) is noticed within 2 × 1 s.
         if s == NATS_OK { s = natsOptions_SetPingInterval(opts, 1000) }
         if s == NATS_OK { s = natsOptions_SetMaxPingsOut(opts, 2) }
+        // The callbacks run on libnats' callback thread, without its connection lock. libnats may call the closed
+        // callback after deinit's close returns, so the callbacks hold a reference of their own to `seen` that is
+        // never released (a few bytes per link; a daemon makes one).
+        let closure = Unmanaged.passRetained(seen).toOpaque()
+        if s == NATS_OK {
+            s = natsOptions_SetDisconnectedCB(opts, { _, c in SeenState.from(c).set(.reconnecting, nil) }, closure)
+        }
+        if s == NATS_OK {
+            s = natsOptions_SetReconnectedCB(
+                opts,
+                { nc, c in
+                    guard let nc else { return }
+                    SeenState.from(c).set(.connected, NATSLink.connectedURL(nc), servers: NATSLink.servers(nc))
+                },
+                closure
+            )
+        }
+        if s == NATS_OK {
+            s = natsOptions_SetDiscoveredServersCB(
+                opts,
+                { nc, c in
+                    guard let nc else { return }
+                    SeenState.from(c).setServers(NATSLink.servers(nc))
+                },
+                closure
+            )
+        }
+        if s == NATS_OK { s = natsOptions_SetClosedCB(opts, { _, c in SeenState.from(c).set(.closed, nil) }, closure) }
         if s == NATS_OK, let creds = options.credentialsFile {
             s = natsOptions_SetUserCredentialsFromFiles(opts, creds, nil)
             if s != NATS_OK {
@@ -162,6 +194,7 @@ final class NATSLink: @unchecked Sendable {
         }
         nc = conn
         js = ctx
+        seen.setInitial(Self.connectedURL(conn), servers: Self.servers(conn))
     }
 
     deinit {
@@ -170,24 +203,24 @@ final class NATSLink: @unchecked Sendable {
         natsConnection_Destroy(nc)
     }
 
-    /// The link's state now (thread-safe).
-    var state: FederationLinkState {
-        switch natsConnection_Status(nc) {
-        case NATS_CONN_STATUS_CONNECTED: return .connected
-        case NATS_CONN_STATUS_CLOSED: return .closed
-        default: return .reconnecting
-        }
-    }
+    /// The link's state now (thread-safe, never waits on libnats' connection lock): as its callbacks reported it.
+    var state: FederationLinkState { seen.snapshot.state }
 
-    /// The URL of the server connected to, or `nil` while reconnecting.
-    var connectedURL: String? {
+    /// The URL of the server connected to, or `nil` while reconnecting (as the callbacks reported it).
+    var connectedURL: String? { seen.snapshot.url }
+
+    /// The servers libnats knows (given and discovered from the cluster), as of the last (re)connect or discovery.
+    var knownServers: [String] { seen.snapshot.servers }
+
+    /// libnats' connected URL (takes its connection lock: not for the loop thread).
+    static func connectedURL(_ nc: OpaquePointer) -> String? {
         var buf = [CChar](repeating: 0, count: 256)
         guard natsConnection_GetConnectedUrl(nc, &buf, buf.count) == NATS_OK, buf[0] != 0 else { return nil }
         return String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// The servers libnats knows (given and discovered from the cluster).
-    var knownServers: [String] {
+    /// libnats' server list (takes its connection lock: not for the loop thread).
+    static func servers(_ nc: OpaquePointer) -> [String] {
         var list: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
         var count: Int32 = 0
         guard natsConnection_GetServers(nc, &list, &count) == NATS_OK, let list else { return [] }
@@ -200,6 +233,54 @@ final class NATSLink: @unchecked Sendable {
         }
         free(list)
         return out
+    }
+
+    /// What libnats' connection callbacks last reported, behind a lock of its own that no blocking call holds.
+    final class SeenState: @unchecked Sendable {
+        // @unchecked: every field is read and written under `lock`.
+        private let lock = NSLock()
+        private var state = FederationLinkState.reconnecting
+        private var url: String?
+        private var servers: [String] = []
+        private var reported = false
+
+        static func from(_ closure: UnsafeMutableRawPointer?) -> SeenState {
+            Unmanaged<SeenState>.fromOpaque(closure!).takeUnretainedValue()
+        }
+
+        func set(_ s: FederationLinkState, _ u: String?, servers list: [String]? = nil) {
+            lock.lock()
+            defer { lock.unlock() }
+            // A closed connection stays closed (a late disconnected callback does not reopen it).
+            guard state != .closed else { return }
+            reported = true
+            state = s
+            url = u
+            if let list { servers = list }
+        }
+
+        /// Connected, once the first connect returned, unless a callback has already said otherwise.
+        func setInitial(_ u: String?, servers list: [String]) {
+            lock.lock()
+            defer { lock.unlock() }
+            if !reported {
+                state = .connected
+                url = u
+            }
+            if servers.isEmpty { servers = list }
+        }
+
+        func setServers(_ list: [String]) {
+            lock.lock()
+            defer { lock.unlock() }
+            servers = list
+        }
+
+        var snapshot: (state: FederationLinkState, url: String?, servers: [String]) {
+            lock.lock()
+            defer { lock.unlock() }
+            return (state, url, servers)
+        }
     }
 
     /// What to say when the servers refused to sign the daemon in.
