@@ -90,7 +90,7 @@ public enum LivebusCommand {
             usage:
                 "livebus order list [--limit N --offset M] | create [ORDER-ID] [--customer ID] | cancel ORDER-ID [--socket PATH] [--json]",
             details:
-                "list shows every order (fetched 100 at a time), or one page with --limit/--offset; create starts a new order (and its Live Activity on every subscribed phone); cancel may fail the way a real backend's cancel request can.",
+                "list shows every order (fetched 100 at a time), or one page with --limit/--offset; create starts a new order (and its Live Activity on every subscribed phone), named M0001, M0002, … without ORDER-ID (<tag>-M0001, … on a federated daemon, PROTOCOL.md §5.8); cancel may fail the way a real backend's cancel request can.",
             examples: [
                 "livebus order list", "livebus order list --limit 20 --offset 40", "livebus order create --customer c7",
                 "livebus order cancel A1001",

@@ -371,10 +371,29 @@ extension Daemon {
         }
         var request = OrderRequest(customerID: args["customer"]?.stringValue ?? "c1")
         request.id = args["id"]?.stringValue
+        // Federated: an id another daemon of the federation (or a publisher) already uses is refused (§5.8).
+        if let taken = request.id, !simulator!.orders().contains(where: { $0.id == taken }),
+            orderIDTakenInFederation(taken)
+        {
+            replyError(
+                s,
+                id: id,
+                code: "rejected",
+                "order.create: an order with id '\(taken)' already exists in the federation: topic orders/\(taken) already has events in stream \(federation?.streamName ?? "-") (another daemon's order or a publisher's)",
+                recovery:
+                    "choose another order id, or leave the id out: this daemon picks \(federationTag ?? "<tag>")-M0001, … (unique in the federation)"
+            )
+            return
+        }
         do {
             let before = Set(simulator!.orders().map(\.id))
             let undo = simulator
-            let events = try simulator!.createOrder(request, at: clock.now())
+            let events = try simulator!.createOrder(
+                request,
+                at: clock.now(),
+                idTag: federationTag,
+                takenElsewhere: { self.orderIDTakenInFederation($0) }
+            )
             if let e = publish(events, undo: undo) {
                 replyStoreRefusal(s, id: id, e)
                 return

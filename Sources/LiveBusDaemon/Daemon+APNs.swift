@@ -285,18 +285,23 @@ extension Daemon {
         }
     }
 
-    /// A new push id (`p<n>`), for `livebus push` and APNs pushes alike: unique across restarts of a durable daemon
-    /// (``pushCounter``).
+    /// A new push id (`p<n>`; `<tag>-p<n>` on a federated daemon, ``federationTag``), for `livebus push` and APNs
+    /// pushes alike: unique across restarts of a durable daemon (``pushCounter``) and, federated, across the
+    /// federation (each daemon reserves under its own key, ``pushIDsMetaKey``, and tags its ids; PROTOCOL.md §5.8).
     func newPushID() -> String {
         pushCounter += 1
         if store.isDurable && pushCounter > pushIDsReserved {
             pushIDsReserved = pushCounter + Daemon.pushIDBlock - 1
-            if case .failure(let e) = store.commitInTurn(StoreBatch(meta: [("pushIDsReserved", "\(pushIDsReserved)")]))
-            {
+            if case .failure(let e) = store.commitInTurn(StoreBatch(meta: [(pushIDsMetaKey, "\(pushIDsReserved)")])) {
                 logger.log(.error, "cannot reserve push ids in the data directory", [("error", e.message)])
             }
         }
-        return "p\(pushCounter)"
+        return Daemon.pushID(pushCounter, tag: federationTag)
+    }
+
+    /// The push id numbered `n`: `p<n>` on one daemon, `<tag>-p<n>` on a federated daemon with tag `tag`.
+    static func pushID(_ n: Int, tag: String?) -> String {
+        (tag.map { $0 + "-" } ?? "") + "p\(n)"
     }
 
     /// A start push to a phone's push-to-start token: counted against the phone's push-to-start budget, then

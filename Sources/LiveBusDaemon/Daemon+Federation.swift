@@ -40,6 +40,7 @@ extension Daemon {
             // `--memory`: an identity for this run only, so nothing of this daemon's is restored after a restart.
             o.daemonID = "memory-" + UUID().uuidString.lowercased()
         }
+        federationTag = DeliverySimulator.federationTag(daemonID: o.daemonID)
         let js: JetStreamStore
         do {
             js = try JetStreamStore(o)
@@ -69,6 +70,21 @@ extension Daemon {
     var scenarioMetaKey: String {
         guard let js = federation else { return "scenario" }
         return "scenario/" + js.daemonID
+    }
+
+    /// The metadata key of this daemon's reserved push ids: `pushIDsReserved` on one daemon,
+    /// `pushIDsReserved/<daemon id>` in a federation (each daemon reserves its own, PROTOCOL.md §5.8).
+    var pushIDsMetaKey: String {
+        guard let js = federation else { return "pushIDsReserved" }
+        return "pushIDsReserved/" + js.daemonID
+    }
+
+    /// Whether an order id is already used in the federation outside this daemon's simulator: its topic
+    /// (`orders/<id>`) has events in the stream (another daemon's order, or a publisher's). Always `false` on one
+    /// daemon.
+    func orderIDTakenInFederation(_ id: String) -> Bool {
+        guard let js = federation else { return false }
+        return js.latest(topic: "orders/" + id) != nil
     }
 
     /// This daemon's identity in the federation: the id in `<data dir>/federation-id`, made (a random UUID) at the
@@ -160,6 +176,10 @@ extension Daemon {
                     // every order.create is refused while it has not joined).
                     if d.simulator == nil, try d.restoreSimulator(joined.store) { d.rearmSimulator() }
                     try d.follow(joined.store, o, handle: handle)
+                    // Push ids handed out while unjoined were not reserved: carry on above both.
+                    let held = Int(joined.store.meta(d.pushIDsMetaKey) ?? "") ?? 0
+                    d.pushCounter = max(d.pushCounter, held)
+                    d.pushIDsReserved = held
                     let meta = StoreBatch(meta: [
                         (d.scenarioMetaKey, "\(d.options.scenario ?? "none") seed \(d.options.seed)")
                     ])

@@ -125,6 +125,9 @@ public final class Daemon {
     var federatedSimulator = FederatedSimulatorQueue()
     /// A federated daemon's sync state (SYNC frames, PROTOCOL.md §5.9); `nil` without `--federate`.
     var federationSync: FederationSync?
+    /// A federated daemon's tag in the ids it makes (orders `<tag>-M0001`, push ids `<tag>-p1`, PROTOCOL.md
+    /// §5.8), from its daemon id; `nil` without `--federate` (ids stay `M0001`, `p1`).
+    var federationTag: String?
 
     /// Creates a daemon; nothing happens until ``start()``.
     ///
@@ -302,7 +305,7 @@ public final class Daemon {
         // Only once the scenario loaded: a start that failed leaves a new data directory free for any scenario.
         if store.isDurable {
             // Push ids carry on above the ids the previous run reserved.
-            pushCounter = Int(store.meta("pushIDsReserved") ?? "") ?? 0
+            pushCounter = Int(store.meta(pushIDsMetaKey) ?? "") ?? 0
             pushIDsReserved = pushCounter
             // A federation's stream is shared: each daemon records its scenario under its own identity (§5.8).
             do {

@@ -3,7 +3,8 @@ import LiveBusClock
 
 /// An order to create by hand (`livebus order create`). Missing places are drawn at random around Seoul.
 public struct OrderRequest: Sendable, Hashable, Codable {
-    /// The order id, or `nil` to let the simulator pick `M0001`, `M0002`, ….
+    /// The order id, or `nil` to let the simulator pick `M0001`, `M0002`, … (`<tag>-M0001`, … on a federated
+    /// daemon: ``DeliverySimulator/federationTag(daemonID:)``, PROTOCOL.md §5.8).
     public var id: String?
     /// The customer's id.
     public var customerID: String
@@ -322,14 +323,21 @@ public struct DeliverySimulator: Sendable {
     /// - Parameters:
     ///   - request: The order; missing places are drawn at random.
     ///   - now: The current server instant.
+    ///   - idTag: The federated daemon's tag (``federationTag(daemonID:)``): an id the simulator picks is then
+    ///     `<tag>-M0001`, `<tag>-M0002`, … instead of `M0001`, …, so no two daemons of a federation pick the same.
+    ///   - takenElsewhere: Whether an id is already in use outside this simulator (a federated daemon: its topic
+    ///     has events in the stream); ids it picks skip those.
     /// - Returns: The events due up to `now`, then the `start` of the new order.
     /// - Throws: ``SimulatorError``: ``SimulatorError/Code/duplicateOrder`` when the id exists or is still to be
     ///   created by the timeline; ``SimulatorError/Code/invalidRequest`` for an unsafe id, an empty customer or a
     ///   coordinate out of range; ``SimulatorError/Code/contentStateTooLarge`` when the summary would make the content
     ///   state larger than 4096 bytes. Nothing changes when it throws.
-    public mutating func createOrder(_ request: OrderRequest, at now: ServerInstant) throws(SimulatorError)
-        -> [OrderEvent]
-    {
+    public mutating func createOrder(
+        _ request: OrderRequest,
+        at now: ServerInstant,
+        idTag: String? = nil,
+        takenElsewhere: (String) -> Bool = { _ in false }
+    ) throws(SimulatorError) -> [OrderEvent] {
         if let id = request.id {
             guard OrderSpec.isValidID(id) else {
                 throw SimulatorError(
@@ -364,7 +372,7 @@ public struct DeliverySimulator: Sendable {
             }
         }
         var out = advance(to: now)
-        let id = request.id ?? nextManualID()
+        let id = request.id ?? nextManualID(tag: idTag, takenElsewhere: takenElsewhere)
         let destination = request.destination ?? OrderPlanner.randomPlaces(rng: &state.rng).home
         let store = request.store ?? OrderPlanner.randomStore(near: destination, rng: &state.rng)
         let spec = OrderSpec(
@@ -441,12 +449,28 @@ public struct DeliverySimulator: Sendable {
         }
     }
 
-    private mutating func nextManualID() -> String {
+    private mutating func nextManualID(tag: String?, takenElsewhere: (String) -> Bool) -> String {
         while true {
             state.manualCounter += 1
-            let id = "M" + OrderPlanner.padded(state.manualCounter, 4)
-            if !idIsTaken(id) { return id }
+            let id = (tag.map { $0 + "-" } ?? "") + "M" + OrderPlanner.padded(state.manualCounter, 4)
+            if !idIsTaken(id) && !takenElsewhere(id) { return id }
         }
+    }
+
+    /// A federated daemon's tag in the ids it makes (orders `<tag>-M0001`, push ids `<tag>-p1`): the 32-bit
+    /// FNV-1a hash of its daemon id (`<data dir>/federation-id`), as 8 lowercase hex digits. Stable across
+    /// restarts (the id is kept), and distinct for distinct daemons but for a hash collision, which the ids'
+    /// other checks catch (an order id whose topic has events is skipped or refused). Source: PROTOCOL.md §5.8.
+    /// - Parameter daemonID: The daemon's federation id.
+    /// - Returns: 8 characters of `0-9 a-f`.
+    public static func federationTag(daemonID: String) -> String {
+        var h: UInt32 = 0x811c_9dc5
+        for b in daemonID.utf8 {
+            h ^= UInt32(b)
+            h = h &* 0x0100_0193
+        }
+        let hex = String(h, radix: 16)
+        return String(repeating: "0", count: 8 - hex.count) + hex
     }
 
     private mutating func takeSeq() -> Int64 {

@@ -26,6 +26,15 @@ import Testing
         again.engine.shutdown(reason: "test")
     }
 
+    /// A federated daemon tags its push ids (`<tag>-p<n>`, PROTOCOL.md §5.8), so two daemons' ids never meet; a
+    /// single daemon's stay `p<n>` and its reservation key `pushIDsReserved`.
+    @Test func federatedPushIDsCarryTheDaemonsTag() throws {
+        #expect(Daemon.pushID(7, tag: nil) == "p7")
+        #expect(Daemon.pushID(7, tag: "0a1b2c3d") == "0a1b2c3d-p7")
+        let bus = try EmbeddedDaemon(options: .embedded())
+        #expect(bus.engine.federationTag == nil && bus.engine.pushIDsMetaKey == "pushIDsReserved")
+    }
+
     @Test func anInMemoryDaemonCountsFromOne() throws {
         let bus = try EmbeddedDaemon(options: .embedded())
         #expect(bus.engine.newPushID() == "p1")

@@ -53,6 +53,36 @@ struct ManualOrderTests {
         } throws: { ($0 as? SimulatorError)?.code == .duplicateOrder }
     }
 
+    /// A federated daemon's simulator picks `<tag>-M0001`, … (PROTOCOL.md §5.8), skipping ids in use elsewhere in
+    /// the federation; the same counter goes on, and a single daemon's ids stay `M0001`, ….
+    @Test func federatedIDsCarryTheDaemonsTagAndSkipIDsTakenElsewhere() throws {
+        var s = try demo()
+        let tagged = try s.createOrder(OrderRequest(), at: at(10), idTag: "0a1b2c3d")
+        #expect(tagged.last?.orderID == "0a1b2c3d-M0001")
+        let skipped = try s.createOrder(
+            OrderRequest(),
+            at: at(20),
+            idTag: "0a1b2c3d",
+            takenElsewhere: { $0 == "0a1b2c3d-M0002" }
+        )
+        #expect(skipped.last?.orderID == "0a1b2c3d-M0003")
+        var single = try demo()
+        #expect(try single.createOrder(OrderRequest(), at: at(10)).last?.orderID == "M0001")
+    }
+
+    /// The tag is FNV-1a (32 bits) of the daemon id as 8 hex digits: stable, and distinct for distinct daemons.
+    @Test func theFederationTagIsFNV1aOfTheDaemonID() {
+        // FNV-1a's published test vectors: "" → 811c9dc5, "a" → e40c292c, "foobar" → bf9cf968.
+        #expect(DeliverySimulator.federationTag(daemonID: "") == "811c9dc5")
+        #expect(DeliverySimulator.federationTag(daemonID: "a") == "e40c292c")
+        #expect(DeliverySimulator.federationTag(daemonID: "foobar") == "bf9cf968")
+        let a = "3f0e6a52-1c1b-4a4e-9f3e-2b1f0c9d8e7a"
+        let b = "3f0e6a52-1c1b-4a4e-9f3e-2b1f0c9d8e7b"
+        #expect(DeliverySimulator.federationTag(daemonID: a) == DeliverySimulator.federationTag(daemonID: a))
+        #expect(DeliverySimulator.federationTag(daemonID: a) != DeliverySimulator.federationTag(daemonID: b))
+        #expect(DeliverySimulator.federationTag(daemonID: "memory-x").count == 8)
+    }
+
     /// Out-of-range coordinates and oversized summaries are refused, and a refused request changes nothing.
     @Test func invalidRequestsChangeNothing() throws {
         var s = try demo()
