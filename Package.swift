@@ -148,7 +148,10 @@ let package = Package(
         // MARK: - Federation through NATS JetStream (issue 19): libnats' synchronous API on the store's own threads
         .systemLibrary(name: "CNATS", pkgConfig: "libnats", providers: [.apt(["libnats-dev"])]),
         .target(name: "LiveBusFederation", dependencies: ["LiveBusCore", "LiveBusWire", "CNATS", "COpenSSL"]),
-        .testTarget(name: "LiveBusFederationTests", dependencies: ["LiveBusFederation", "LiveBusCore", "LiveBusWire"]),
+        .testTarget(
+            name: "LiveBusFederationTests",
+            dependencies: ["LiveBusFederation", "LiveBusCore", "LiveBusLoop", "LiveBusWire"]
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

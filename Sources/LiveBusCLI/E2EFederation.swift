@@ -1,4 +1,5 @@
 import Foundation
+import LiveBusLoop
 import LiveBusScenario
 
 /// The NATS JetStream cluster of a federated e2e scenario (`Protocol/E2E.md` §2.5): K `nats-server` nodes on free
@@ -182,19 +183,7 @@ final class E2ENATSCluster {
         exit: .usage
     )
 
-    static func isFree(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var a = sockaddr_in()
-        a.sin_family = sa_family_t(AF_INET)
-        a.sin_addr.s_addr = inet_addr("127.0.0.1")
-        a.sin_port = UInt16(port).bigEndian
-        return withUnsafePointer(to: &a) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-    }
+    static func isFree(_ port: Int) -> Bool { LoopbackPort.isFree(port) }
 
     /// One HTTP/1.0 GET to 127.0.0.1:PORT (the node's monitoring endpoint); the body, or nil (2 s guard).
     static func httpGet(port: Int, path: String) -> String? {

@@ -84,19 +84,7 @@ final class NATSCluster {
         }
     }
 
-    static func isFree(_ port: Int) -> Bool {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var a = sockaddr_in()
-        a.sin_family = sa_family_t(AF_INET)
-        a.sin_addr.s_addr = inet_addr("127.0.0.1")
-        a.sin_port = UInt16(port).bigEndian
-        return withUnsafePointer(to: &a) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
-    }
+    static func isFree(_ port: Int) -> Bool { LoopbackPort.isFree(port) }
 }
 
 /// A `livebus attach` child writing to a file (not a terminal: plain lines, once each), stopped with SIGTERM.
@@ -486,6 +474,39 @@ struct FederationE2ETests {
         loop.close()
     }
 
+    /// Order ids a federated daemon picks itself are unique across the federation: two daemons each create orders
+    /// without an id, daemon 1 is killed with kill -9 and restarted with the same data directory and creates one
+    /// more; every id is `<tag>-M<n>` with one tag per daemon (its identity's hash), and no id repeats, the restarted
+    /// daemon's included. An explicit id already used by another daemon is refused with the reason. Before, each
+    /// daemon counted `M0001` on its own and two daemons' orders shared one topic. Source: PROTOCOL.md §5.8 "Ids".
+    @Test func idsMadeByTwoDaemonsNeverCollide() throws {
+        let cluster = try NATSCluster()
+        let dir = temporaryDirectory("lbfi")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var d1 = try Self.startDaemon(dir, 1, federate: cluster.urls)
+        let d2 = try Self.startDaemon(dir, 2, federate: cluster.urls)
+        defer { [d1, d2].forEach { $0.terminate() } }
+        func create(_ k: Int, _ extra: [String] = []) -> String {
+            let out = Self.cli(["order", "create"] + extra + ["--socket", dir + "/d\(k).sock"])
+            guard let r = out.range(of: #"created order (\S+) on"#, options: .regularExpression) else { return out }
+            return String(out[r].dropFirst("created order ".count).dropLast(" on".count))
+        }
+        var ids = [create(1), create(2), create(1), create(2)]
+        d1.kill9()
+        d1 = try Self.startDaemon(dir, 1, federate: cluster.urls)
+        ids.append(create(1))
+        for id in ids {
+            #expect(id.range(of: #"^[0-9a-f]{8}-M[0-9]{4}$"#, options: .regularExpression) != nil, "id \(id)")
+        }
+        #expect(Set(ids).count == ids.count, "ids repeat: \(ids)")
+        let tag = { (id: String) in String(id.prefix(8)) }
+        #expect(tag(ids[0]) == tag(ids[2]) && tag(ids[0]) == tag(ids[4]), "daemon 1's tags: \(ids)")
+        #expect(tag(ids[1]) == tag(ids[3]) && tag(ids[0]) != tag(ids[1]), "daemon 2's tag: \(ids)")
+        #expect(create(1, ["FX1"]) == "FX1")
+        let refused = Self.cli(["order", "create", "FX1", "--socket", dir + "/d2.sock"])
+        #expect(refused.contains("an order with id 'FX1' already exists in the federation"), "\(refused)")
+    }
+
     /// A publisher on daemon 1 reaches phones on daemons 2 and 3 in order; a phone moves from daemon 1 to daemon 3
     /// mid-order with no gap and no double application; then kill -9 of daemon 2 and of one NATS node mid-order
     /// loses nothing acknowledged (the phone of daemon 2 moves to daemon 3 and gets every ACKed event once).
@@ -827,7 +848,8 @@ struct FederationE2ETests {
     }
 
     /// `livebus ARGS`'s standard output and error.
-    static func cli(_ args: [String]) -> String {
+    /// Runs `livebus ARGS` to its end; its standard output, and its standard error too when `standardError` is set.
+    static func cli(_ args: [String], standardError: Bool = true) -> String {
         let p = Process()
         p.executableURL = URL(
             fileURLWithPath: DaemonChild.binary.replacingOccurrences(of: "/livebusd", with: "/livebus")
@@ -835,7 +857,7 @@ struct FederationE2ETests {
         p.arguments = args
         let out = Pipe()
         p.standardOutput = out
-        p.standardError = out
+        p.standardError = standardError ? out : FileHandle.nullDevice
         guard (try? p.run()) != nil else { return "" }
         let data = out.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
@@ -843,18 +865,7 @@ struct FederationE2ETests {
     }
 
     static func statusText(_ socket: String, json: Bool = false) -> String {
-        let p = Process()
-        p.executableURL = URL(
-            fileURLWithPath: DaemonChild.binary.replacingOccurrences(of: "/livebusd", with: "/livebus")
-        )
-        p.arguments = ["status", "--socket", socket] + (json ? ["--json"] : [])
-        let out = Pipe()
-        p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
-        guard (try? p.run()) != nil else { return "" }
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        cli(["status", "--socket", socket] + (json ? ["--json"] : []), standardError: false)
     }
 
     /// utime + stime of a process, milliseconds (`/proc/PID/stat` fields 14 and 15, clock ticks).

@@ -150,6 +150,22 @@ struct EventLoopTests {
         }
     }
 
+    /// A port the kernel hands out is free until a listener takes it; then it is not free and accepts connections.
+    @Test func loopbackPortFreeThenListening() throws {
+        let port = LoopbackPort.ephemeral()
+        #expect(port > 0 && port <= 65_535)
+        #expect(LoopbackPort.isFree(port))
+        #expect(!LoopbackPort.accepts(port))
+        let loop = try EventLoop()
+        let listener = try TCPListener(loop: loop, host: "127.0.0.1", port: port)
+        #expect(!LoopbackPort.isFree(port))
+        #expect(LoopbackPort.accepts(port))
+        listener.close()
+        loop.runOnce()
+        #expect(LoopbackPort.isFree(port))
+        #expect(loop.close())
+    }
+
     @Test func probeLiveAndStale() throws {
         let loop = try EventLoop()
         let path = Self.tempSocketPath("probe")
