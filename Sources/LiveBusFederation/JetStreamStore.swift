@@ -108,6 +108,11 @@ public final class JetStreamStore: EventStore {
         }
     }
 
+    /// The functions of the store that called libnats on the loop thread (the thread that called
+    /// ``startFollowing(post:onEvent:onResume:)``) after it returned: empty, as the loop never waits on libnats' connection
+    /// lock (its reconnect thread holds it while dialing, 2 s per attempt during a partition). For tests.
+    var libnatsCallsOnLoopThread: [String] { link.loopWatch.callsOnLoopThread }
+
     /// The link's state now (thread-safe): publishes are refused unless `connected`.
     public var linkState: FederationLinkState { link.state }
     /// The server connected to, or `nil` while reconnecting.
@@ -201,6 +206,9 @@ public final class JetStreamStore: EventStore {
         following = try Follower.start(link, after: mirror.appliedStreamSequence) { items in
             post { box.value.take(items) }
         }
+        // From here on the calling thread is the loop's: nothing on it may call libnats (its consumer was made
+        // above, once, as the store opened).
+        link.loopWatch.setLoopThread()
     }
 
     private func take(_ items: [Follower.Item]) {
@@ -386,6 +394,7 @@ public struct StreamStatus: Sendable {
     public var readAtMilliseconds: Int64
 
     static func fetch(_ link: NATSLink) -> StreamStatus? {
+        link.offLoop("StreamStatus.fetch")
         var si: UnsafeMutablePointer<jsStreamInfo>?
         var jerr = jsErrCode(0)
         guard js_GetStreamInfo(&si, link.js, link.options.stream, nil, &jerr) == NATS_OK, let si else { return nil }
