@@ -393,6 +393,7 @@ final class Writer: @unchecked Sendable {
     /// the next sequence.
     /// - Returns: What was sent and stored; nothing is recorded in `done` yet.
     private func pipeline(_ out: [Out], keys: [(batchID: UInt64, index: Int)]) -> Pipelined {
+        link.offLoop("Writer.pipeline")
         var p = Pipelined()
         var ids: [String] = []
         var batchHeads: [String: UInt64] = [:]
@@ -459,6 +460,7 @@ final class Writer: @unchecked Sendable {
 
     /// One publish, retried once with the same `Nats-Msg-Id` after a timeout (stored once either way).
     private func publishOne(_ subject: String, _ data: [UInt8], _ headers: [(String, String)]) -> PublishOutcome {
+        link.offLoop("Writer.publishOne")
         var tries = 0
         while true {
             tries += 1
@@ -495,6 +497,7 @@ final class Writer: @unchecked Sendable {
     /// Reads a topic's newest message from the stream after a lost race.
     /// - Returns: `nil`, or the error when the stream cannot be read.
     private func refresh(_ topic: String, subject: String) -> StoreError? {
+        link.offLoop("Writer.refresh")
         var msg: OpaquePointer?
         var jerr = jsErrCode(0)
         let s = js_GetLastMsg(&msg, link.js, link.options.stream, subject, nil, &jerr)
@@ -626,6 +629,7 @@ final class Follower: @unchecked Sendable {
     }
 
     private static func subscribe(_ link: NATSLink, from start: UInt64) throws(FederationError) -> OpaquePointer {
+        link.offLoop("Follower.subscribe")
         var so = jsSubOptions()
         jsSubOptions_Init(&so)
         so.Ordered = true
@@ -690,6 +694,7 @@ final class Follower: @unchecked Sendable {
     /// Reads the whole stream once, oldest first.
     /// - Returns: Its messages and the newest stream sequence.
     static func load(_ link: NATSLink) throws(FederationError) -> (items: [Item], lastStreamSequence: UInt64) {
+        link.offLoop("Follower.load")
         var si: UnsafeMutablePointer<jsStreamInfo>?
         var jerr = jsErrCode(0)
         let s = js_GetStreamInfo(&si, link.js, link.options.stream, nil, &jerr)
@@ -729,7 +734,33 @@ final class Follower: @unchecked Sendable {
     static func start(_ link: NATSLink, after: UInt64, deliver: @escaping @Sendable ([Item]) -> Void)
         throws(FederationError) -> Follower
     {
-        let f = Follower(link: link, sub: try subscribe(link, from: after + 1), after: after)
+        start(link, prepared: try prepare(link, after: after), deliver: deliver)
+    }
+
+    /// The consumer a follower reads, made before its thread starts.
+    struct Prepared: @unchecked Sendable {
+        // @unchecked: handed from the thread that made it to the follower's thread once, used by one at a time.
+        let sub: OpaquePointer
+        let after: UInt64
+    }
+
+    /// Makes the ordered consumer from after stream sequence `after` (a JetStream request: not on the loop thread).
+    /// - Throws: ``FederationError`` when the consumer cannot be created.
+    static func prepare(_ link: NATSLink, after: UInt64) throws(FederationError) -> Prepared {
+        Prepared(sub: try subscribe(link, from: after + 1), after: after)
+    }
+
+    /// Drops a consumer that was made and never followed.
+    static func discard(_ p: Prepared) {
+        natsSubscription_Unsubscribe(p.sub)
+        natsSubscription_Destroy(p.sub)
+    }
+
+    /// Follows a prepared consumer on a thread of its own (calls no libnats function on the calling thread).
+    static func start(_ link: NATSLink, prepared p: Prepared, deliver: @escaping @Sendable ([Item]) -> Void)
+        -> Follower
+    {
+        let f = Follower(link: link, sub: p.sub, after: p.after)
         let t = Thread { f.run(deliver) }
         t.name = "livebus-federation-follow"
         t.start()
@@ -737,6 +768,7 @@ final class Follower: @unchecked Sendable {
     }
 
     private func run(_ deliver: @Sendable ([Item]) -> Void) {
+        link.offLoop("Follower.run")
         let prefix = link.options.subjectPrefix
         var quietTurns = 0
         while !stopped.load(ordering: .relaxed) {

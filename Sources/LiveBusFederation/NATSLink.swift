@@ -100,6 +100,10 @@ final class NATSLink: @unchecked Sendable {
     /// connection lock, which its reconnect thread holds while it dials (up to the 2 s connect timeout per server,
     /// a partitioned daemon's every attempt), so that the loop thread never waits on it.
     private let seen = SeenState()
+    /// The thread that must never call libnats once set (the daemon's loop, ``JetStreamStore/startFollowing``), and
+    /// the calls it made anyway: every function of this module that calls a libnats function taking the connection
+    /// lock notes itself here first (``offLoop(_:)``).
+    let loopWatch = LoopThreadWatch()
 
     /// Connects to the first server that answers.
     /// - Throws: ``FederationError`` naming the servers and libnats' reason.
@@ -212,14 +216,19 @@ final class NATSLink: @unchecked Sendable {
     /// The servers libnats knows (given and discovered from the cluster), as of the last (re)connect or discovery.
     var knownServers: [String] { seen.snapshot.servers }
 
-    /// libnats' connected URL (takes its connection lock: not for the loop thread).
+    /// Notes that the calling thread is about to call libnats functions that take the connection lock (which the
+    /// reconnect thread holds while it dials: up to 2 s per attempt during a partition).
+    /// - Parameter what: The calling function, as ``LoopThreadWatch/callsOnLoopThread`` names it.
+    func offLoop(_ what: StaticString) { loopWatch.note(what) }
+
+    /// libnats' connected URL (takes its connection lock: not for the loop thread; libnats' callback thread).
     static func connectedURL(_ nc: OpaquePointer) -> String? {
         var buf = [CChar](repeating: 0, count: 256)
         guard natsConnection_GetConnectedUrl(nc, &buf, buf.count) == NATS_OK, buf[0] != 0 else { return nil }
         return String(decoding: buf.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
-    /// libnats' server list (takes its connection lock: not for the loop thread).
+    /// libnats' server list (takes its connection lock: not for the loop thread; libnats' callback thread).
     static func servers(_ nc: OpaquePointer) -> [String] {
         var list: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
         var count: Int32 = 0
@@ -281,6 +290,29 @@ final class NATSLink: @unchecked Sendable {
             defer { lock.unlock() }
             return (state, url, servers)
         }
+    }
+
+    /// The loop thread of a following store and the libnats calls made on it (none, by design: PROTOCOL.md §5.8).
+    /// A `pthread_t` comparison under a lock of its own per noted call, beside a network round trip.
+    final class LoopThreadWatch: @unchecked Sendable {
+        // @unchecked: every field is read and written under `lock`.
+        private let lock = NSLock()
+        private var loop: pthread_t?
+        private var calls: [String] = []
+
+        /// Makes the calling thread the loop thread.
+        func setLoopThread() { lock.withLock { loop = pthread_self() } }
+
+        /// Records `what` when the calling thread is the loop thread.
+        func note(_ what: StaticString) {
+            lock.withLock {
+                guard let loop, pthread_equal(loop, pthread_self()) != 0 else { return }
+                calls.append("\(what)")
+            }
+        }
+
+        /// The functions that called libnats on the loop thread, in order (empty unless a regression).
+        var callsOnLoopThread: [String] { lock.withLock { calls } }
     }
 
     /// What to say when the servers refused to sign the daemon in.

@@ -45,7 +45,13 @@ final class NATSServer {
         }
     }
 
+    /// Freezes (`SIGSTOP`) or thaws (`SIGCONT`) the server: its connections stay open and unanswered, as in a
+    /// partition, and libnats' reconnect thread dials it and waits for its INFO (2 s per attempt, holding libnats'
+    /// connection lock).
+    func freeze(_ stop: Bool) { kill(process.processIdentifier, stop ? SIGSTOP : SIGCONT) }
+
     deinit {
+        kill(process.processIdentifier, SIGCONT)
         process.terminate()
         process.waitUntilExit()
         try? FileManager.default.removeItem(atPath: dir)
@@ -314,6 +320,90 @@ struct JetStreamStoreFederationTests {
         }
         #expect(follower.events(topic: "orders/B1", from: 1)?.map(\.body.contentState.status) == ["s1", "s3", "s5"])
         #expect(follower.resumeRecords().map(\.name) == ["pixel"])
+    }
+
+    /// While NATS does not answer (the server frozen: libnats' reconnect thread dials it and waits 2 s per attempt
+    /// holding its connection lock), what the daemon's loop does with a following store — commits (refused with
+    /// federationUnavailable, nothing stored), the link's state and servers, the status refresh, the completions and
+    /// deliveries posted to it, and following itself once prepared — calls no libnats function on the loop thread
+    /// (this test's); once the server answers again, publishes are taken and the mirror has them. Not a duration:
+    /// which functions ran on which thread.
+    @Test func theLoopThreadCallsNoLibnatsWhileNATSDoesNotAnswer() throws {
+        let server = try NATSServer()
+        var o = FederationOptions(servers: [server.url])
+        o.replicas = 1
+        o.requestTimeoutMilliseconds = 1000
+        // Unprepared, following makes the consumer on the loop thread: the watch sees it.
+        let unprepared = try JetStreamStore(o)
+        try unprepared.startFollowing(post: { _ in }, onEvent: { _ in }, onResume: { _, _ in })
+        #expect(unprepared.libnatsCallsOnLoopThread == ["Follower.subscribe"])
+        unprepared.close()
+        // The daemon's way: opened and prepared before the loop (here: before this thread becomes the loop).
+        let store = try JetStreamStore(o)
+        try store.prepareFollowing()
+        let inbox = Inbox()
+        try store.startFollowing(post: { inbox.post($0) }, onEvent: { _ in }, onResume: { _, _ in })
+        // One turn of the daemon's loop: the posted closures, the 500 ms watch's reads and status refresh.
+        func turn() {
+            inbox.runAll()
+            _ = (store.linkState, store.connectedServer, store.knownServers, store.lastStatus)
+            store.refreshStatus()
+            usleep(10_000)
+        }
+        func commit(_ status: String) throws -> Result<[StoredEvent], StoreError> {
+            var r: Result<[StoredEvent], StoreError>?
+            store.commit(StoreBatch(events: [("orders/L", StoreConformance.event(status))])) { r = $0 }
+            let deadline = Date().addingTimeInterval(20)
+            while r == nil {
+                try #require(Date() < deadline, "the commit did not complete within 20 s")
+                turn()
+            }
+            return try #require(r)
+        }
+        #expect(try commit("a").get().map(\.sequence) == [1])
+        server.freeze(true)
+        var deadline = Date().addingTimeInterval(15)
+        while store.linkState == .connected {
+            try #require(Date() < deadline, "libnats did not report the frozen server lost within 15 s")
+            turn()
+        }
+        // Lost: refused at once, and the loop keeps turning through reconnect attempts (at least one dial of 2 s).
+        let refused = try commit("b")
+        #expect(throws: StoreError.self) { try refused.get() }
+        if case .failure(let e) = refused { #expect(e.message.hasPrefix("federationUnavailable")) }
+        deadline = Date().addingTimeInterval(3)
+        while Date() < deadline { turn() }
+        server.freeze(false)
+        deadline = Date().addingTimeInterval(20)
+        while store.linkState != .connected {
+            try #require(Date() < deadline, "libnats did not reconnect within 20 s of the thaw")
+            turn()
+        }
+        var stored: [StoredEvent] = []
+        for _ in 0..<5 where stored.isEmpty { stored = (try? commit("c").get()) ?? [] }
+        #expect(stored.map(\.sequence) == [2])
+        deadline = Date().addingTimeInterval(10)
+        while store.latest(topic: "orders/L")?.sequence != 2 {
+            try #require(Date() < deadline, "the mirror did not take the event within 10 s")
+            turn()
+        }
+        #expect(store.events(topic: "orders/L", from: 1)?.map(\.body.contentState.status) == ["a", "c"])
+        #expect(store.libnatsCallsOnLoopThread == [])
+    }
+
+    /// The watch the test above reads: a call noted on the loop thread is recorded, one on another thread is not.
+    @Test func theLoopThreadWatchRecordsOnlyTheLoopThreadsCalls() {
+        let watch = NATSLink.LoopThreadWatch()
+        watch.note("before")
+        watch.setLoopThread()
+        let done = DispatchSemaphore(value: 0)
+        Thread {
+            watch.note("other")
+            done.signal()
+        }.start()
+        done.wait()
+        watch.note("loop")
+        #expect(watch.callsOnLoopThread == ["loop"])
     }
 
     /// Each daemon's simulator state is its own (``FederationOptions/daemonID``): two daemons that each run a
