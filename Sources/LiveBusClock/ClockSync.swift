@@ -157,6 +157,61 @@ public struct ClockSync: Sendable {
         )
     }
 
+    /// The conversion ``toClient(_:now:)`` applies at `now`, as two whole numbers, and how long both stay the same:
+    /// the offset it adds to any server instant (ms, rounded as ``ServerInstant/toClientClock(offsetMilliseconds:)``
+    /// rounds it) and the uncertainty (ms, as it rounds it), unchanged at every server millisecond from `now`
+    /// through `validThrough`.
+    ///
+    /// The offset is a line in server time and the error bound a maximum of lines and of one `|line|` per held
+    /// sample, so neither moves faster than the largest slope among them; each rounded value keeps while its
+    /// unrounded one stays inside its rounding interval, with a margin for floating-point error. A caller that keeps
+    /// the pair for that span converts a delivery with one comparison (the fan-out: one evaluation per session per
+    /// span instead of one per server millisecond).
+    /// - Parameter now: The server's current time, ms.
+    /// - Returns: The offset (ms), the uncertainty (ms) and the last server instant (ms since the Unix epoch, at
+    ///   least `now`, at most `now` + ``maximumConversionSpanMilliseconds``) with the same two values; `nil` before
+    ///   the first accepted sample.
+    public func conversionSpan(at now: ServerInstant) -> (offset: Int64, uncertainty: Int, validThrough: Int64)? {
+        guard let fit, let offset = offsetMilliseconds(at: now), let bound = errorBoundMilliseconds(at: now) else {
+            return nil
+        }
+        let roundedOffset = Int64(saturating: offset)
+        let shifted = bound + 0.5
+        let uncertainty = Int(saturating: shifted.rounded(.up))
+        let ms = now.millisecondsSinceEpoch
+        guard offset.isFinite, shifted.isFinite, abs(offset) < 1e15, abs(shifted) < 1e15 else {
+            return (roundedOffset, uncertainty, ms)
+        }
+        // The offset keeps its rounding (to nearest, halves away from zero) while it stays within half a millisecond
+        // of `roundedOffset`; the uncertainty keeps its ceiling while `shifted` stays in (ceiling − 1, ceiling].
+        let r = Double(roundedOffset)
+        let offsetRoom = min(r + 0.5 - offset, offset - (r - 0.5))
+        let c = shifted.rounded(.up)
+        let boundRoom = min(c - shifted, shifted - (c - 1))
+        let margin = 1e-6 + (abs(offset) + abs(shifted) + abs(fit.base)) * 1e-13
+        var boundSlope = 0.0
+        for v in fit.region.vertices { boundSlope = max(boundSlope, abs(v.f - fit.fCentre)) }
+        if pending != nil {
+            boundSlope = max(boundSlope, configuration.frequencyTolerancePPM * 1e-6 + abs(fit.fCentre))
+        }
+        let offsetSpan = Self.span(room: offsetRoom - margin, slope: abs(fit.fCentre))
+        let boundSpan = Self.span(room: boundRoom - margin, slope: boundSlope)
+        let k = min(offsetSpan, boundSpan)
+        return (roundedOffset, uncertainty, ms.saturatingAdding(k))
+    }
+
+    /// Longest span ``conversionSpan(at:)`` returns, ms: the conversion is evaluated again at least this often.
+    public static let maximumConversionSpanMilliseconds: Int64 = 1000
+
+    /// The largest whole number of ms `k` (0 … ``maximumConversionSpanMilliseconds``) with `slope · k < room`.
+    private static func span(room: Double, slope: Double) -> Int64 {
+        guard room > 0 else { return 0 }
+        guard slope > 0 else { return maximumConversionSpanMilliseconds }
+        let q = room / slope
+        guard q < Double(maximumConversionSpanMilliseconds) + 1 else { return maximumConversionSpanMilliseconds }
+        return max(0, Int64(q.rounded(.up)) - 1)
+    }
+
     /// Converts a client-clock instant (for example a PONG's or a posture report's timestamp) to the server clock,
     /// with the offset estimated at server time `now`: the inverse of ``toClient(_:now:)``.
     /// - Parameters:
