@@ -183,20 +183,40 @@ public struct ClockSync: Sendable {
             return (roundedOffset, uncertainty, ms)
         }
         // The offset keeps its rounding (to nearest, halves away from zero) while it stays within half a millisecond
-        // of `roundedOffset`; the uncertainty keeps its ceiling while `shifted` stays in (ceiling − 1, ceiling].
+        // of `roundedOffset`, and moves one way only (its slope is `fCentre`); the uncertainty keeps its ceiling
+        // while `shifted` stays in (ceiling − 1, ceiling]. Forward in time the bound rises no faster than its
+        // steepest term and falls no faster than the term that is the maximum now (it stays at or above that one).
         let r = Double(roundedOffset)
-        let offsetRoom = min(r + 0.5 - offset, offset - (r - 0.5))
+        let offsetRoom = fit.fCentre >= 0 ? r + 0.5 - offset : offset - (r - 0.5)
         let c = shifted.rounded(.up)
-        let boundRoom = min(c - shifted, shifted - (c - 1))
-        let margin = 1e-6 + (abs(offset) + abs(shifted) + abs(fit.base)) * 1e-13
-        var boundSlope = 0.0
-        for v in fit.region.vertices { boundSlope = max(boundSlope, abs(v.f - fit.fCentre)) }
-        if pending != nil {
-            boundSlope = max(boundSlope, configuration.frequencyTolerancePPM * 1e-6 + abs(fit.fCentre))
+        // A few ulps of the largest term (≈ 2.2e-16 of it each), a hundred times over: a client clock far from the
+        // server's (a monotonic clock: an offset of −1.7e12 ms) still keeps spans of hundreds of ms.
+        let margin = 1e-6 + (abs(offset) + abs(shifted) + abs(fit.base)) * 1e-14
+        let x = fit.x(of: now)
+        var riseSlope = 0.0
+        var largest = -1.0
+        var fallSlope = 0.0
+        for v in fit.region.vertices {
+            let d = v.f - fit.fCentre
+            riseSlope = max(riseSlope, abs(d))
+            let value = (v.a - fit.aCentre) + d * x
+            if abs(value) > largest {
+                largest = abs(value)
+                fallSlope = max(0, value >= 0 ? -d : d)
+            }
         }
+        if let held = pending {
+            let slope = configuration.frequencyTolerancePPM * 1e-6 + abs(fit.fCentre)
+            riseSlope = max(riseSlope, slope)
+            let xHeld = fit.x(ofMidpointTwice: held.midpointTwice)
+            let estimateAtHeld = fit.base + fit.aCentre + fit.fCentre * xHeld
+            let disagreement = max(abs(held.upper - estimateAtHeld), abs(estimateAtHeld - held.lower))
+            if disagreement + slope * abs(x - xHeld) >= largest { fallSlope = x >= xHeld ? 0 : slope }
+        }
+        let riseSpan = Self.span(room: c - shifted - margin, slope: riseSlope)
+        let fallSpan = Self.span(room: shifted - (c - 1) - margin, slope: fallSlope)
         let offsetSpan = Self.span(room: offsetRoom - margin, slope: abs(fit.fCentre))
-        let boundSpan = Self.span(room: boundRoom - margin, slope: boundSlope)
-        let k = min(offsetSpan, boundSpan)
+        let k = min(offsetSpan, riseSpan, fallSpan)
         return (roundedOffset, uncertainty, ms.saturatingAdding(k))
     }
 
