@@ -157,6 +157,81 @@ public struct ClockSync: Sendable {
         )
     }
 
+    /// The conversion ``toClient(_:now:)`` applies at `now`, as two whole numbers, and how long both stay the same:
+    /// the offset it adds to any server instant (ms, rounded as ``ServerInstant/toClientClock(offsetMilliseconds:)``
+    /// rounds it) and the uncertainty (ms, as it rounds it), unchanged at every server millisecond from `now`
+    /// through `validThrough`.
+    ///
+    /// The offset is a line in server time and the error bound a maximum of lines and of one `|line|` per held
+    /// sample, so neither moves faster than the largest slope among them; each rounded value keeps while its
+    /// unrounded one stays inside its rounding interval, with a margin for floating-point error. A caller that keeps
+    /// the pair for that span converts a delivery with one comparison (the fan-out: one evaluation per session per
+    /// span instead of one per server millisecond).
+    /// - Parameter now: The server's current time, ms.
+    /// - Returns: The offset (ms), the uncertainty (ms) and the last server instant (ms since the Unix epoch, at
+    ///   least `now`, at most `now` + ``maximumConversionSpanMilliseconds``) with the same two values; `nil` before
+    ///   the first accepted sample.
+    public func conversionSpan(at now: ServerInstant) -> (offset: Int64, uncertainty: Int, validThrough: Int64)? {
+        guard let fit, let offset = offsetMilliseconds(at: now), let bound = errorBoundMilliseconds(at: now) else {
+            return nil
+        }
+        let roundedOffset = Int64(saturating: offset)
+        let shifted = bound + 0.5
+        let uncertainty = Int(saturating: shifted.rounded(.up))
+        let ms = now.millisecondsSinceEpoch
+        guard offset.isFinite, shifted.isFinite, abs(offset) < 1e15, abs(shifted) < 1e15 else {
+            return (roundedOffset, uncertainty, ms)
+        }
+        // The offset keeps its rounding (to nearest, halves away from zero) while it stays within half a millisecond
+        // of `roundedOffset`, and moves one way only (its slope is `fCentre`); the uncertainty keeps its ceiling
+        // while `shifted` stays in (ceiling − 1, ceiling]. Forward in time the bound rises no faster than its
+        // steepest term and falls no faster than the term that is the maximum now (it stays at or above that one).
+        let r = Double(roundedOffset)
+        let offsetRoom = fit.fCentre >= 0 ? r + 0.5 - offset : offset - (r - 0.5)
+        let c = shifted.rounded(.up)
+        // A few ulps of the largest term (≈ 2.2e-16 of it each), a hundred times over: a client clock far from the
+        // server's (a monotonic clock: an offset of −1.7e12 ms) still keeps spans of hundreds of ms.
+        let margin = 1e-6 + (abs(offset) + abs(shifted) + abs(fit.base)) * 1e-14
+        let x = fit.x(of: now)
+        var riseSlope = 0.0
+        var largest = -1.0
+        var fallSlope = 0.0
+        for v in fit.region.vertices {
+            let d = v.f - fit.fCentre
+            riseSlope = max(riseSlope, abs(d))
+            let value = (v.a - fit.aCentre) + d * x
+            if abs(value) > largest {
+                largest = abs(value)
+                fallSlope = max(0, value >= 0 ? -d : d)
+            }
+        }
+        if let held = pending {
+            let slope = configuration.frequencyTolerancePPM * 1e-6 + abs(fit.fCentre)
+            riseSlope = max(riseSlope, slope)
+            let xHeld = fit.x(ofMidpointTwice: held.midpointTwice)
+            let estimateAtHeld = fit.base + fit.aCentre + fit.fCentre * xHeld
+            let disagreement = max(abs(held.upper - estimateAtHeld), abs(estimateAtHeld - held.lower))
+            if disagreement + slope * abs(x - xHeld) >= largest { fallSlope = x >= xHeld ? 0 : slope }
+        }
+        let riseSpan = Self.span(room: c - shifted - margin, slope: riseSlope)
+        let fallSpan = Self.span(room: shifted - (c - 1) - margin, slope: fallSlope)
+        let offsetSpan = Self.span(room: offsetRoom - margin, slope: abs(fit.fCentre))
+        let k = min(offsetSpan, riseSpan, fallSpan)
+        return (roundedOffset, uncertainty, ms.saturatingAdding(k))
+    }
+
+    /// Longest span ``conversionSpan(at:)`` returns, ms: the conversion is evaluated again at least this often.
+    public static let maximumConversionSpanMilliseconds: Int64 = 1000
+
+    /// The largest whole number of ms `k` (0 … ``maximumConversionSpanMilliseconds``) with `slope · k < room`.
+    private static func span(room: Double, slope: Double) -> Int64 {
+        guard room > 0 else { return 0 }
+        guard slope > 0 else { return maximumConversionSpanMilliseconds }
+        let q = room / slope
+        guard q < Double(maximumConversionSpanMilliseconds) + 1 else { return maximumConversionSpanMilliseconds }
+        return max(0, Int64(q.rounded(.up)) - 1)
+    }
+
     /// Converts a client-clock instant (for example a PONG's or a posture report's timestamp) to the server clock,
     /// with the offset estimated at server time `now`: the inverse of ``toClient(_:now:)``.
     /// - Parameters:
