@@ -190,8 +190,11 @@ public final class SQLiteStore: EventStore {
             close()
             throw error
         }
+        // Under `--sync full` SQLite's automatic checkpoint stays in the COMMIT: a checkpoint thread's fsyncs beside
+        // each batch's own fsync lowered one publisher's rate from 43–48 k to 31–42 k ACKs/s (paired runs,
+        // BENCHMARKS.md "Profiles of 2026-12-02 (publish path)").
         do {
-            try startCheckpointer()
+            if !fullSync { try startCheckpointer() }
         } catch {
             close()
             throw StoreOpenError("cannot use \(path): \(error.message)")
