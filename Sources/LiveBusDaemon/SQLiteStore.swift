@@ -48,12 +48,15 @@ public final class SQLiteStore: EventStore {
     private var commitBatch: OpaquePointer?
     /// The replay log's trim (``trim(_:)``), prepared at its first use.
     private var trimEvents: OpaquePointer?
+    /// The WAL's checkpoints, on their own thread (``WALCheckpointer``): none runs in a COMMIT on the loop thread.
+    private var checkpointer: WALCheckpointer?
+    /// Per topic, the sequence below which every event is deleted (the replay log's oldest end, for ``trim(_:)``).
+    private var trimFloor: [String: UInt64] = [:]
     private var nextSequence: [String: UInt64] = [:]
     private var latestCache: [String: StoredEvent] = [:]
     /// The newest committed events of each topic, decoded (``RecentEvents``): replays and scheduler releases read
     /// them without a query and a JSON decode per event.
     private var recent: RecentEvents
-    private var appendsSinceTrim = 0
     /// Events kept per topic for replay; older ones are trimmed.
     public let logCapacity: Int
     /// The database file.
@@ -187,12 +190,55 @@ public final class SQLiteStore: EventStore {
             close()
             throw error
         }
+        // Under `--sync full` SQLite's automatic checkpoint stays in the COMMIT: a checkpoint thread's fsyncs beside
+        // each batch's own fsync lowered one publisher's rate from 43–48 k to 31–42 k ACKs/s (paired runs,
+        // BENCHMARKS.md "Profiles of 2026-12-02 (publish path)").
+        do {
+            if !fullSync { try startCheckpointer() }
+        } catch {
+            close()
+            throw StoreOpenError("cannot use \(path): \(error.message)")
+        }
         Self.writeCreationMarker(directory: directory)
+    }
+
+    /// Turns SQLite's automatic checkpoint off on this connection and hands checkpoints to a ``WALCheckpointer``:
+    /// the WAL hook (after every commit, with the WAL's frame count) asks for one past
+    /// ``WALCheckpointer/thresholdFrames``; `sqlite3_wal_hook` replaces the automatic checkpoint's own hook.
+    private func startCheckpointer() throws(StoreError) {
+        let c = try WALCheckpointer(path: path)
+        checkpointer = c
+        sqlite3_wal_hook(
+            db,
+            { context, _, _, frames in
+                if frames >= WALCheckpointer.thresholdFrames, let context {
+                    Unmanaged<WALCheckpointer>.fromOpaque(context).takeUnretainedValue().request()
+                }
+                return SQLITE_OK
+            },
+            Unmanaged.passUnretained(c).toOpaque()
+        )
+    }
+
+    /// Checkpoints the background thread completed, and the WAL frames they copied into the database file (tests).
+    var checkpoints: (checkpoints: Int, frames: Int) { checkpointer?.completed ?? (0, 0) }
+
+    /// Waits up to `seconds` for a checkpoint after the first `count` (tests).
+    /// - Returns: Whether one completed.
+    func waitForCheckpoint(after count: Int, seconds: Double) -> Bool {
+        checkpointer?.waitForCheckpoints(moreThan: count, seconds: seconds) ?? false
     }
 
     deinit { close() }
 
     private func close() {
+        // The checkpoint thread's connection goes first: the last connection to close checkpoints and removes
+        // the WAL (on this thread, at shutdown).
+        if let c = checkpointer {
+            sqlite3_wal_hook(db, nil, nil)
+            c.stop()
+            checkpointer = nil
+        }
         for s in insertEvents + [
             upsertTopic, selectFrom, upsertSession, upsertMeta, upsertSimulator, deleteSession,
             beginBatch, commitBatch, trimEvents,
@@ -260,6 +306,19 @@ public final class SQLiteStore: EventStore {
             if let next = nextSequence[topic], next > 1, let e = events(topic: topic, from: next - 1)?.last {
                 latestCache[topic] = e
             }
+        }
+        // Each topic's oldest stored event: where its next trim starts (one indexed lookup per topic).
+        guard let oldest = try? prepare("SELECT min(seq) FROM events WHERE topic = ?") else {
+            throw StoreOpenError("cannot read the events of \(path): \(lastError); \(Self.whatToDo)")
+        }
+        defer { sqlite3_finalize(oldest) }
+        for topic in nextSequence.keys {
+            bindText(oldest, 1, topic)
+            if sqlite3_step(oldest) == SQLITE_ROW, sqlite3_column_type(oldest, 0) == SQLITE_INTEGER {
+                trimFloor[topic] = UInt64(clamping: sqlite3_column_int64(oldest, 0))
+            }
+            sqlite3_reset(oldest)
+            sqlite3_clear_bindings(oldest)
         }
     }
 
@@ -356,6 +415,7 @@ public final class SQLiteStore: EventStore {
         var out: [StoredEvent] = []
         out.reserveCapacity(batch.events.count)
         var counters: [String: UInt64] = [:]
+        var floors: [(String, UInt64)] = []
         do {
             // Several events of one topic may share a transaction: each is numbered from what it already used.
             var pending = PendingSequences()
@@ -386,8 +446,8 @@ public final class SQLiteStore: EventStore {
                 try step(upsertMeta)
             }
             // The replay log's trim is part of the batch: one transaction, so one fsync under `--sync full` (a
-            // trim of its own after the commit was a second transaction, and fsync, every 1,024 appends).
-            if appendsSinceTrim + out.count >= Self.trimInterval { try trim(counters) }
+            // trim of its own after the commit was a second transaction, and fsync).
+            try trim(counters, floors: &floors)
             try step(commitBatch)
         } catch {
             try? exec("ROLLBACK")
@@ -399,8 +459,7 @@ public final class SQLiteStore: EventStore {
             if i + 1 == out.count || out[i + 1].topic != e.topic { latestCache[e.topic] = e }
             recent.append(e)
         }
-        appendsSinceTrim += out.count
-        if appendsSinceTrim >= Self.trimInterval { appendsSinceTrim = 0 }
+        for (topic, floor) in floors { trimFloor[topic] = floor }
         return out
     }
 
@@ -461,25 +520,44 @@ public final class SQLiteStore: EventStore {
         return out
     }
 
-    /// Appends between two trims of the replay log.
-    static let trimInterval = 1024
+    /// Events past a topic's replay-log capacity before ``trim(_:committed:)`` deletes them: the log holds at most
+    /// `logCapacity + trimChunk − 1` events of a topic between two trims.
+    static let trimChunk: UInt64 = 64
 
-    /// Deletes events older than the replay log's capacity per topic (the latest is always kept), inside the open
-    /// batch transaction. A DELETE that fails is left for the next trim, unless SQLite rolled the transaction back
-    /// with it (SQLITE_FULL, SQLITE_IOERR…): then the batch is not stored and its error is thrown.
-    /// - Parameter pending: The batch's counters (topic → next sequence after it), newer than the committed ones.
+    /// Deletes the events of the batch's topics older than the replay log's capacity (the latest is always kept),
+    /// inside the open batch transaction, a bounded range per topic: a topic is trimmed once `trimChunk` events
+    /// are past its capacity, by at most what the batch appended to it plus `2 × trimChunk`, from its oldest end
+    /// (``trimFloor``). Each trim is as small as the batch; a DELETE of ~1,024 rows every 1,024 appends, over every
+    /// topic ever stored, was one long loop turn (callgrind: 3.7 k Ir per PUBLISH, 3.8 M in one turn). A DELETE
+    /// that fails is left for a later trim, unless SQLite rolled the transaction back with it (SQLITE_FULL,
+    /// SQLITE_IOERR…): then the batch is not stored and its error is thrown.
+    /// - Parameters:
+    ///   - pending: The batch's counters (topic → next sequence after it).
+    ///   - floors: Set to the new oldest ends of the topics trimmed (applied once the batch commits).
     /// - Throws: ``StoreError`` when a DELETE failed and SQLite rolled the batch's transaction back.
-    private func trim(_ pending: [String: UInt64]) throws(StoreError) {
-        if trimEvents == nil { trimEvents = try? prepare("DELETE FROM events WHERE topic = ? AND seq < ?") }
-        guard let stmt = trimEvents else { return }
-        for (topic, committed) in nextSequence.merging(pending, uniquingKeysWith: { _, new in new })
-        where committed > UInt64(logCapacity) + 1 {
+    private func trim(_ pending: [String: UInt64], floors: inout [(String, UInt64)]) throws(StoreError) {
+        let capacity = UInt64(logCapacity)
+        for (topic, next) in pending where next > capacity + Self.trimChunk {
+            let keepFrom = next - capacity
+            let floor = trimFloor[topic] ?? 1
+            guard keepFrom >= floor + Self.trimChunk else { continue }
+            let appended = next - (nextSequence[topic] ?? 1)
+            let end = min(keepFrom, floor + appended + 2 * Self.trimChunk)
+            if trimEvents == nil {
+                trimEvents = try? prepare("DELETE FROM events WHERE topic = ? AND seq >= ? AND seq < ?")
+            }
+            guard let stmt = trimEvents else { return }
             bindText(stmt, 1, topic)
-            sqlite3_bind_int64(stmt, 2, Int64(committed) - Int64(logCapacity))
+            sqlite3_bind_int64(stmt, 2, Int64(floor))
+            sqlite3_bind_int64(stmt, 3, Int64(end))
             let failure = sqlite3_step(stmt) == SQLITE_DONE ? nil : writeError
             sqlite3_reset(stmt)
             sqlite3_clear_bindings(stmt)
-            if let failure, sqlite3_get_autocommit(db) != 0 { throw failure }
+            if let failure {
+                if sqlite3_get_autocommit(db) != 0 { throw failure }
+            } else {
+                floors.append((topic, end))
+            }
         }
     }
 

@@ -56,7 +56,7 @@ struct SQLiteStoreRecentTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let s = try SQLiteStore(directory: dir, logCapacity: 4, recentCapacity: 1000)
         for i in 0..<1100 { _ = try Self.commit(s, [("orders/a", StoreConformance.event("s\(i)"))]) }
-        // The store trims every 1,024 appends to the newest 4; the cache holds at most 4 per topic.
+        // The store trims to the newest 4 in steps of SQLiteStore.trimChunk; the cache holds at most 4 per topic.
         #expect(s.events(topic: "orders/a", from: 1) == nil, "sequence 1 was trimmed")
         #expect(Self.seqs(s.events(topic: "orders/a", from: 1097)) == [1097, 1098, 1099, 1100])
         #expect(s.events(topic: "orders/a", from: 1100)?.first?.body.contentState.status == "s1099")
