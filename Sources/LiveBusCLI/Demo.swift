@@ -84,6 +84,7 @@ enum DemoCommand {
         let tty = TerminalText.mayRepaint && !json
         let sessions = specs.map { ClientSession(loop: loop, options: $0.1, trueClock: SystemServerClock()) }
         var finished = false
+        var readerGone = false
         func allDelivered() -> Bool {
             sessions.allSatisfy { s in
                 let acts = s.board.activities
@@ -114,7 +115,16 @@ enum DemoCommand {
                 if backgroundAfterStart && u.event == "start" && u.applied && s.options.appState == "foreground" {
                     s.change(appState: "background")
                 }
-                if json { out.printJSON(u) } else if !tty { StandardStream.out(LogLine.update(u) + "\n") }
+                // A reader that went away (`livebus demo | head -1`) ends the demo through its cleanup (the private
+                // daemon stopped, its directory removed), with 0 as for any command; `exit` would leave both behind.
+                let line: [UInt8]? =
+                    json
+                    ? (try? WireJSON.encode(u)).map { Array($0) + [0x0A] }
+                    : tty ? nil : Array((LogLine.update(u) + "\n").utf8)
+                if !readerGone, let line, !StandardStream.offer(line, to: 1) {
+                    readerGone = true
+                    loop.stop()
+                }
                 if !finished && allDelivered() {
                     finished = true
                     loop.schedule(after: 300) { loop.stop() }
@@ -143,11 +153,12 @@ enum DemoCommand {
         timeout.cancel()
         watchDaemon.cancel()
         signals?.close()
-        if !json { draw() }
+        if !json && !readerGone { draw() }
         if let r = recorder { try stopRecorder(r) }
         for s in sessions { s.close() }
         loop.run()
         loop.close()
+        if readerGone { return 0 }
         if interrupted && !finished { throw Self.interrupted }
         if let daemonEnded, !finished {
             let log = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""

@@ -94,6 +94,14 @@ public enum StandardStream {
     /// Writes all of `bytes` to `fd`. When the reader went away (EPIPE) the process exits 0 for stdout, as `yes | head`
     /// does; other errors are ignored (nowhere left to report them).
     public static func write(_ bytes: [UInt8], to fd: Int32) {
+        if !offer(bytes, to: fd) && fd == 1 { exit(0) }
+    }
+
+    /// Writes all of `bytes` to `fd` and never ends the process, for a caller with something to clean up first (the
+    /// demo's private daemon and directory, which `exit` would leave behind).
+    /// - Returns: false when the reader went away (EPIPE); other errors are ignored, as ``write(_:to:)`` does.
+    @discardableResult
+    public static func offer(_ bytes: [UInt8], to fd: Int32) -> Bool {
         var offset = 0
         while offset < bytes.count {
             let n = bytes.withUnsafeBytes { raw in
@@ -104,10 +112,10 @@ public enum StandardStream {
             } else if n < 0 && errno == EINTR {
                 continue
             } else {
-                if errno == EPIPE && fd == 1 { exit(0) }
-                return
+                return !(n < 0 && errno == EPIPE)
             }
         }
+        return true
     }
 
     /// Writes `text` to standard output.

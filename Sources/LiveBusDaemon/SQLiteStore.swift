@@ -179,6 +179,15 @@ public final class SQLiteStore: EventStore {
             commitBatch = try prepare("COMMIT")
         } catch {
             close()
+            // A full disk (or quota) or a failing write is not damage: moving the database away would lose what it
+            // holds, so the advice is to make room and start again.
+            let condition = StoreCondition(error)
+            if condition != .storeError {
+                throw StoreOpenError(
+                    "cannot open \(path): \(condition.words) (\(error.message)); nothing in it was changed: free space "
+                        + "on the filesystem of \(directory) (`df -h \(directory)`) and start livebusd again"
+                )
+            }
             throw StoreOpenError(
                 "cannot use \(path): \(error.message); it may be corrupt: move it away to start afresh"
             )

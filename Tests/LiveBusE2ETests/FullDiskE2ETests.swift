@@ -235,4 +235,31 @@ struct E2EFullDiskTests {
         }
         #expect(stored.last?.sequence == rig.applied.last?.seq)
     }
+
+    /// A restart while the disk is still full is refused with what to do (free space), never with advice to move a
+    /// healthy database away; once space returns the same directory carries on to delivered.
+    @Test(.enabled(if: canMountTmpfs, "needs root and `mount -t tmpfs` to fill a real filesystem"))
+    func restartOnAFullDiskSaysFreeSpaceNotMoveItAway() throws {
+        let rig = Rig()
+        defer { rig.stop() }
+        if let e = try rig.start() {
+            Issue.record(Comment(rawValue: e))
+            return
+        }
+        #expect(rig.run(timeoutMs: 10_000) { !rig.applied.isEmpty })
+        guard rig.fillAndCheckDegraded() else { return }
+        rig.daemon?.kill9()
+        let refused = try E2EFullDiskTests.runTool(
+            "/usr/bin/timeout",
+            ["20", E2ECLIGoldenTests.bin + "/livebusd"] + rig.args
+        )
+        #expect(refused.exit == 2, "\(refused.stderr)")
+        #expect(refused.stderr.contains("is full"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("free space"), "\(refused.stderr)")
+        #expect(!refused.stderr.contains("move it away"), "\(refused.stderr)")
+        unlink(rig.fs + "/ballast")
+        try rig.startDaemon()
+        #expect(rig.run(timeoutMs: 30_000) { rig.applied.last?.status == "delivered" })
+        rig.expectCompleteInOrder()
+    }
 }
