@@ -49,11 +49,8 @@ public final class Daemon {
     var byNumber: [Int: Session] = [:]
     /// Topic numbers and each topic's subscribers with their slots, kept between subscription changes (FanOut.swift).
     var fanOutTable = FanOutTable()
-    /// Deliveries fanned out since the last flush-as-you-go (``FanOutFlushBudget``).
-    var fanOutFlush = FanOutFlushBudget()
-    /// Deliveries fanned out since the last flush-as-you-go (the batch's own flush compares it before and after
-    /// each event: Daemon+Durability.swift).
-    var fanOutDeliveriesSinceFlush: Int { fanOutFlush.deliveries }
+    /// Deliveries fanned out since the last flush-as-you-go (``fanOutFlushDeliveries``).
+    var fanOutDeliveriesSinceFlush = 0
     private var nextSessionNumber = 1
     var simulator: DeliverySimulator?
     private var simulatorTimer: (any BusTimer)?

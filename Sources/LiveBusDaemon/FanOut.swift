@@ -20,10 +20,6 @@ struct FanOutTarget {
 /// Source: ISSUE-15 "Fan-out lookup" (about eight string-keyed lookups per delivery before).
 struct FanOutTable {
     private struct Entry {
-        /// The topic's name as first seen: every event of the topic is offered under this one `String`, so the
-        /// per-delivery comparisons with the name a session's refresh gate kept compare one pointer (a new `String`
-        /// per event went through `_stringCompareWithSmolCheck`, ≈ 124 instructions per delivery, callgrind).
-        let topic: String
         var generation: UInt64
         var isCurrent: Bool
         var targets: ContiguousArray<FanOutTarget>
@@ -42,14 +38,9 @@ struct FanOutTable {
         if let n = numbers[topic] { return n }
         let n = entries.count
         numbers[topic] = n
-        entries.append(Entry(topic: topic, generation: 0, isCurrent: false, targets: []))
+        entries.append(Entry(generation: 0, isCurrent: false, targets: []))
         return n
     }
-
-    /// The name of topic `number` as first seen.
-    /// - Parameter number: A number from ``number(of:)``.
-    /// - Returns: The name (equal to every name ``number(of:)`` gave `number` for).
-    func topic(_ number: Int) -> String { entries[number].topic }
 
     /// The subscribers of topic `number`: the kept list while current at `generation`, else `build()`'s, kept.
     /// - Parameters:
@@ -64,9 +55,7 @@ struct FanOutTable {
     ) -> ContiguousArray<FanOutTarget> {
         if entries[number].isCurrent && entries[number].generation == generation { return entries[number].targets }
         let t = build()
-        entries[number].generation = generation
-        entries[number].isCurrent = true
-        entries[number].targets = t
+        entries[number] = Entry(generation: generation, isCurrent: true, targets: t)
         return t
     }
 
@@ -77,40 +66,6 @@ struct FanOutTable {
             entries[n].isCurrent = false
             entries[n].targets = []
         }
-    }
-}
-
-/// When the fan-out flushes every connection's output within one loop turn (flush as you go; the turn's end flushes
-/// the rest): once ``minimumDeliveries`` deliveries and ``minimumEvents`` events were fanned out since the last
-/// flush, or ``maximumDeliveries`` deliveries whatever the events.
-///
-/// A flush costs one system call per subscriber written to, so it pays off per delivery only when each subscriber
-/// got several frames since the last one: counting deliveries alone (4,096) flushed after every 4 events at
-/// N = 1000 (one `write` per 4 deliveries, ten times N = 100's share). The delivery bound keeps what one flush
-/// holds to about `maximumDeliveries` frames at any N. Pure (no I/O). Source: ISSUE-15 item 5 ("one large read
-/// must not hold every subscriber's output until the whole batch is fanned out").
-struct FanOutFlushBudget {
-    /// Deliveries before a flush, at the least.
-    static let minimumDeliveries = 4096
-    /// Events before a flush, at the least (below ``maximumDeliveries``): each subscriber's write carries that many.
-    static let minimumEvents = 8
-    /// Deliveries that force a flush.
-    static let maximumDeliveries = 32768
-
-    private(set) var deliveries = 0
-    private(set) var events = 0
-
-    /// Counts one event fanned out to `n` sessions.
-    /// - Parameter n: The event's deliveries (0 or more).
-    /// - Returns: `true` when the caller flushes now (the counts start again from 0).
-    mutating func note(deliveries n: Int) -> Bool {
-        deliveries += n
-        events += 1
-        guard deliveries >= Self.minimumDeliveries, events >= Self.minimumEvents || deliveries >= Self.maximumDeliveries
-        else { return false }
-        deliveries = 0
-        events = 0
-        return true
     }
 }
 
@@ -136,7 +91,7 @@ extension Daemon {
         guard !targets.isEmpty else { return }
         let now = clock.now()
         let update = PendingUpdate(
-            topic: fanOutTable.topic(number),
+            topic: e.topic,
             sequence: e.sequence,
             priority: e.body.priority,
             isTerminal: e.isTerminal,
@@ -149,8 +104,18 @@ extension Daemon {
         }
         // Flush as you go: a large batch (one read of many PUBLISHes, a burst of the simulator) does not hold every
         // subscriber's output until its last event is fanned out (ISSUE-15 item 5).
-        if fanOutFlush.note(deliveries: targets.count) { loop.flushPendingWrites() }
+        fanOutDeliveriesSinceFlush += targets.count
+        if fanOutDeliveriesSinceFlush >= Daemon.fanOutFlushDeliveries {
+            fanOutDeliveriesSinceFlush = 0
+            loop.flushPendingWrites()
+        }
     }
+
+    /// Deliveries fanned out between two flushes of every connection's output within one loop turn (the turn's
+    /// end flushes the rest): at about 1 k instructions per delivery, a flush at least every few milliseconds of
+    /// the loop's CPU time even under callgrind's slowdown, and few enough system calls (one per subscriber per
+    /// flush) not to cost throughput.
+    static let fanOutFlushDeliveries = 4096
 
     /// Drops the fan-out lists a closing session is in.
     func leaveFanOut(_ s: Session) {

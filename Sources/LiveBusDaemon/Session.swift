@@ -36,12 +36,10 @@ final class Session {
         /// This session's toxics, boxed (``faults``), or `nil`.
         private var faultsBox: FaultsBox?
         var eventsSent = 0
-        /// The server instants (ms, both included) over which the kept ``conversion(at:)`` holds
-        /// (``ClockSync/conversionSpan(at:)``): one evaluation of the clock estimate per session and span (up to a
-        /// second), not one per delivery or per millisecond; forgotten (`from > through`) whenever ``clock`` or the
-        /// handshake offset changes.
-        private var conversionFrom: Int64 = .max
-        private var conversionThrough: Int64 = .min
+        /// The server instant (ms) of the kept ``conversion(at:)``: one evaluation of the clock estimate per session
+        /// and server millisecond, not one per delivery; forgotten whenever ``clock`` or the handshake offset
+        /// changes.
+        private var conversionAt: Int64?
         private var conversionOffset: Int64 = 0
         private var conversionUncertainty = 0
     #else
@@ -57,12 +55,10 @@ final class Session {
         /// This session's toxics, boxed (``faults``), or `nil`.
         @exclusivity(unchecked) private var faultsBox: FaultsBox?
         @exclusivity(unchecked) var eventsSent = 0
-        /// The server instants (ms, both included) over which the kept ``conversion(at:)`` holds
-        /// (``ClockSync/conversionSpan(at:)``): one evaluation of the clock estimate per session and span (up to a
-        /// second), not one per delivery or per millisecond; forgotten (`from > through`) whenever ``clock`` or the
-        /// handshake offset changes.
-        @exclusivity(unchecked) private var conversionFrom: Int64 = .max
-        @exclusivity(unchecked) private var conversionThrough: Int64 = .min
+        /// The server instant (ms) of the kept ``conversion(at:)``: one evaluation of the clock estimate per session
+        /// and server millisecond, not one per delivery; forgotten whenever ``clock`` or the handshake offset
+        /// changes.
+        @exclusivity(unchecked) private var conversionAt: Int64?
         @exclusivity(unchecked) private var conversionOffset: Int64 = 0
         @exclusivity(unchecked) private var conversionUncertainty = 0
     #endif
@@ -151,9 +147,9 @@ final class Session {
     }
     /// Topic → highest sequence the client acknowledged.
     var lastAcked: [String: UInt64] = [:]
-    var clock = ClockSync() { didSet { forgetConversion() } }
+    var clock = ClockSync() { didSet { conversionAt = nil } }
     /// Offset (client − server, ms) seen in HELLO; used until the first probe converges.
-    var handshakeOffsetMilliseconds: Double = 0 { didSet { forgetConversion() } }
+    var handshakeOffsetMilliseconds: Double = 0 { didSet { conversionAt = nil } }
     var probeTimer: (any BusTimer)?
     var probesSent = 0
     /// `t1` of the PING awaiting its PONG.
@@ -242,36 +238,18 @@ final class Session {
 
     /// The conversion into this session's clock at server instant `now`: the offset added to a server instant
     /// (whole ms, as ``ServerInstant/toClientClock(offsetMilliseconds:)`` rounds it) and the uncertainty (ms), as
-    /// ``convert(_:now:)`` gives them for any instant. Kept for the span ``ClockSync/conversionSpan(at:)`` says both
-    /// hold (the handshake's offset, before the first probe, until it changes), so it is the same value.
+    /// ``convert(_:now:)`` gives them for any instant. Kept for the millisecond of `now`, so it is the same value.
     /// - Parameter now: The server's current time.
     /// - Returns: The offset to add (ms) and the uncertainty (ms).
     @inline(__always)
     func conversion(at now: ServerInstant) -> (offset: Int64, uncertainty: Int) {
         let ms = now.millisecondsSinceEpoch
-        if ms >= conversionFrom && ms <= conversionThrough { return (conversionOffset, conversionUncertainty) }
-        return evaluateConversion(at: now)
-    }
-
-    private func evaluateConversion(at now: ServerInstant) -> (offset: Int64, uncertainty: Int) {
-        let ms = now.millisecondsSinceEpoch
-        if let c = clock.conversionSpan(at: now) {
-            conversionOffset = c.offset
-            conversionUncertainty = c.uncertainty
-            conversionThrough = c.validThrough
-        } else {
-            let c = convert(ServerInstant(millisecondsSinceEpoch: 0), now: now)  // the handshake's: constant
-            conversionOffset = c.client.millisecondsSinceEpoch
-            conversionUncertainty = c.uncertaintyMilliseconds
-            conversionThrough = .max
-        }
-        conversionFrom = ms
+        if conversionAt == ms { return (conversionOffset, conversionUncertainty) }
+        let c = convert(ServerInstant(millisecondsSinceEpoch: 0), now: now)
+        conversionAt = ms
+        conversionOffset = c.client.millisecondsSinceEpoch
+        conversionUncertainty = c.uncertaintyMilliseconds
         return (conversionOffset, conversionUncertainty)
-    }
-
-    private func forgetConversion() {
-        conversionFrom = .max
-        conversionThrough = .min
     }
 
     /// Converts a server instant into this session's clock, keeping the full conversion.

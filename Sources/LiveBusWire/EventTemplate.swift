@@ -283,40 +283,10 @@ extension Frame {
             var crc = CRC32(continuing: event.prefixCRC(flags: flags))
             crc.update(UnsafeRawBufferPointer(tail))
             header.storeBytes(of: crc.value.bigEndian, toByteOffset: 20, as: UInt32.self)
-            if event.frameSize <= Self.assembledEventLimit {
-                appendAssembled(event, header: header, tail: tail, into: &buffer)
-                return
-            }
             // Typed buffers: Array's append of these is one memcpy each.
             buffer.append(contentsOf: header.assumingMemoryBound(to: UInt8.self))
             event.shared.withUnsafeBufferPointer { buffer.append(contentsOf: $0) }
             buffer.append(contentsOf: tail.assumingMemoryBound(to: UInt8.self))
-        }
-    }
-
-    /// EVENT frames up to this size (bytes) are put together on the stack and appended in one piece: one
-    /// `Array.append` (its uniqueness and capacity checks, ≈ 90 instructions each) instead of three.
-    static let assembledEventLimit = 1024
-
-    @inline(__always)
-    private static func appendAssembled(
-        _ event: EventTemplate,
-        header: UnsafeMutableRawBufferPointer,
-        tail: UnsafeMutableRawBufferPointer,
-        into buffer: inout [UInt8]
-    ) {
-        let size = event.frameSize
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: size) { frame in
-            let raw = UnsafeMutableRawBufferPointer(frame)
-            raw.copyMemory(from: UnsafeRawBufferPointer(header))
-            let shared = event.shared.count
-            event.shared.withUnsafeBytes {
-                UnsafeMutableRawBufferPointer(rebasing: raw[headerSize...]).copyMemory(from: $0)
-            }
-            UnsafeMutableRawBufferPointer(rebasing: raw[(headerSize + shared)...]).copyMemory(
-                from: UnsafeRawBufferPointer(tail)
-            )
-            buffer.append(contentsOf: UnsafeBufferPointer(rebasing: frame[0..<size]))
         }
     }
 }
