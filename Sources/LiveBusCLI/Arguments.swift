@@ -206,6 +206,21 @@ public struct Arguments {
         return x
     }
 
+    /// `--name` as a clock drift in parts per million, or `default`: a number, bare (the flag's name says the unit,
+    /// README "One rule for every duration flag") or with the unit written out: `50`, `-20`, `+3.5ppm`.
+    /// - Throws: ``CLIError`` (usage) naming the flag and the range, with an example.
+    public func ppm(_ name: String, default d: Double, in range: ClosedRange<Double>) throws(CLIError) -> Double {
+        guard let v = value(name) else { return d }
+        let number = v.hasSuffix("ppm") ? String(v.dropLast(3)) : v
+        guard let x = Double(number), x.isFinite, range.contains(x) else {
+            throw .usage(
+                "--\(name) '\(v)' is not a drift in ppm within \(String(format: "%g", range.lowerBound))…\(String(format: "%g", range.upperBound))",
+                recovery: "e.g. --\(name) +50 or --\(name) -20ppm (parts per million; + runs fast)"
+            )
+        }
+        return x
+    }
+
     /// `--name` as an unsigned integer, or `default`.
     /// - Throws: ``CLIError`` (usage) when it is not a non-negative integer.
     public func uint(_ name: String, default d: UInt64) throws(CLIError) -> UInt64 {

@@ -43,7 +43,7 @@ enum SessionFlags {
             posture.windowHeight = hh
         }
         let skew = try a.value("clock-skew").map { v throws(CLIError) in try parseDuration(v, flag: "clock-skew") } ?? 0
-        let drift = try a.double("clock-drift", default: 0, in: -100_000...100_000)
+        let drift = try a.ppm("clock-drift", default: 0, in: -100_000...100_000)
         if let v = a.value("os") {
             do { _ = try OSVersion.parse(v) } catch {
                 throw CLIError("invalidOSVersion", error.message, exit: .usage)

@@ -178,7 +178,7 @@ enum ControlCommands {
             understood.append("clock stepped \(signedSpokenDuration(ms))")
         }
         if a.value("drift") != nil {
-            let ppm = try a.double("drift", default: 0, in: -100_000...100_000)
+            let ppm = try a.ppm("drift", default: 0, in: -100_000...100_000)
             args["driftPPM"] = .number(ppm)
             understood.append("drift set to \(ppm >= 0 ? "+" : "")\(LivebusCommand.fmt(ppm)) ppm")
         }

@@ -318,6 +318,27 @@ import Testing
         #expect(u.count == 1 && u[0].0 == "M0001" && u[0].1 == ["orders/M0001"])
     }
 
+    /// A drift is in ppm, bare or with its unit written out (review finding: `--clock-drift 50ppm` was refused).
+    @Test func clockDriftTakesPPMBareOrWithItsUnit() throws {
+        func drift(_ v: String) throws(CLIError) -> Double {
+            try Arguments(["--clock-drift", v], command: "attach", options: ["clock-drift"], flags: [])
+                .ppm("clock-drift", default: 0, in: -100_000...100_000)
+        }
+        #expect(try drift("50") == 50)
+        #expect(try drift("50ppm") == 50)
+        #expect(try drift("-20ppm") == -20)
+        #expect(try drift("+3.5ppm") == 3.5)
+        for bad in ["50ms", "ppm", "2e6", "nanppm", "fast"] {
+            do throws(CLIError) {
+                _ = try drift(bad)
+                Issue.record("--clock-drift \(bad) accepted")
+            } catch {
+                #expect(error.message.contains("is not a drift in ppm within -100000…100000"), "\(error.message)")
+                #expect(error.recovery?.contains("-20ppm") == true)
+            }
+        }
+    }
+
     @Test func dashJIsJsonWhereJsonExists() throws {
         let a = try Arguments(["-j"], command: "status", options: ["socket"], flags: ["json"])
         #expect(a.flag("json"))

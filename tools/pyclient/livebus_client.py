@@ -12,6 +12,7 @@ prints one JSON object per applied update on stdout (see README.md).
 
 import argparse
 import json
+import math
 import os
 import random
 import re
@@ -1357,6 +1358,20 @@ def _fold_arg(text):
         raise argparse.ArgumentTypeError(str(error))
 
 
+def _ppm_arg(text):
+    """argparse type of --clock-drift: parts per million, bare or with the unit written out (50, -20ppm, +3.5ppm),
+    as livebus attach --clock-drift takes it."""
+    number = text[:-3] if text.endswith("ppm") else text
+    try:
+        value = float(number)
+    except ValueError:
+        value = float("nan")
+    if not math.isfinite(value) or not -100000 <= value <= 100000:
+        raise argparse.ArgumentTypeError(
+            "'%s' is not a drift in ppm within -100000…100000: e.g. +50 or -20ppm" % text)
+    return value
+
+
 def _script_arg(text):
     try:
         return parse_posture_script(text)
@@ -1388,8 +1403,8 @@ def build_parser():
     attach.add_argument("--os", default=None, metavar="VERSION", help="OS version, e.g. 27.1")
     attach.add_argument("--clock-skew", default=0, type=_duration_arg(), metavar="±DURATION",
                         help="the phone's clock offset with its unit (+90s, -1h, 500ms); a bare number is refused")
-    attach.add_argument("--clock-drift", default=0.0, type=float, metavar="PPM",
-                        help="the phone's clock rate error in ppm (positive runs fast)")
+    attach.add_argument("--clock-drift", default=0.0, type=_ppm_arg, metavar="PPM",
+                        help="the phone's clock rate error in ppm, bare or with its unit (+50, -20ppm; positive runs fast)")
     attach.add_argument("--posture-script", default=[], type=_script_arg, metavar="SCRIPT",
                         help="timed changes after attaching, e.g. 2s:half-opened,4s:flat,6s:background,8s:landscape")
     attach.add_argument("--exit-when", default=None, choices=("delivered",),

@@ -226,6 +226,17 @@ class WordsAndClockTests(unittest.TestCase):
         with self.assertRaises(ValueError):
             lb.parse_duration_ms("soon")
 
+    def test_clock_drift_is_ppm_bare_or_with_its_unit(self):
+        # As `livebus attach --clock-drift` (review finding: `50ppm` was refused there).
+        import argparse
+        self.assertEqual(lb._ppm_arg("50"), 50.0)
+        self.assertEqual(lb._ppm_arg("50ppm"), 50.0)
+        self.assertEqual(lb._ppm_arg("-20ppm"), -20.0)
+        self.assertEqual(lb._ppm_arg("+3.5ppm"), 3.5)
+        for bad in ("50ms", "ppm", "2e6", "nanppm", "fast"):
+            with self.assertRaises(argparse.ArgumentTypeError):
+                lb._ppm_arg(bad)
+
     def test_bare_numbers_and_fractions_of_a_millisecond_are_refused(self):
         # One rule with the Swift CLI (README "Durations"): `--clock-skew 500` was 500 ms here and 500 s there.
         for text, hint in (("500", "did you mean 500ms or 500s?"), ("-90", "did you mean -90ms or -90s?"),
