@@ -59,7 +59,7 @@ struct E2EFullDiskTests {
         return total
     }
 
-    /// One daemon on a tmpfs data dir, one phone; what both tests share.
+    /// One daemon on a tmpfs data dir, one phone; what the tests share.
     final class Rig {
         let dir = temporaryDirectory("lbd")
         var fs: String { dir + "/fs" }
@@ -83,6 +83,17 @@ struct E2EFullDiskTests {
             loop = l
             phones = Phones(["a"], socket: socket, loop: l)
             return nil
+        }
+
+        /// ``start()``, then the phone's loop until its first update (10 s at most).
+        /// - Returns: `false` when the rig could not start (the reason recorded as an issue).
+        func startAndWaitForAnUpdate() throws -> Bool {
+            if let e = try start() {
+                Issue.record(Comment(rawValue: e))
+                return false
+            }
+            #expect(run(timeoutMs: 10_000) { !self.applied.isEmpty })
+            return true
         }
 
         func startDaemon() throws {
@@ -175,11 +186,7 @@ struct E2EFullDiskTests {
     func fullDiskHoldsSimulatorEventsUntilSpaceReturns() throws {
         let rig = Rig()
         defer { rig.stop() }
-        if let e = try rig.start() {
-            Issue.record(Comment(rawValue: e))
-            return
-        }
-        #expect(rig.run(timeoutMs: 10_000) { !rig.applied.isEmpty })
+        guard try rig.startAndWaitForAnUpdate() else { return }
         rig.run(timeoutMs: 1000)
         guard rig.fillAndCheckDegraded() else { return }
         // Full until the simulator has emitted delivered: it is held, not shown and not dropped.
@@ -202,11 +209,7 @@ struct E2EFullDiskTests {
     func killNineWhileTheDiskIsFullLosesNothingShownAndReusesNoSequence() throws {
         let rig = Rig()
         defer { rig.stop() }
-        if let e = try rig.start() {
-            Issue.record(Comment(rawValue: e))
-            return
-        }
-        #expect(rig.run(timeoutMs: 10_000) { !rig.applied.isEmpty })
+        guard try rig.startAndWaitForAnUpdate() else { return }
         rig.run(timeoutMs: 1000)
         guard rig.fillAndCheckDegraded() else { return }
         // Killed with events held (emitted by the simulator, refused by the store, never shown).
@@ -242,11 +245,7 @@ struct E2EFullDiskTests {
     func restartOnAFullDiskSaysFreeSpaceNotMoveItAway() throws {
         let rig = Rig()
         defer { rig.stop() }
-        if let e = try rig.start() {
-            Issue.record(Comment(rawValue: e))
-            return
-        }
-        #expect(rig.run(timeoutMs: 10_000) { !rig.applied.isEmpty })
+        guard try rig.startAndWaitForAnUpdate() else { return }
         guard rig.fillAndCheckDegraded() else { return }
         rig.daemon?.kill9()
         let refused = try E2EFullDiskTests.runTool(
