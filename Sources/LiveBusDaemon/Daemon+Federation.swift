@@ -60,8 +60,6 @@ extension Daemon {
             return false
         }
         let restored = try restoreSimulator(js)
-        // The consumer is made here, before the loop serves (a JetStream request): following calls no libnats.
-        do { try js.prepareFollowing() } catch { throw DaemonError(error.message, unreachable: true) }
         federationSync = FederationSync(link: .connected, nowMilliseconds: nowMs())
         try follow(js, o, handle: handle)
         return restored
@@ -163,8 +161,7 @@ extension Daemon {
     private func retryJoin(_ o: FederationOptions, handle: LoopHandle) {
         let box = DaemonBox(self)
         DispatchQueue.global().asyncAfter(deadline: .now() + 2) {
-            // Opened and its consumer made here, off the loop (JetStream requests); the loop only starts following.
-            guard let js = try? JetStreamStore(o), (try? js.prepareFollowing()) != nil else {
+            guard let js = try? JetStreamStore(o) else {
                 handle.execute { _ in
                     guard let d = box.value, !d.isShuttingDown else { return }
                     d.retryJoin(o, handle: handle)

@@ -734,33 +734,7 @@ final class Follower: @unchecked Sendable {
     static func start(_ link: NATSLink, after: UInt64, deliver: @escaping @Sendable ([Item]) -> Void)
         throws(FederationError) -> Follower
     {
-        start(link, prepared: try prepare(link, after: after), deliver: deliver)
-    }
-
-    /// The consumer a follower reads, made before its thread starts.
-    struct Prepared: @unchecked Sendable {
-        // @unchecked: handed from the thread that made it to the follower's thread once, used by one at a time.
-        let sub: OpaquePointer
-        let after: UInt64
-    }
-
-    /// Makes the ordered consumer from after stream sequence `after` (a JetStream request: not on the loop thread).
-    /// - Throws: ``FederationError`` when the consumer cannot be created.
-    static func prepare(_ link: NATSLink, after: UInt64) throws(FederationError) -> Prepared {
-        Prepared(sub: try subscribe(link, from: after + 1), after: after)
-    }
-
-    /// Drops a consumer that was made and never followed.
-    static func discard(_ p: Prepared) {
-        natsSubscription_Unsubscribe(p.sub)
-        natsSubscription_Destroy(p.sub)
-    }
-
-    /// Follows a prepared consumer on a thread of its own (calls no libnats function on the calling thread).
-    static func start(_ link: NATSLink, prepared p: Prepared, deliver: @escaping @Sendable ([Item]) -> Void)
-        -> Follower
-    {
-        let f = Follower(link: link, sub: p.sub, after: p.after)
+        let f = Follower(link: link, sub: try subscribe(link, from: after + 1), after: after)
         let t = Thread { f.run(deliver) }
         t.name = "livebus-federation-follow"
         t.start()

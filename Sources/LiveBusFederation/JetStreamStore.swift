@@ -68,27 +68,12 @@ public final class JetStreamStore: EventStore {
         mirror.appliedStreamSequence = loaded.lastStreamSequence
     }
 
-    deinit {
-        following?.stop()
-        if let p = prepared { Follower.discard(p) }
-    }
+    deinit { following?.stop() }
 
     /// Stops following and closes the connection's subscription (the daemon's shutdown).
     public func close() {
         following?.stop()
         following = nil
-    }
-
-    /// The consumer ``prepareFollowing()`` made, until ``startFollowing(post:onEvent:onResume:)`` takes it.
-    private var prepared: Follower.Prepared?
-
-    /// Makes the stream's consumer ``startFollowing(post:onEvent:onResume:)`` will read, from after the loaded mirror:
-    /// a JetStream request (up to the request timeout), so call it off the loop thread (where the store was opened),
-    /// before following. Does nothing when already made or following.
-    /// - Throws: ``FederationError`` when the consumer cannot be created.
-    public func prepareFollowing() throws(FederationError) {
-        guard prepared == nil, following == nil else { return }
-        prepared = try Follower.prepare(link, after: mirror.appliedStreamSequence)
     }
 
     public var isDurable: Bool { true }
@@ -124,7 +109,7 @@ public final class JetStreamStore: EventStore {
     }
 
     /// The functions of the store that called libnats on the loop thread (the thread that called
-    /// ``startFollowing(post:onEvent:onResume:)``) from that call on: empty, as the loop never waits on libnats' connection
+    /// ``startFollowing(post:onEvent:onResume:)``) after it returned: empty, as the loop never waits on libnats' connection
     /// lock (its reconnect thread holds it while dialing, 2 s per attempt during a partition). For tests.
     var libnatsCallsOnLoopThread: [String] { link.loopWatch.callsOnLoopThread }
 
@@ -203,34 +188,27 @@ public final class JetStreamStore: EventStore {
     // MARK: - Following
 
     /// Follows the stream from after the loaded mirror: every message (this daemon's and every other's) reaches
-    /// the mirror in stream order on the loop thread, and commits run on the store's writer thread. Call it on the
-    /// loop thread after ``prepareFollowing()``: it then calls no libnats function itself (without, it makes the
-    /// consumer here).
+    /// the mirror in stream order on the loop thread, and commits run on the store's writer thread.
     /// - Parameters:
     ///   - post: Runs a closure on the loop thread (the daemon's `uv_async` handle, ``LoopHandle``).
     ///   - onEvent: Each event the mirror takes, in stream order (on the loop thread).
     ///   - onResume: Each resume record saved (`nil`: removed) by any daemon, on the loop thread.
-    /// - Throws: ``FederationError`` when the stream's consumer cannot be created (not prepared).
+    /// - Throws: ``FederationError`` when the stream's consumer cannot be created.
     public func startFollowing(
         post: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void,
         onEvent: @escaping (StoredEvent) -> Void,
         onResume: @escaping (String, ResumeRecord?) -> Void
     ) throws(FederationError) {
-        // The calling thread is the loop's: nothing on it may call libnats from here on.
-        link.loopWatch.setLoopThread()
-        let p: Follower.Prepared
-        if let made = prepared {
-            p = made
-        } else {
-            // Not prepared: made here, on the loop thread (noted; the daemon prepares it where it opened the store).
-            p = try Follower.prepare(link, after: mirror.appliedStreamSequence)
-        }
-        prepared = nil
         self.post = post
         self.onEvent = onEvent
         self.onResume = onResume
         let box = LoopBound(self)
-        following = Follower.start(link, prepared: p) { items in post { box.value.take(items) } }
+        following = try Follower.start(link, after: mirror.appliedStreamSequence) { items in
+            post { box.value.take(items) }
+        }
+        // From here on the calling thread is the loop's: nothing on it may call libnats (its consumer was made
+        // above, once, as the store opened).
+        link.loopWatch.setLoopThread()
     }
 
     private func take(_ items: [Follower.Item]) {

@@ -325,22 +325,14 @@ struct JetStreamStoreFederationTests {
     /// While NATS does not answer (the server frozen: libnats' reconnect thread dials it and waits 2 s per attempt
     /// holding its connection lock), what the daemon's loop does with a following store — commits (refused with
     /// federationUnavailable, nothing stored), the link's state and servers, the status refresh, the completions and
-    /// deliveries posted to it, and following itself once prepared — calls no libnats function on the loop thread
-    /// (this test's); once the server answers again, publishes are taken and the mirror has them. Not a duration:
-    /// which functions ran on which thread.
+    /// deliveries posted to it — calls no libnats function on the loop thread (this test's); once the server answers
+    /// again, publishes are taken and the mirror has them. Not a duration: which functions ran on which thread.
     @Test func theLoopThreadCallsNoLibnatsWhileNATSDoesNotAnswer() throws {
         let server = try NATSServer()
         var o = FederationOptions(servers: [server.url])
         o.replicas = 1
         o.requestTimeoutMilliseconds = 1000
-        // Unprepared, following makes the consumer on the loop thread: the watch sees it.
-        let unprepared = try JetStreamStore(o)
-        try unprepared.startFollowing(post: { _ in }, onEvent: { _ in }, onResume: { _, _ in })
-        #expect(unprepared.libnatsCallsOnLoopThread == ["Follower.subscribe"])
-        unprepared.close()
-        // The daemon's way: opened and prepared before the loop (here: before this thread becomes the loop).
         let store = try JetStreamStore(o)
-        try store.prepareFollowing()
         let inbox = Inbox()
         try store.startFollowing(post: { inbox.post($0) }, onEvent: { _ in }, onResume: { _, _ in })
         // One turn of the daemon's loop: the posted closures, the 500 ms watch's reads and status refresh.
