@@ -575,7 +575,8 @@ public final class Daemon {
                 sessionID: "s\(number)",
                 timeoutMilliseconds: limits.handshakeTimeoutMilliseconds,
                 maximumFrameSize: options.maximumFrameSize,
-                ownUserID: Daemon.ownUserID
+                ownUserID: Daemon.ownUserID,
+                maximumSubscriptions: limits.maximumSubscriptions
             )
         )
         _ = s.handshake.handle(.opened(monotonicMilliseconds: monotonicMs))  // its timer: the liveness sweep
@@ -886,8 +887,23 @@ public final class Daemon {
                 break  // taken over above
             }
             resumeDeadlines[r.token] = nil
-            // The client's own record wins: it knows what it applied.
+            // The client's own record wins: it knows what it applied, and what it subscribed to. A record saved
+            // before the daemon's kill may predate a SUBSCRIBE that was answered (its batch not yet stored): the
+            // patterns it lacks are added (the handshake checked them), and caught up after WELCOME as the others.
             s.lastSent = r.topics
+            if let wanted = r.patterns {
+                let held = Set(s.patterns)
+                let missing = wanted.filter { !held.contains($0) }
+                do throws(WireError) {
+                    if !missing.isEmpty { _ = try s.subscribe(missing, limit: limits.maximumSubscriptions) }
+                } catch {
+                    // Only past --max-subscriptions together with the record's own: the record's stay.
+                    logger.warning(
+                        "resume patterns not restored",
+                        [("session.id", s.id), ("reason", error.message)]
+                    )
+                }
+            }
         }
         s.name = e.name
         s.resumeToken = e.resumeToken
