@@ -192,7 +192,9 @@ extension Daemon {
         let turnNs = UInt64(max(0, limits.turnBudgetMicroseconds)) &* 1000
         while s.phase != .closed {
             if s.heldWelcome != nil {
-                pause(s, .welcome)
+                // Nothing past the HELLO is handled before its WELCOME is written; reading stops only when the
+                // client sent more (most clients wait for WELCOME: no read_stop/read_start per connect).
+                if s.decoder.bufferedByteCount > 0 { pause(s, .welcome) }
                 return
             }
             if answersOverLimit(s) {
