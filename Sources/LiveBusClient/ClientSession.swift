@@ -357,7 +357,10 @@ public final class ClientSession {
             disconnected(error)
             return
         }
-        let resume = resumeToken.map { ResumeBody(token: $0, topics: replicas.mapValues(\.sequence)) }
+        // Its patterns too: a daemon killed before it stored the SUBSCRIBE resumes an older record (§5.3).
+        let resume = resumeToken.map {
+            ResumeBody(token: $0, topics: replicas.mapValues(\.sequence), patterns: options.patterns)
+        }
         send(
             .hello,
             body: HelloBody(

@@ -30,6 +30,9 @@ public struct SessionHandshake: Sendable {
         public var maximumFrameSize: Int
         /// The daemon's own user id: only this user may take the admin role (peer credentials).
         public var ownUserID: UInt32
+        /// The most topic patterns a session may hold (`--max-subscriptions`): a resume's `patterns` beyond it are
+        /// refused (`tooManySubscriptions`), as a SUBSCRIBE's are.
+        public var maximumSubscriptions: Int
 
         /// Creates a configuration.
         /// - Parameters:
@@ -37,11 +40,20 @@ public struct SessionHandshake: Sendable {
         ///   - timeoutMilliseconds: The handshake timeout, milliseconds.
         ///   - maximumFrameSize: The largest frame, bytes.
         ///   - ownUserID: The daemon's user id.
-        public init(sessionID: String, timeoutMilliseconds: Int64, maximumFrameSize: Int, ownUserID: UInt32) {
+        ///   - maximumSubscriptions: The most topic patterns a session may hold; default 1,000 (the daemon's
+        ///     `--max-subscriptions` default).
+        public init(
+            sessionID: String,
+            timeoutMilliseconds: Int64,
+            maximumFrameSize: Int,
+            ownUserID: UInt32,
+            maximumSubscriptions: Int = 1_000
+        ) {
             self.sessionID = sessionID
             self.timeoutMilliseconds = timeoutMilliseconds
             self.maximumFrameSize = maximumFrameSize
             self.ownUserID = ownUserID
+            self.maximumSubscriptions = maximumSubscriptions
         }
     }
 
@@ -259,6 +271,22 @@ public struct SessionHandshake: Sendable {
         }
     }
 
+    /// Checks a resume's `patterns` as a SUBSCRIBE's would be (PROTOCOL.md §5.3).
+    /// - Throws: ``WireError`` `invalidTopic` naming the bad pattern, or `tooManySubscriptions` past `limit`.
+    static func check(resumePatterns patterns: [String], limit: Int) throws(WireError) {
+        for p in patterns {
+            do throws(WireError) { try Topic.validatePattern(p) } catch {
+                throw WireError(error.code, "HELLO resume.patterns: \(error.message)")
+            }
+        }
+        guard Set(patterns).count <= limit else {
+            throw WireError(
+                .tooManySubscriptions,
+                "HELLO resume.patterns holds \(Set(patterns).count) topic patterns; a session may hold \(limit) (--max-subscriptions)"
+            )
+        }
+    }
+
     private mutating func refuse(_ e: WireError) -> [Action] {
         phase = .refused(e.code)
         return [.cancelTimer, .refuse(e)]
@@ -314,6 +342,9 @@ public struct SessionHandshake: Sendable {
         if let r = h.resume {
             guard let c = facts.resume, mayResume else {
                 throw WireError(.resumeRejected, "resume token is unknown or expired; attach as a new session")
+            }
+            if let patterns = r.patterns {
+                try Self.check(resumePatterns: patterns, limit: configuration.maximumSubscriptions)
             }
             if c.holder == .live { actions.append(.takeOver(token: r.token)) }
             name = c.name

@@ -120,8 +120,41 @@ extension Daemon {
     func commitTurn() {
         guard !turn.isEmpty else { return }
         let (batch, waiters) = turn.take(nowMilliseconds: nowMs())
-        store.commit(batch) { [weak self] result in self?.batchCommitted(result, waiters: waiters) }
+        let welcomes = welcomesInTurn
+        welcomesInTurn.removeAll(keepingCapacity: true)
+        if !welcomes.isEmpty {
+            // A store that does not answer (a frozen NATS node) does not keep phones from attaching.
+            loop.scheduleTimer(after: Self.welcomeHoldMilliseconds, repeat: 0) { [weak self] in
+                guard let self else { return }
+                let late = welcomes.filter { $0.heldWelcome != nil }
+                guard !late.isEmpty else { return }
+                logger.log(
+                    .warning,
+                    "WELCOME sent before its resume record was stored",
+                    [
+                        ("error", "the store has not answered in \(Self.welcomeHoldMilliseconds) ms"),
+                        ("sessions", "\(late.count)"),
+                    ]
+                )
+                for s in late { releaseWelcome(s) }
+            }
+        }
+        store.commit(batch) { [weak self] result in
+            guard let self else { return }
+            // The new sessions' WELCOMEs first (their records are in the batch), then the ACKs and the fan-out.
+            // A refused batch sends them too: the session works, and its token is as durable as before the change
+            // (a daemon restarted before a later record is stored refuses it with resumeRejected).
+            if case .failure(let e) = result, !welcomes.isEmpty {
+                logger.log(.warning, "WELCOME sent before its resume record was stored", [("error", e.message)])
+            }
+            for s in welcomes { releaseWelcome(s) }
+            batchCommitted(result, waiters: waiters)
+        }
     }
+
+    /// The longest a new session's WELCOME waits for its resume record's commit, milliseconds (monotonic); past it
+    /// the WELCOME is written anyway (its token is then as durable as the record turns out to be).
+    static let welcomeHoldMilliseconds: UInt64 = 1_000
 
     /// Events fanned out between two flushes of every connection's output while a large batch is fanned out
     /// (flush as you go: the first subscribers' frames leave before the last event is encoded).
@@ -300,6 +333,17 @@ extension Daemon {
             recovery: Daemon.degradedFix(c, dataDir: options.dataDirectory) + ", then retry"
         )
     }
+}
+
+/// A new session's WELCOME waiting for the commit of the batch that holds its resume record, so that the token it
+/// gives is one every later daemon (this one after a kill -9, or another of the federation) knows: the handshake's
+/// outcome (its ``SessionHandshake/Established/welcome``, whose `serverTime` is set when it is written) and the
+/// HELLO. Source: PROTOCOL.md §4.1, §5.6 "Group commit".
+struct HeldWelcome {
+    /// What the handshake established.
+    let established: SessionHandshake.Established
+    /// The HELLO.
+    let hello: HelloBody
 }
 
 /// A PUBLISH waiting for its batch's commit: who gets the ACK, with which frame id.

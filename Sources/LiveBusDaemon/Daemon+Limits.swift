@@ -11,6 +11,9 @@ enum ReadPause: Hashable {
     case rate
     /// Too many bytes of replies are queued to it.
     case replies
+    /// A new session's WELCOME waits for the commit of its resume record (``HeldWelcome``): what the client sent
+    /// after its HELLO is read once the WELCOME is written.
+    case welcome
 }
 
 /// A session's state for the limits (loop-bound).
@@ -164,7 +167,7 @@ extension Daemon {
         s.connection.stopReading()
     }
 
-    private func unpause(_ s: Session, _ reason: ReadPause) {
+    func unpause(_ s: Session, _ reason: ReadPause) {
         guard s.limits.pauses.remove(reason) != nil, s.limits.pauses.isEmpty, s.phase != .closed else { return }
         do {
             try s.connection.resumeReading()
@@ -188,6 +191,12 @@ extension Daemon {
         var started: UInt64 = 0
         let turnNs = UInt64(max(0, limits.turnBudgetMicroseconds)) &* 1000
         while s.phase != .closed {
+            if s.heldWelcome != nil {
+                // Nothing past the HELLO is handled before its WELCOME is written; reading stops only when the
+                // client sent more (most clients wait for WELCOME: no read_stop/read_start per connect).
+                if s.decoder.bufferedByteCount > 0 { pause(s, .welcome) }
+                return
+            }
             if answersOverLimit(s) {
                 if s.limits.repliesPausedSinceMs == nil {
                     s.limits.repliesPausedSinceMs = now
@@ -260,7 +269,7 @@ extension Daemon {
     /// and ACKs: a reading per frame was one system call per PUBLISH.
     static let cpuClockInterval = 16
 
-    private func schedulePump(_ s: Session) {
+    func schedulePump(_ s: Session) {
         guard !s.limits.pumpScheduled else { return }
         s.limits.pumpScheduled = true
         loop.runSoon { [weak self, weak s] in

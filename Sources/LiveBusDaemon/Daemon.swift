@@ -43,6 +43,8 @@ public final class Daemon {
     var store: any EventStore
     /// What this loop turn appended (client PUBLISHes, resume records), committed as one batch at its end.
     var turn = GroupCommit<PublishWaiter>()
+    /// New sessions whose WELCOME waits for this loop turn's batch (their resume records are in it).
+    var welcomesInTurn: [Session] = []
     /// Topic → subscribers (sessions by connection number), patterns compiled once.
     var index = TopicIndex<Int>()
     /// Sessions by connection number (the index's keys).
@@ -575,7 +577,8 @@ public final class Daemon {
                 sessionID: "s\(number)",
                 timeoutMilliseconds: limits.handshakeTimeoutMilliseconds,
                 maximumFrameSize: options.maximumFrameSize,
-                ownUserID: Daemon.ownUserID
+                ownUserID: Daemon.ownUserID,
+                maximumSubscriptions: limits.maximumSubscriptions
             )
         )
         _ = s.handshake.handle(.opened(monotonicMilliseconds: monotonicMs))  // its timer: the liveness sweep
@@ -848,13 +851,42 @@ public final class Daemon {
                 guard let h = hello else { break }
                 established = e
                 establish(s, e, hello: h)
+            case .write(.welcome, _) where established.map({ holdsWelcome(s, $0) }) ?? false:
+                // A new session's token must be durable before the client has it (PROTOCOL.md §4.1): its record
+                // is in this turn's batch, and the WELCOME follows that batch's commit (``releaseWelcome(_:)``).
+                if let e = established, let h = hello {
+                    s.heldWelcome = HeldWelcome(established: e, hello: h)
+                    welcomesInTurn.append(s)
+                }
             case .write(let type, let body):
                 send(s, type, encoded: body)
             case .refuse(let e):
                 throw e
             }
         }
-        if let e = established, let h = hello { afterWelcome(s, e, hello: h) }
+        if let e = established, let h = hello, s.heldWelcome == nil { afterWelcome(s, e, hello: h) }
+    }
+
+    /// Whether a session's WELCOME waits for its resume record's commit: a new phone's (not a resumed one's, whose
+    /// token is stored already) on a durable store.
+    private func holdsWelcome(_ s: Session, _ e: SessionHandshake.Established) -> Bool {
+        store.isDurable && e.role == .session && e.resumedFrom == nil
+    }
+
+    /// Writes a held WELCOME once its record's batch committed (or was refused), then what follows it, and reads the
+    /// session's input again.
+    func releaseWelcome(_ s: Session) {
+        guard let w = s.heldWelcome else { return }
+        s.heldWelcome = nil
+        guard s.phase == .established else { return }
+        // Stamped now: the client's first offset estimate (WELCOME serverTime) does not include the wait.
+        var welcome = w.established.welcome
+        welcome.serverTime = clock.now().millisecondsSinceEpoch
+        send(s, .welcome, encoded: welcome.compactJSON())
+        afterWelcome(s, w.established, hello: w.hello)
+        guard s.phase == .established else { return }
+        unpause(s, .welcome)
+        if s.decoder.bufferedByteCount > 0 { schedulePump(s) }
     }
 
     /// Adopts a HELLO's identity: the resumed session's subscriptions, clock and record, or a new one.
@@ -886,8 +918,23 @@ public final class Daemon {
                 break  // taken over above
             }
             resumeDeadlines[r.token] = nil
-            // The client's own record wins: it knows what it applied.
+            // The client's own record wins: it knows what it applied, and what it subscribed to. A record saved
+            // before the daemon's kill may predate a SUBSCRIBE that was answered (its batch not yet stored): the
+            // patterns it lacks are added (the handshake checked them), and caught up after WELCOME as the others.
             s.lastSent = r.topics
+            if let wanted = r.patterns {
+                let held = Set(s.patterns)
+                let missing = wanted.filter { !held.contains($0) }
+                do throws(WireError) {
+                    if !missing.isEmpty { _ = try s.subscribe(missing, limit: limits.maximumSubscriptions) }
+                } catch {
+                    // Only past --max-subscriptions together with the record's own: the record's stay.
+                    logger.warning(
+                        "resume patterns not restored",
+                        [("session.id", s.id), ("reason", error.message)]
+                    )
+                }
+            }
         }
         s.name = e.name
         s.resumeToken = e.resumeToken

@@ -186,6 +186,8 @@ final class Session {
 
     /// PUBLISHes of this session staged in the loop turn's batch, whose ACKs wait for its commit.
     var pendingAcks = 0
+    /// A new session's WELCOME while its resume record is being committed; its input is not read meanwhile.
+    var heldWelcome: HeldWelcome?
     /// The topic of this session's last accepted PUBLISH (``Topic/validate(_:)`` passed): a publisher's next
     /// PUBLISH to the same topic is not validated again.
     var lastPublishTopic: String?

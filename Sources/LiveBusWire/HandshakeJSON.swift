@@ -277,6 +277,7 @@ extension JSONScanner {
         var seen: UInt32 = 0
         var token: String?
         var topics: [String: UInt64]?
+        var patterns: [String]?
         try object { (r, k) throws(WireError) in
             if Self.key(k, is: "token") {
                 try r.mark(&seen, 1 << 0)
@@ -289,12 +290,17 @@ extension JSONScanner {
                     guard t.updateValue(try r.plainUInt64(), forKey: key) == nil else { throw r.unplain() }
                 }
                 topics = t
+            } else if Self.key(k, is: "patterns") {
+                try r.mark(&seen, 1 << 2)
+                patterns = try r.orNull { (r) throws(WireError) in
+                    try r.array { (r) throws(WireError) in try r.readString() }
+                }
             } else {
                 try r.skipValue()
             }
         }
         guard let token, let topics else { throw unplain() }
-        return ResumeBody(token: token, topics: topics)
+        return ResumeBody(token: token, topics: topics, patterns: patterns)
     }
 
     fileprivate mutating func subscribeBody() throws(WireError) -> SubscribeBody {

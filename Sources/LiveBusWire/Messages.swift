@@ -215,17 +215,27 @@ public struct ProfileBody: Sendable, Hashable, Codable {
     }
 }
 
-/// A resume request inside HELLO: the token from an earlier WELCOME and the last applied sequence per topic.
+/// A resume request inside HELLO: the token from an earlier WELCOME, the last applied sequence per topic, and the
+/// topic patterns the client subscribed to.
 public struct ResumeBody: Sendable, Hashable, Codable {
     /// The resume token from the earlier session's WELCOME.
     public var token: String
     /// Topic → last sequence number the client applied.
     public var topics: [String: UInt64]
+    /// The topic patterns the client subscribed to (its SUBSCRIBEs), or `nil` (a client that does not send them).
+    /// The daemon subscribes the resumed session to each one its record lacks: a daemon killed after a SUBSCRIBE
+    /// but before its batch was stored resumes from an older record (PROTOCOL.md §5.3).
+    public var patterns: [String]?
 
     /// Creates a resume request.
-    public init(token: String, topics: [String: UInt64]) {
+    /// - Parameters:
+    ///   - token: The earlier WELCOME's resume token.
+    ///   - topics: Topic → last applied sequence.
+    ///   - patterns: The patterns subscribed to, or `nil`.
+    public init(token: String, topics: [String: UInt64], patterns: [String]? = nil) {
         self.token = token
         self.topics = topics
+        self.patterns = patterns
     }
 }
 

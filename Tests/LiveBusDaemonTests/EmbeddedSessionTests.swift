@@ -114,6 +114,65 @@ import Testing
         #expect(try again.readOutboundFrames().filter { $0.type == .event }.map(\.sequence) == [6])
     }
 
+    /// A daemon killed after it answered a SUBSCRIBE but before that turn's batch was stored comes back with the
+    /// session's record from WELCOME, which holds no patterns. The phone's resume names its patterns: the daemon
+    /// restores the ones the record lacks and catches the phone up on them; a resume without `patterns` (an older
+    /// client) gets the record's only. Before, such a phone resumed subscribed to nothing and applied nothing more
+    /// (FederationE2ETests' `phonesOnEveryDaemonFollowTheDemoToDelivered` under load: a kill -9 0.1 s after its
+    /// SUBSCRIBE). Source: PROTOCOL.md §5.3.
+    @Test(arguments: [true, false]) func aResumeRestoresThePatternsItsRecordLacks(sendsPatterns: Bool) throws {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("livebus-resume-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var o = DaemonOptions.embedded()
+        o.dataDirectory = dir.path
+        var token = ""
+        do {
+            // The state such a kill leaves: the phone's record without its SUBSCRIBE, and an event on its topic.
+            let bus = try EmbeddedDaemon(options: o)
+            let phone = bus.connect()
+            token = try #require(try phone.attach(helloFrame(name: "h1")).0?.resumeToken)
+            let publisher = bus.connect()
+            try publisher.attach(helloFrame(role: .publisher, name: "pub", device: nil))
+            try publisher.writeInbound(publishFrame(topic: "orders/A1", id: 1))
+            #expect(try publisher.readOutboundFrames().types.contains(.ack))
+            bus.engine.shutdown(reason: "test")
+        }
+        let bus = try EmbeddedDaemon(options: o)
+        let phone = bus.connect()
+        let resume = ResumeBody(token: token, topics: [:], patterns: sendsPatterns ? ["orders/>"] : nil)
+        let (welcome, first) = try phone.attach(helloFrame(name: "h1", resume: resume))
+        #expect(welcome?.resumed == true)
+        let frames = first + (try phone.readAllOutboundFrames())
+        let publisher = bus.connect()
+        try publisher.attach(helloFrame(role: .publisher, name: "pub", device: nil))
+        try publisher.writeInbound(publishFrame(topic: "orders/A1", id: 2))
+        let live = try phone.readAllOutboundFrames().filter { $0.type == .event }.map(\.sequence)
+        if sendsPatterns {
+            #expect(frames.filter { $0.type == .event }.map(\.sequence) == [1])
+            #expect(frames.contains { $0.type == .upToDate && $0.topic == "orders/A1" })
+            #expect(live == [2])
+        } else {
+            #expect(frames.filter { $0.type == .event }.isEmpty && live.isEmpty)
+        }
+        bus.engine.shutdown(reason: "test")
+    }
+
+    /// A resume's patterns are checked as a SUBSCRIBE's: a malformed one or too many refuse the HELLO, naming it.
+    @Test func aResumeWithBadPatternsIsRefused() throws {
+        let (bus, _) = try embeddedDaemon { $0.limits.maximumSubscriptions = 2 }
+        let phone = bus.connect()
+        let token = try #require(try phone.attach(helloFrame(name: "pro")).0?.resumeToken)
+        phone.closeInbound()
+        for (patterns, code) in [(["orders/>/x"], "invalidTopic"), (["a", "b", "c"], "tooManySubscriptions")] {
+            let again = bus.connect()
+            let (_, frames) = try again.attach(
+                helloFrame(name: "pro", resume: ResumeBody(token: token, topics: [:], patterns: patterns))
+            )
+            #expect(frames.errors.map(\.name) == [code], "\(patterns): \(frames.errors)")
+            #expect(frames.errors.first?.message.contains("resume.patterns") == true)
+        }
+    }
+
     @Test func anUnknownResumeTokenIsRefused() throws {
         let (bus, _) = try embeddedDaemon()
         let phone = bus.connect()

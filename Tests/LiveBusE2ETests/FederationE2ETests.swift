@@ -347,6 +347,20 @@ struct FederationE2ETests {
         return d
     }
 
+    /// What the phones applied, the errors they saw, their sync states and reconnects, and the end of daemon 1's
+    /// log: the failure message of a test whose phones did not all converge.
+    static func report(_ phones: [Phones], dir: String) -> String {
+        func log(_ name: String) -> String {
+            let text = (try? String(contentsOfFile: dir + "/" + name, encoding: .utf8)) ?? ""
+            let lines = text.split(separator: "\n").filter { !$0.contains("peer closed the connection") }
+            return lines.joined(separator: "\n")
+        }
+        let sync = phones.flatMap(\.sessions).map { "\($0.syncState) after \($0.counters.reconnects) reconnects" }
+        return "phones: \(phones.map { $0.applied.mapValues { $0.map(\.status) } }), errors: \(phones.map(\.errors)), "
+            + "sync: \(sync), daemon 1 log before its kill: \(log("d1-before-kill.log").suffix(6000)), after: "
+            + "\(log("d1.log").suffix(4000))"
+    }
+
     /// Publishes the order's statuses in `range`, retrying an event refused while the federation reconnects (for
     /// at most 45 s each); returns the ACKed sequences.
     static func publishAll(_ pub: FederatedPublisher, topic: String, _ range: Range<Int>, loop: EventLoop) -> [UInt64] {
@@ -389,10 +403,12 @@ struct FederationE2ETests {
             }
         )
         d1.kill9()
+        // The first daemon 1's log is kept for the failure message (its restart starts a new one).
+        try? FileManager.default.moveItem(atPath: dir + "/d1.log", toPath: dir + "/d1-before-kill.log")
         d1 = try Self.startDaemon(dir, 1, federate: cluster.urls, extra: scenario)
         #expect(
             runLoop(loop, timeoutMs: 20_000) { phones.allSatisfy(\.allDelivered) },
-            "phones: \(phones.map { $0.applied.mapValues { $0.map(\.status) } })"
+            Comment(rawValue: Self.report(phones, dir: dir))
         )
         for p in phones {
             for (n, u) in p.applied {

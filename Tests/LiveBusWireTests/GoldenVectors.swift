@@ -85,14 +85,18 @@ enum GoldenVectors {
             posture: PostureBody(foldState: "half-opened", orientation: "landscape", hingeAngle: 95),
             appState: "background",
             clientTime: 1_767_225_690_000,
-            resume: ResumeBody(token: "00112233445566778899aabbccddeeff", topics: ["orders/A1001": 4])
+            resume: ResumeBody(
+                token: "00112233445566778899aabbccddeeff",
+                topics: ["orders/A1001": 4],
+                patterns: ["orders/>"]
+            )
         )
         return [
             Vector(name: "hello", frame: Frame(type: .hello, body: json(hello)), note: "session HELLO"),
             Vector(
                 name: "hello-resume",
                 frame: Frame(type: .hello, body: json(resumeHello)),
-                note: "HELLO with resume"
+                note: "HELLO with resume (its patterns too)"
             ),
             Vector(
                 name: "hello-admin",

@@ -13,7 +13,7 @@ struct HandshakeJSONCoverageTests {
          "posture":{"foldState":"half-opened","orientation":"landscape","windowWidth":512,"windowHeight":700,
                     "hingeAngle":90,"keyboardHeight":300,"splitViewWidth":256},
          "appState":"background","os":"27.1","clientTime":1767225600000,
-         "resume":{"token":"t","topics":{"orders/A1":3}},
+         "resume":{"token":"t","topics":{"orders/A1":3},"patterns":["orders/>"]},
          "profile":{"lowPowerMode":true,"frequentUpdates":true,"liveActivities":"denied",
                     "bundleID":"com.example.other","channels":["Yw=="]},
          "features":["sync"]}

@@ -61,6 +61,8 @@ FRAME_NAMES = {code: name for name, code in FRAME_TYPES.items()}
 # The daemon's sync states a SYNC frame carries (PROTOCOL.md §5.9), and what this client asks for in HELLO.
 DAEMON_SYNC_STATES = ("live", "degraded", "catchingUp")
 HELLO_FEATURES = ["sync"]
+# The topic patterns every session subscribes to (SUBSCRIBE after WELCOME, and `patterns` in a resume).
+SUBSCRIBE_PATTERNS = ["orders/>"]
 INSTANT_LIMIT_MS = 3155760000000  # ±100 years of 365.25 days around the epoch (PROTOCOL.md §3)
 
 
@@ -797,7 +799,9 @@ class SessionClient:
         if self.os_version:
             body["os"] = self.os_version
         if self.resume_token:
-            body["resume"] = {"token": self.resume_token, "topics": self.book.last_sequences()}
+            # its patterns too: a daemon killed before it stored the SUBSCRIBE resumes an older record (§5.3)
+            body["resume"] = {"token": self.resume_token, "topics": self.book.last_sequences(),
+                              "patterns": list(SUBSCRIBE_PATTERNS)}
         body["clientTime"] = self.clock.now_ms() + self.hello_time_error_ms  # as late as possible
         self._send("HELLO", body)
 
@@ -1073,7 +1077,7 @@ class SessionClient:
             if resumed:
                 self._catchup["expect"] = set(self.book.last_sequences())
             else:
-                self._send("SUBSCRIBE", {"patterns": ["orders/>"]})
+                self._send("SUBSCRIBE", {"patterns": list(SUBSCRIBE_PATTERNS)})
             self.daemon_sync = None  # a federated daemon says its state right after WELCOME; none means live
             self._set_sync("catchingUp")
             return "welcome"

@@ -161,7 +161,7 @@ class FakeDaemonTests(unittest.TestCase):
         self.assertLessEqual(pong["t2"], pong["t3"])
         self.assertLess(abs(pong["t3"] - 90_000 - seen["pong_host"]), 2000)
         self.assertEqual(seen["resend"], (TOPIC, {"fromSequence": 2}))
-        self.assertEqual(seen["hello2"]["resume"], {"token": "tok1", "topics": {TOPIC: 3}})
+        self.assertEqual(seen["hello2"]["resume"], {"token": "tok1", "topics": {TOPIC: 3}, "patterns": ["orders/>"]})
         self.assertEqual(seen["bye"], {"reason": "client exit"})
         self.assertEqual([(r["seq"], r["status"]) for r in client.records],
                          [(1, "created"), (2, "cooking"), (3, "awaitingPickup"), (4, "pickedUp"), (5, "delivered")])
