@@ -242,6 +242,41 @@ public struct Arguments {
         return Int(x)
     }
 
+    /// `--name` as a size in bytes within `range`, or `default`: a whole number of bytes, or one with a binary unit
+    /// (`B`, `KiB` = 1,024 bytes, `MiB`, `GiB`, `TiB`), as in `262144`, `256KiB`, `4MiB`. Decimal units (`kB`, `MB`)
+    /// and bare `K`/`M` are refused, naming the binary unit meant: one unit rule for every size flag.
+    /// - Throws: ``CLIError`` (usage) naming the flag, the range in bytes and an example.
+    public func bytes(_ name: String, default d: Int, in range: ClosedRange<UInt64>) throws(CLIError) -> Int {
+        guard let v = value(name) else { return d }
+        let example = "e.g. --\(name) 262144 or --\(name) 256KiB"
+        let digits = v.prefix { $0.isASCII && $0.isNumber }
+        let unit = v.dropFirst(digits.count).trimmingCharacters(in: .whitespaces)
+        let units: [String: UInt64] = ["": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40]
+        guard let n = UInt64(digits) else {
+            throw .usage(
+                "--\(name) '\(v)' is not a size: give a whole number of bytes or one with KiB, MiB or GiB (\(example))"
+            )
+        }
+        guard let scale = units[unit] else {
+            let meant: [String: String] = [
+                "k": "KiB", "K": "KiB", "kB": "KiB", "KB": "KiB", "kb": "KiB", "M": "MiB", "MB": "MiB", "mb": "MiB",
+                "G": "GiB", "GB": "GiB", "T": "TiB", "TB": "TiB",
+            ]
+            throw .usage(
+                "--\(name) '\(v)': unknown size unit '\(unit)'"
+                    + (meant[unit].map { "; sizes are binary: did you mean \(digits)\($0)?" }
+                        ?? "; use B, KiB, MiB or GiB")
+                    + " (\(example))"
+            )
+        }
+        let (x, overflow) = n.multipliedReportingOverflow(by: scale)
+        guard !overflow, range.contains(x) else {
+            let bounds = "\(range.lowerBound)…\(range.upperBound)"
+            throw .usage("--\(name) \(v) is out of range; give a size in \(bounds) bytes (\(example))")
+        }
+        return Int(x)
+    }
+
     /// `--name` restricted to `choices` (aliases map to canonical values), or `default`.
     /// - Throws: ``CLIError`` (usage) listing the valid choices.
     public func choice(_ name: String, _ choices: [String], aliases: [String: String] = [:], default d: String)

@@ -37,8 +37,9 @@ public enum LivebusdCommand {
           --sync full          fsync every commit (durable across power loss; default normal: across daemon crashes).
           --push-budget N      Priority-10 pushes a backgrounded phone may get per scenario hour before they are
                                throttled (ours: Apple publishes no number). Default 12; frequent updates: 5×.
-          --coalesce-bytes N   Bytes queued to a phone above which its non-terminal updates are coalesced. Default 262144.
-          --slow-consumer-bytes N  Bytes queued above which a phone is disconnected as a slow consumer. Default 4194304.
+          --coalesce-bytes SIZE  Bytes queued to a phone above which its non-terminal updates are coalesced.
+                               Default 256KiB. SIZE: bytes, bare or with KiB, MiB, GiB (262144 = 256KiB).
+          --slow-consumer-bytes SIZE  Bytes queued above which a phone is disconnected as a slow consumer. Default 4MiB.
           --resume-window D    How long a disconnected phone may resume (e.g. 30s, 10m); its name stays reserved for
                                it until then. Default 10m.
 
@@ -46,16 +47,16 @@ public enum LivebusdCommand {
           --max-frames-per-second N  Frames a session may send per second (bursts of as many). Default 20000.
                                Past it the daemon stops reading the session [messageRateTooHigh after the grace].
           --max-subscriptions N    Topic patterns a session may hold. Default 1000 [tooManySubscriptions].
-          --max-reply-bytes N      Bytes of replies (PONG, ACK, RESULT…) queued to a session above which the daemon
-                               stops reading it until they drain. Default 65536 [replyQueueFull after the grace].
+          --max-reply-bytes SIZE   Bytes of replies (PONG, ACK, RESULT…) queued to a session above which the daemon
+                               stops reading it until they drain. Default 64KiB [replyQueueFull after the grace].
           --limit-grace D          How long a session may stay slowed by those two before it is cut. Default 5s.
           --handshake-timeout D    Time to complete HELLO after connecting. Default 10s [handshakeTimeout].
           --idle-timeout D         A session that sends nothing for this long is cut; a keepalive PING goes out
                                after half of it. Default 3m [idleTimeout].
           --max-connections N      Connections served at once; more are refused [tooManyConnections] and logged.
                                Default: the descriptor limit (ulimit -n) minus 64 kept for the daemon's files.
-          --catch-up-window-bytes N  Replay and snapshot bytes kept queued to a phone; more follow as it drains.
-                               Counts apart from --coalesce-bytes and --slow-consumer-bytes. Default 262144.
+          --catch-up-window-bytes SIZE  Replay and snapshot bytes kept queued to a phone; more follow as it drains.
+                               Counts apart from --coalesce-bytes and --slow-consumer-bytes. Default 256KiB.
           --activity-schema FILE  The app's ActivityAttributes/ContentState (Protocol/ACTIVITY-SCHEMA.md): pushes are
                                judged with it by phones that have none of their own. A bad file: exit 2, file:line.
                                Default: the built-in delivery activity (Protocol/activity-schemas/delivery.json).
@@ -120,6 +121,7 @@ public enum LivebusdCommand {
           livebusd --socket /tmp/bus.sock --scenario random --orders 20 --seed 7
           livebusd --socket /tmp/bus.sock --scenario Protocol/scenarios/timeline-stall-recover.json
           livebusd --socket /tmp/bus.sock --scenario demo-120s --fresh      # start the demo over
+          livebusd --socket /tmp/bus.sock --coalesce-bytes 64KiB --slow-consumer-bytes 1MiB  # a tight phone queue
           livebusd --socket /tmp/bus.sock --apns 127.0.0.1:8443 --apns-socket /tmp/apns.sock  # TLS + h2c endpoints
 
         CONFIG
@@ -148,7 +150,7 @@ public enum LivebusdCommand {
         l.framesPerSecond = try positive("max-frames-per-second", l.framesPerSecond)
         l.frameBurst = l.framesPerSecond
         l.maximumSubscriptions = try positive("max-subscriptions", l.maximumSubscriptions)
-        l.maximumReplyBytes = try positive("max-reply-bytes", l.maximumReplyBytes)
+        l.maximumReplyBytes = try a.bytes("max-reply-bytes", default: l.maximumReplyBytes, in: 1...UInt64(Int32.max))
         func duration(_ name: String, _ value: Int64) throws(CLIError) -> Int64 {
             guard let v = a.value(name) else { return value }
             return try parseDuration(v, flag: name, allowed: 1...86_400_000)
@@ -156,7 +158,11 @@ public enum LivebusdCommand {
         l.graceMilliseconds = try duration("limit-grace", l.graceMilliseconds)
         l.handshakeTimeoutMilliseconds = try duration("handshake-timeout", l.handshakeTimeoutMilliseconds)
         l.idleTimeoutMilliseconds = try duration("idle-timeout", l.idleTimeoutMilliseconds)
-        l.catchUpWindowBytes = try positive("catch-up-window-bytes", l.catchUpWindowBytes)
+        l.catchUpWindowBytes = try a.bytes(
+            "catch-up-window-bytes",
+            default: l.catchUpWindowBytes,
+            in: 1...UInt64(Int32.max)
+        )
         if a.value("max-connections") != nil {
             l.maximumConnections = try positive("max-connections", 1)
             do throws(DaemonError) {
@@ -239,12 +245,12 @@ public enum LivebusdCommand {
                 options.scheduler.frequentUpdatesPriority10BudgetPerHour = n * 5
             }
             // Sizes must fit an Int (a larger one trapped): at most 1 TiB.
-            options.coalesceThresholdBytes = try a.uint(
+            options.coalesceThresholdBytes = try a.bytes(
                 "coalesce-bytes",
                 default: options.coalesceThresholdBytes,
                 in: 0...(1 << 40)
             )
-            options.slowConsumerLimitBytes = try a.uint(
+            options.slowConsumerLimitBytes = try a.bytes(
                 "slow-consumer-bytes",
                 default: options.slowConsumerLimitBytes,
                 in: 1...(1 << 40)

@@ -8,14 +8,7 @@ public enum LoopbackPort {
     /// - Parameter port: A TCP port, 1–65535.
     /// - Returns: `true` when the port could be bound (it is released again before returning).
     public static func isFree(_ port: Int) -> Bool {
-        withSocket { fd in
-            var address = loopback(port: port)
-            return withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-                }
-            }
-        } ?? false
+        onLoopback(port: port) { fd, address, length in bind(fd, address, length) == 0 } ?? false
     }
 
     /// A port the kernel picks from its ephemeral range, free at the moment of the call (bound to port 0, read back
@@ -40,14 +33,22 @@ public enum LoopbackPort {
     /// - Parameter port: A TCP port, 1–65535.
     /// - Returns: `true` when the connection was made (it is closed again before returning).
     public static func accepts(_ port: Int) -> Bool {
+        onLoopback(port: port) { fd, address, length in connect(fd, address, length) == 0 } ?? false
+    }
+
+    /// `call` (bind or connect) on a new TCP socket with the address 127.0.0.1:`port`; `nil` without a socket.
+    private static func onLoopback(
+        port: Int,
+        _ call: (Int32, UnsafePointer<sockaddr>, socklen_t) -> Bool
+    ) -> Bool? {
         withSocket { fd in
             var address = loopback(port: port)
             return withUnsafePointer(to: &address) {
                 $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+                    call(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
                 }
             }
-        } ?? false
+        }
     }
 
     private static func loopback(port: Int) -> sockaddr_in {

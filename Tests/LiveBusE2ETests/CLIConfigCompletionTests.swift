@@ -339,6 +339,36 @@ import Testing
         }
     }
 
+    /// A size is bytes, bare or with a binary unit, under one rule for every size flag; a decimal or bare unit is
+    /// refused naming the binary one, and every refusal gives an example (review finding: no example was given).
+    @Test func sizesAreBytesBareOrWithABinaryUnit() throws {
+        func size(_ v: String) throws(CLIError) -> Int {
+            try Arguments(["--coalesce-bytes", v], command: "livebusd", options: ["coalesce-bytes"], flags: [])
+                .bytes("coalesce-bytes", default: 0, in: 0...(1 << 40))
+        }
+        #expect(try size("262144") == 262_144)
+        #expect(try size("256KiB") == 262_144)
+        #expect(try size("4MiB") == 4 << 20)
+        #expect(try size("1GiB") == 1 << 30)
+        #expect(try size("1TiB") == 1 << 40)
+        #expect(try size("512B") == 512)
+        let refusals = [
+            ("256KB", "did you mean 256KiB?"), ("4M", "did you mean 4MiB?"), ("12 furlongs", "unknown size unit"),
+            ("big", "is not a size"), ("-1", "is not a size"),
+            ("2TiB", "is out of range; give a size in 0…1099511627776 bytes"),
+            ("99999999999TiB", "is out of range"),
+        ]
+        for (bad, why) in refusals {
+            do throws(CLIError) {
+                _ = try size(bad)
+                Issue.record("--coalesce-bytes \(bad) accepted")
+            } catch {
+                #expect(error.message.contains(why), "\(bad): \(error.message)")
+                #expect(error.message.contains("e.g. --coalesce-bytes 262144 or --coalesce-bytes 256KiB"))
+            }
+        }
+    }
+
     @Test func dashJIsJsonWhereJsonExists() throws {
         let a = try Arguments(["-j"], command: "status", options: ["socket"], flags: ["json"])
         #expect(a.flag("json"))
