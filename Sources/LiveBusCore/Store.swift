@@ -192,6 +192,25 @@ public protocol EventStore: AnyObject {
     var announcesCommittedEvents: Bool { get }
 }
 
+/// A store whose reads come from an in-memory store while it decides its commits itself: the test doubles of a
+/// store that refuses writes (a full disk) or answers later (a networked store). Every read forwards to ``inner``.
+public protocol ForwardingEventStore: EventStore {
+    /// Where the reads come from (and the commits go, when the double lets one through).
+    var inner: MemoryEventStore { get }
+}
+
+extension ForwardingEventStore {
+    public func latest(topic: String) -> StoredEvent? { inner.latest(topic: topic) }
+    public func events(topic: String, from: UInt64, limit: Int) -> [StoredEvent]? {
+        inner.events(topic: topic, from: from, limit: limit)
+    }
+    public var topics: [String] { inner.topics }
+    public func resumeRecords() -> [ResumeRecord] { inner.resumeRecords() }
+    public func resumeRecord(token: String) -> ResumeRecord? { inner.resumeRecord(token: token) }
+    public func meta(_ key: String) -> String? { inner.meta(key) }
+    public func simulatorState() -> Data? { inner.simulatorState() }
+}
+
 extension EventStore {
     public var announcesCommittedEvents: Bool { false }
 

@@ -7,7 +7,7 @@ import Testing
 
 /// A durable store whose commits complete when the test says (a federated store waits for JetStream's
 /// acknowledgement): in memory otherwise.
-final class DeferredStore: EventStore, @unchecked Sendable {  // @unchecked: the test's one thread only.
+final class DeferredStore: ForwardingEventStore, @unchecked Sendable {  // @unchecked: the test's one thread only.
     let inner = MemoryEventStore()
     private var pending: [(StoreBatch, (Result<[StoredEvent], StoreError>) -> Void)] = []
     /// Resume records of the batches committed so far.
@@ -32,15 +32,6 @@ final class DeferredStore: EventStore, @unchecked Sendable {  // @unchecked: the
             }
         }
     }
-
-    func latest(topic: String) -> StoredEvent? { inner.latest(topic: topic) }
-    func events(topic: String, from: UInt64, limit: Int) -> [StoredEvent]? {
-        inner.events(topic: topic, from: from, limit: limit)
-    }
-    var topics: [String] { inner.topics }
-    func resumeRecords() -> [ResumeRecord] { inner.resumeRecords() }
-    func meta(_ key: String) -> String? { inner.meta(key) }
-    func simulatorState() -> Data? { inner.simulatorState() }
 }
 
 /// A new session's WELCOME follows the commit of its resume record, so the token it gives is known to every later
@@ -49,6 +40,16 @@ final class DeferredStore: EventStore, @unchecked Sendable {  // @unchecked: the
 /// a second time; FederationE2ETests' `phonesOnEveryDaemonFollowTheDemoToDelivered` under load). What the client
 /// pipelined after its HELLO is answered after the WELCOME. Source: PROTOCOL.md §4.1, §5.6 "Group commit".
 @Suite struct EmbeddedHeldWelcomeTests {
+    /// An embedded daemon on a ``DeferredStore`` and a phone whose HELLO (`h1`) it has read.
+    static func phoneOnADeferredStore() throws -> (EmbeddedDaemon, EmbeddedLog, DeferredStore, EmbeddedConnection) {
+        let (bus, log) = try embeddedDaemon()
+        let store = DeferredStore()
+        bus.engine.store = store
+        let phone = bus.connect()
+        try phone.writeInbound(helloFrame(name: "h1"))
+        return (bus, log, store, phone)
+    }
+
     @Test func aNewSessionsWelcomeWaitsForItsRecordsCommit() throws {
         let (bus, _) = try embeddedDaemon()
         let store = DeferredStore()
@@ -70,11 +71,7 @@ final class DeferredStore: EventStore, @unchecked Sendable {  // @unchecked: the
     }
 
     @Test func aRefusedRecordStillWelcomesThePhone() throws {
-        let (bus, log) = try embeddedDaemon()
-        let store = DeferredStore()
-        bus.engine.store = store
-        let phone = bus.connect()
-        try phone.writeInbound(helloFrame(name: "h1"))
+        let (bus, log, store, phone) = try Self.phoneOnADeferredStore()
         bus.advance(by: 10)
         store.complete(refusing: StoreError("federationUnavailable: NATS is not connected"))
         bus.advance(by: 10)
@@ -86,11 +83,7 @@ final class DeferredStore: EventStore, @unchecked Sendable {  // @unchecked: the
     /// A store that does not answer (a frozen NATS node) holds a WELCOME for at most
     /// ``Daemon/welcomeHoldMilliseconds``; its serverTime is the time it is written.
     @Test func aStoreThatDoesNotAnswerDelaysTheWelcomeBoundedly() throws {
-        let (bus, log) = try embeddedDaemon()
-        let store = DeferredStore()
-        bus.engine.store = store
-        let phone = bus.connect()
-        try phone.writeInbound(helloFrame(name: "h1"))
+        let (bus, log, store, phone) = try Self.phoneOnADeferredStore()
         bus.advance(by: Daemon.welcomeHoldMilliseconds - 1)
         #expect(try phone.readOutboundFrames().isEmpty)
         bus.advance(by: 1)

@@ -20,7 +20,7 @@ final class StoreSwitch: @unchecked Sendable {  // @unchecked: used only on the 
 }
 
 /// A memory store that refuses writes with SQLITE_FULL (code 13) on demand: a full disk without the disk.
-final class FlakyStore: EventStore {
+final class FlakyStore: ForwardingEventStore {
     let inner = MemoryEventStore()
     let control: StoreSwitch
     static let full = StoreError("database or disk is full", resultCode: 13)
@@ -40,15 +40,6 @@ final class FlakyStore: EventStore {
         if let state = batch.simulatorState { control.lastState = state }
         inner.commit(batch, completion: completion)
     }
-
-    func latest(topic: String) -> StoredEvent? { inner.latest(topic: topic) }
-    func events(topic: String, from: UInt64, limit: Int) -> [StoredEvent]? {
-        inner.events(topic: topic, from: from, limit: limit)
-    }
-    var topics: [String] { inner.topics }
-    func resumeRecords() -> [ResumeRecord] { inner.resumeRecords() }
-    func meta(_ key: String) -> String? { inner.meta(key) }
-    func simulatorState() -> Data? { inner.simulatorState() }
 }
 
 /// The held-events queue on its own, with a store that fails N times and a virtual clock.
