@@ -98,15 +98,17 @@ struct FanOutTable {
 ///
 /// A flush costs one system call per subscriber written to, so it pays off per delivery only when each subscriber
 /// got several frames since the last one: counting deliveries alone (4,096) flushed after every 4 events at
-/// N = 1000 (one `write(2)` per 4 deliveries, against one per 41 at N = 100). The delivery bound keeps what one
+/// N = 1000 (one `write(2)` per 4 deliveries, against one per 32 at N = 100). The delivery bound keeps what one
 /// flush holds to at most ``maximumDeliveries`` frames at any N. Pure (no I/O). Source: ISSUE-15 item 5 ("one large
 /// read must not hold every subscriber's output until the whole batch is fanned out").
 struct FanOutFlushBudget {
     /// Deliveries before a flush, at the least.
     static let minimumDeliveries = 4096
     /// Events before a flush, at the least (below ``maximumDeliveries``): each subscriber's write carries that many.
-    static let minimumEvents = 16
-    /// Deliveries that force a flush (about 16 events at N = 2,000).
+    /// The batch's own rule flushes every 32 events too (Daemon+Durability.swift). Paired timed runs at N = 1000
+    /// (BENCHMARKS.md, 2026-12-02 evening): 712 k deliveries/s with 16, 1.01 M with 32.
+    static let minimumEvents = 32
+    /// Deliveries that force a flush (about 16 events at N = 2,000): what one flush holds at most, at any N.
     static let maximumDeliveries = 32768
 
     /// Deliveries since the last flush.

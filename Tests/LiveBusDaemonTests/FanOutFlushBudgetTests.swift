@@ -11,13 +11,13 @@ struct FanOutFlushBudgetTests {
         return -1
     }
 
-    /// N = 100: 4,096 deliveries (41 events); N = 1000: 16 events, not 5 (one write per subscriber per 16 frames,
-    /// where 4,096 deliveries alone made it one per 4); N = 10,000: 32,768 deliveries (4 events); N = 1: 4,096
-    /// events.
+    /// N = 100: 4,096 deliveries (41 events); N = 1000: 32 events, not 5 (one write per subscriber per 32 frames,
+    /// where 4,096 deliveries alone made it one per 4); N = 2000 and 10,000: 32,768 deliveries (17 and 4 events);
+    /// N = 1: 4,096 events.
     @Test func flushesAfterEnoughDeliveriesAndEvents() {
         #expect(eventsPerFlush(100) == 41)
-        #expect(eventsPerFlush(1000) == 16)
-        #expect(eventsPerFlush(2000) == 16)
+        #expect(eventsPerFlush(1000) == 32)
+        #expect(eventsPerFlush(2000) == 17)
         #expect(eventsPerFlush(10_000) == 4)
         #expect(eventsPerFlush(40_000) == 1)
         #expect(eventsPerFlush(1) == 4096)
@@ -28,12 +28,12 @@ struct FanOutFlushBudgetTests {
     @Test func countsStartAgainAfterAFlush() {
         var b = FanOutFlushBudget()
         var flushes: [Int] = []
-        for i in 1...64 where b.note(deliveries: 1000) { flushes.append(i) }
-        #expect(flushes == [16, 32, 48, 64])
+        for i in 1...128 where b.note(deliveries: 1000) { flushes.append(i) }
+        #expect(flushes == [32, 64, 96, 128])
         #expect(b.deliveries == 0 && b.events == 0)
-        #expect(b.total == 64_000)
+        #expect(b.total == 128_000)
         let flushed = b.note(deliveries: 0)
         #expect(!flushed)
-        #expect(b.deliveries == 0 && b.events == 1 && b.total == 64_000)
+        #expect(b.deliveries == 0 && b.events == 1 && b.total == 128_000)
     }
 }
