@@ -63,6 +63,28 @@ public struct Outbox {
         lastSent: UInt64,
         queuedBytes: Int
     ) -> Decision {
+        offer(e, flags: flags, lastSent: lastSent, queuedBytes: queuedBytes, isTerminal: e.isTerminal)
+    }
+
+    /// ``offer(_:flags:lastSent:queuedBytes:)`` with `e`'s ``StoredEvent/isTerminal`` known (the fan-out reads it
+    /// once per event, not once per delivery: three string comparisons).
+    ///
+    /// - Parameters:
+    ///   - e: The event.
+    ///   - flags: Its flags so far (`replay` or `snapshot` for a catch-up, which is never held).
+    ///   - lastSent: The highest sequence of its topic written to the session (0 when none).
+    ///   - queuedBytes: Bytes queued to the session's connection right now.
+    ///   - isTerminal: `e.isTerminal`.
+    /// - Returns: As ``offer(_:flags:lastSent:queuedBytes:)``.
+    /// - Complexity: O(1).
+    @inline(__always)
+    public mutating func offer(
+        _ e: StoredEvent,
+        flags: FrameFlags,
+        lastSent: UInt64,
+        queuedBytes: Int,
+        isTerminal: Bool
+    ) -> Decision {
         if e.sequence <= lastSent { return .alreadySent }
         if queuedBytes > limits.slowConsumerLimitBytes {
             return .slowConsumer(
@@ -72,14 +94,14 @@ public struct Outbox {
                 )
             )
         }
-        if queuedBytes > limits.coalesceThresholdBytes && !e.isTerminal && flags.isEmpty {
+        if queuedBytes > limits.coalesceThresholdBytes && !isTerminal && flags.isEmpty {
             if held[e.topic] != nil { coalescedCount += 1 }
             held[e.topic] = e
             return .held
         }
         if !held.isEmpty, let h = held[e.topic], h.sequence < e.sequence { held[e.topic] = nil }
         var f = flags
-        if e.isTerminal { f.insert(.terminal) }
+        if isTerminal { f.insert(.terminal) }
         // A jump over coalesced events is a snapshot: the client must not treat it as a gap.
         if e.sequence > lastSent + 1 && !f.contains(.replay) { f.insert(.snapshot) }
         return .write(f)

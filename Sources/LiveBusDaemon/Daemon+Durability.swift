@@ -179,9 +179,9 @@ extension Daemon {
                 let w = waiters[i]
                 if w.session.phase == .established { sendAck(w.session, id: w.id, for: e) }
                 if fansOut {
-                    let before = fanOutDeliveriesSinceFlush
+                    let before = fanOutDeliveriesTotal
                     fanOut(e)
-                    if fanOutDeliveriesSinceFlush != before { delivered = true }
+                    if fanOutDeliveriesTotal != before { delivered = true }
                 }
                 if delivered && (i + 1) % Self.fanOutFlushInterval == 0 {
                     loop.flushPendingWrites()

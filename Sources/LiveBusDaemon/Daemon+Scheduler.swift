@@ -44,19 +44,27 @@ extension Daemon {
     ///   - s: The session.
     ///   - slot: The slot of the event's topic in the session (``Session/slot(for:number:)``).
     ///   - u: The event as the scheduler sees it (the same for every session: built once per fan-out).
+    ///   - isTerminal: `e.isTerminal` (read once per fan-out).
     ///   - now: The fan-out's server instant.
-    func offer(_ e: StoredEvent, to s: Session, slot: Int, update u: PendingUpdate, now: ServerInstant) {
+    func offer(
+        _ e: StoredEvent,
+        to s: Session,
+        slot: Int,
+        update u: PendingUpdate,
+        isTerminal: Bool,
+        now: ServerInstant
+    ) {
         // A foreground phone with nothing pending: straight through, no array, no timer to re-arm. Optional chaining
         // mutates the session's scheduler in place; the `s.scheduler != nil` that came first copied the whole
         // RefreshScheduler out of the session on every delivery (callgrind: a memcpy and an outlined copy). The gate
         // answers with a Bool: comparing its `Delivery?` with `!= nil` went through Optional's Equatable `!=` (four
         // outlined destroys of a `(Delivery?, Delivery?)` per delivery, ≈ 330 instructions).
         if let passed = s.scheduler?.passesThrough(u, slot: slot, at: now), passed {
-            deliver(e, to: s, slot: slot, flags: [], now: now)
+            deliver(e, to: s, slot: slot, flags: [], isTerminal: isTerminal, now: now)
             return
         }
         guard s.scheduler != nil else {
-            deliver(e, to: s, slot: slot, flags: [], now: now)  // no scheduler (an observer)
+            deliver(e, to: s, slot: slot, flags: [], isTerminal: isTerminal, now: now)  // no scheduler (an observer)
             return
         }
         let released = s.scheduler!.offer(u, at: now)

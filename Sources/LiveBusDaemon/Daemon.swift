@@ -51,8 +51,11 @@ public final class Daemon {
     var byNumber: [Int: Session] = [:]
     /// Topic numbers and each topic's subscribers with their slots, kept between subscription changes (FanOut.swift).
     var fanOutTable = FanOutTable()
-    /// Deliveries fanned out since the last flush-as-you-go (``fanOutFlushDeliveries``).
-    var fanOutDeliveriesSinceFlush = 0
+    /// When the fan-out flushes as it goes (``FanOutFlushBudget``).
+    var fanOutFlush = FanOutFlushBudget()
+    /// Deliveries fanned out so far (the batch's own flush compares it before and after each event:
+    /// Daemon+Durability.swift).
+    var fanOutDeliveriesTotal: Int { fanOutFlush.total }
     private var nextSessionNumber = 1
     var simulator: DeliverySimulator?
     private var simulatorTimer: (any BusTimer)?
@@ -1066,6 +1069,18 @@ public final class Daemon {
     /// ``deliver(_:to:flags:)`` with the topic's slot in the session and the server instant of the conversion known
     /// (the fan-out's path: nothing here hashes the topic while nothing is caught up or held).
     func deliver(_ e: StoredEvent, to s: Session, slot: Int, flags: FrameFlags, now: ServerInstant) {
+        deliver(e, to: s, slot: slot, flags: flags, isTerminal: e.isTerminal, now: now)
+    }
+
+    /// ``deliver(_:to:slot:flags:now:)`` with `e.isTerminal` known (the fan-out reads it once per event).
+    func deliver(
+        _ e: StoredEvent,
+        to s: Session,
+        slot: Int,
+        flags: FrameFlags,
+        isTerminal: Bool,
+        now: ServerInstant
+    ) {
         guard s.phase == .established else { return }
         let sent = s.sent(slot: slot)
         if e.sequence <= sent { return }
@@ -1073,7 +1088,13 @@ public final class Daemon {
         if flags.isEmpty && isCatchingUp(s, topic: e.topic) { return }
         // The core's outbox decides (coalescing, terminal events, slow consumer) on the live bytes only (catch-up
         // and replies are paced and limited apart, Daemon+Limits.swift); the daemon carries it out.
-        switch s.outbox.offer(e, flags: flags, lastSent: sent, queuedBytes: liveBytesOutstanding(s)) {
+        switch s.outbox.offer(
+            e,
+            flags: flags,
+            lastSent: sent,
+            queuedBytes: liveBytesOutstanding(s),
+            isTerminal: isTerminal
+        ) {
         case .write(let f): write(e, to: s, slot: slot, flags: f, now: now)
         case .alreadySent, .held: return
         case .slowConsumer(let err): fail(s, err)

@@ -245,6 +245,10 @@ public struct EventTemplate: Sendable {
 }
 
 extension Frame {
+    /// Bytes of stack scratch ``appendEvent(_:flags:trailer:into:)`` puts a frame together in (larger frames are
+    /// appended in three pieces).
+    static let eventScratchSize = 1024
+
     /// Appends one delivery of `event` to `buffer`: the header with this session's `flags`, the shared bytes and
     /// this session's `trailer`.
     ///
@@ -266,12 +270,43 @@ extension Frame {
         guard FrameFlags.known.isSuperset(of: flags) else {
             throw WireError(.malformedFrame, "unknown flag bits 0x\(String(flags.rawValue, radix: 16))")
         }
+        let size = event.frameSize
+        if size <= Self.eventScratchSize {
+            // The whole frame put together on the stack and appended in one piece: one capacity and uniqueness
+            // check and one memcpy into the output, not three (callgrind, fan-out to 100 sessions).
+            withUnsafeTemporaryAllocation(byteCount: Self.eventScratchSize, alignment: 8) { scratch in
+                let header = UnsafeMutableRawBufferPointer(rebasing: scratch[0..<headerSize])
+                let sharedEnd = headerSize + event.shared.count
+                let tail = UnsafeMutableRawBufferPointer(rebasing: scratch[sharedEnd..<size])
+                writeHeader(
+                    header,
+                    length: size - 4,
+                    version: version,
+                    type: .event,
+                    flags: flags,
+                    sequence: event.sequence,
+                    topicLength: event.topicLength,
+                    trailerLength: EventTrailer.size
+                )
+                event.shared.withUnsafeBytes { shared in
+                    UnsafeMutableRawBufferPointer(rebasing: scratch[headerSize..<sharedEnd]).copyMemory(from: shared)
+                }
+                trailer.write(to: tail)
+                var crc = CRC32(continuing: event.prefixCRC(flags: flags))
+                crc.updateShort(UnsafeRawBufferPointer(tail))
+                header.storeBytes(of: crc.value.bigEndian, toByteOffset: 20, as: UInt32.self)
+                buffer.append(
+                    contentsOf: UnsafeRawBufferPointer(rebasing: scratch[0..<size]).assumingMemoryBound(to: UInt8.self)
+                )
+            }
+            return
+        }
         withUnsafeTemporaryAllocation(byteCount: headerSize + EventTrailer.size, alignment: 8) { scratch in
             let header = UnsafeMutableRawBufferPointer(rebasing: scratch[0..<headerSize])
             let tail = UnsafeMutableRawBufferPointer(rebasing: scratch[headerSize...])
             writeHeader(
                 header,
-                length: event.frameSize - 4,
+                length: size - 4,
                 version: version,
                 type: .event,
                 flags: flags,
@@ -281,7 +316,7 @@ extension Frame {
             )
             trailer.write(to: tail)
             var crc = CRC32(continuing: event.prefixCRC(flags: flags))
-            crc.update(UnsafeRawBufferPointer(tail))
+            crc.updateShort(UnsafeRawBufferPointer(tail))
             header.storeBytes(of: crc.value.bigEndian, toByteOffset: 20, as: UInt32.self)
             // Typed buffers: Array's append of these is one memcpy each.
             buffer.append(contentsOf: header.assumingMemoryBound(to: UInt8.self))

@@ -22,6 +22,24 @@ struct OutboxTests {
         #expect(o.offer(terminal, flags: [], lastSent: 7, queuedBytes: 0) == .write(.terminal))
     }
 
+    /// The fan-out's overload, given `isTerminal` read once per event, decides as the plain one does, for terminal
+    /// and other events, under pressure and not.
+    @Test func terminalKnownAheadDecidesAsThePlainOffer() throws {
+        for status in ["cooking", "delivered", "canceled"] {
+            for queued in [0, 2000, 6000] {
+                for (seq, last) in [(1, 0), (3, 1), (2, 2)] as [(UInt64, UInt64)] {
+                    let e = try Self.event(seq, status: status)
+                    var plain = Outbox(limits: Self.limits)
+                    var known = Outbox(limits: Self.limits)
+                    let a = plain.offer(e, flags: [], lastSent: last, queuedBytes: queued)
+                    let b = known.offer(e, flags: [], lastSent: last, queuedBytes: queued, isTerminal: e.isTerminal)
+                    #expect(a == b, "\(status), \(queued) bytes queued, seq \(seq) after \(last)")
+                    #expect(plain.held.keys.sorted() == known.held.keys.sorted())
+                }
+            }
+        }
+    }
+
     @Test func underPressureTheNewestStateOfEachTopicIsHeldAndDrainedByTopic() throws {
         var o = Outbox(limits: Self.limits)
         #expect(o.offer(try Self.event(2, topic: "orders/B"), flags: [], lastSent: 1, queuedBytes: 2000) == .held)

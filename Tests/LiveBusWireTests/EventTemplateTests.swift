@@ -102,6 +102,32 @@ struct EventTemplateTests {
         }
     }
 
+    /// Frames on both sides of the 1 KiB a delivery is put together in on the stack (one append) and above it
+    /// (three appends), appended after bytes already in the buffer, are byte for byte the general encoder's.
+    @Test func deliveriesAroundTheScratchSizeEqualStraightFrames() throws {
+        let topic = "orders/A1001"
+        let fixed = Frame.headerSize + topic.utf8.count + EventTrailer.size
+        for size in [fixed + 1, 1000, 1023, 1024, 1025, 1100, 5000] {
+            let body = (0..<(size - fixed)).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ 7) }
+            let t = try EventTemplate(topic: topic, sequence: 9, body: body)
+            #expect(t.frameSize == size)
+            for (i, trailer) in Self.trailers.enumerated() {
+                let flags: FrameFlags = i == 1 ? [.terminal, .snapshot] : []
+                var buf: [UInt8] = [1, 2, 3]
+                try Frame.appendEvent(t, flags: flags, trailer: trailer, into: &buf)
+                let straight = Frame(
+                    type: .event,
+                    flags: flags,
+                    sequence: 9,
+                    topic: topic,
+                    body: body,
+                    trailer: trailer
+                )
+                #expect(buf == [1, 2, 3] + (try straight.encoded()), "frame of \(size) bytes")
+            }
+        }
+    }
+
     /// One flipped bit anywhere in the shared bytes (topic, body) or the trailer fails the checksum.
     @Test func corruptedSharedOrTrailerBytesAreDetected() throws {
         let t = try Self.template()
