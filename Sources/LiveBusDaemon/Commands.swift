@@ -329,18 +329,36 @@ extension Daemon {
 
     func orderViews() -> [OrderStatusView] {
         (simulator?.orders() ?? []).map { o in
+            let topic = "orders/\(o.id)"
+            // What phones were told: the topic's last stored event, status and sequence from the same event. The
+            // simulator's own state runs ahead of it while the store or the federation refuses its events (they are
+            // held, HeldEvents), and a publisher may have published on the topic since.
+            if let stored = store.latest(topic: topic) {
+                let c = stored.body.contentState
+                return OrderStatusView(
+                    id: o.id,
+                    customer: o.customerID,
+                    status: c.status,
+                    summary: c.summary,
+                    etaTarget: c.etaTarget,
+                    progress: c.progress,
+                    lastConfirmed: c.lastConfirmed,
+                    topic: topic,
+                    sequence: stored.sequence
+                )
+            }
+            // Nothing stored yet (its start event is held): the simulator's state, with no sequence.
             let c = o.contentState
             return OrderStatusView(
                 id: o.id,
                 customer: o.customerID,
-                // What phones were told (the last published event), not the simulator's state ahead of it.
                 status: c.status.rawValue,
                 summary: SummaryBody(ko: c.summary.ko, en: c.summary.en),
                 etaTarget: c.etaTarget.millisecondsSinceEpoch,
                 progress: c.progress,
                 lastConfirmed: c.lastConfirmed.millisecondsSinceEpoch,
-                topic: "orders/\(o.id)",
-                sequence: store.latest(topic: "orders/\(o.id)")?.sequence
+                topic: topic,
+                sequence: nil
             )
         }
     }

@@ -276,8 +276,19 @@ struct DaemonFullStoreTests {
         #expect(degraded?["condition"]?.stringValue == "full")
         #expect((degraded?["heldEvents"]?.doubleValue ?? 0) > 0)
         #expect(degradedSeen != .null)
+        // `order list` says what phones were told, not the simulator's state ahead of it: while events are held,
+        // each order's status and sequence are those of its last stored event (e2e-federation-faults saw
+        // "delivered" at the sequence of a held "delivering").
+        let views = bus.daemon.orderViews()
+        #expect(!views.isEmpty)
+        for v in views {
+            let stored = bus.daemon.store.latest(topic: v.topic)
+            #expect(v.sequence == stored?.sequence && v.status == stored?.body.contentState.status, "\(v)")
+        }
+        #expect(views.contains { $0.status != "delivered" }, "order list shows held events: \(views.map(\.status))")
         control.full = false
         #expect(bus.run(timeoutMs: 10_000) { applied.last?.status == "delivered" })
+        #expect(bus.daemon.orderViews().map(\.status).contains("delivered"))
         #expect(bus.daemon.statusData()["degraded"] == .null)
         let seqs = applied.map(\.seq)
         #expect(seqs == Array(1...UInt64(max(1, seqs.count))), "sequences \(seqs)")
