@@ -244,20 +244,20 @@ public struct Arguments {
 
     /// `--name` as a size in bytes within `range`, or `default`: a whole number of bytes, or one with a binary unit
     /// (`B`, `KiB` = 1,024 bytes, `MiB`, `GiB`, `TiB`), as in `262144`, `256KiB`, `4MiB`. Decimal units (`kB`, `MB`)
-    /// and bare `K`/`M` are refused, naming the binary unit meant: one unit rule for every size flag.
-    /// - Throws: ``CLIError`` (usage) naming the flag, the range in bytes and an example.
+    /// and bare `K`/`M` are refused, naming the binary unit meant: one unit rule for every size flag (``sizeUnits``).
+    /// - Throws: ``CLIError`` (usage) naming the flag and an example: not a size, an unknown unit, or out of `range`
+    ///   (giving the range in bytes and the largest accepted).
     public func bytes(_ name: String, default d: Int, in range: ClosedRange<UInt64>) throws(CLIError) -> Int {
         guard let v = value(name) else { return d }
         let example = "e.g. --\(name) 262144 or --\(name) 256KiB"
         let digits = v.prefix { $0.isASCII && $0.isNumber }
         let unit = v.dropFirst(digits.count).trimmingCharacters(in: .whitespaces)
-        let units: [String: UInt64] = ["": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40]
-        guard let n = UInt64(digits) else {
+        guard !digits.isEmpty else {
             throw .usage(
                 "--\(name) '\(v)' is not a size: give a whole number of bytes or one with KiB, MiB or GiB (\(example))"
             )
         }
-        guard let scale = units[unit] else {
+        guard let scale = Self.sizeUnits.first(where: { $0.name == (unit.isEmpty ? "B" : unit) })?.scale else {
             let meant: [String: String] = [
                 "k": "KiB", "K": "KiB", "kB": "KiB", "KB": "KiB", "kb": "KiB", "M": "MiB", "MB": "MiB", "mb": "MiB",
                 "G": "GiB", "GB": "GiB", "T": "TiB", "TB": "TiB",
@@ -269,12 +269,29 @@ public struct Arguments {
                     + " (\(example))"
             )
         }
+        let spoken = Self.spokenSize(range.upperBound)
+        let largest =
+            spoken == "\(range.upperBound)B" ? "\(range.upperBound) bytes" : "\(spoken) = \(range.upperBound) bytes"
+        let outOfRange = CLIError.usage(
+            "--\(name) \(v) is out of range; give a size in \(range.lowerBound)…\(range.upperBound) bytes (the largest accepted is \(largest); \(example))"
+        )
+        // More digits than a UInt64 holds is out of range too, not "not a size".
+        guard let n = UInt64(digits) else { throw outOfRange }
         let (x, overflow) = n.multipliedReportingOverflow(by: scale)
-        guard !overflow, range.contains(x) else {
-            let bounds = "\(range.lowerBound)…\(range.upperBound)"
-            throw .usage("--\(name) \(v) is out of range; give a size in \(bounds) bytes (\(example))")
-        }
+        guard !overflow, range.contains(x) else { throw outOfRange }
         return Int(x)
+    }
+
+    /// The size units of every size flag, smallest first: bytes and the binary multiples (IEC 80000-13).
+    static let sizeUnits: [(name: String, scale: UInt64)] = [
+        ("B", 1), ("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("TiB", 1 << 40),
+    ]
+
+    /// `64KiB`, `4MiB`, `1000B`: a byte count in the largest unit of ``sizeUnits`` that holds it exactly, as
+    /// ``bytes(_:default:in:)`` reads it back.
+    static func spokenSize(_ bytes: UInt64) -> String {
+        let unit = sizeUnits.last { bytes > 0 && bytes % $0.scale == 0 } ?? sizeUnits[0]
+        return "\(bytes / unit.scale)\(unit.name)"
     }
 
     /// `--name` restricted to `choices` (aliases map to canonical values), or `default`.

@@ -369,6 +369,35 @@ import Testing
         }
     }
 
+    /// `--coalesce-bytes v` read as a size within `range`, for the size tests below.
+    static func size(_ v: String, in range: ClosedRange<UInt64> = 0...(1 << 40)) throws(CLIError) -> Int {
+        try Arguments(["--coalesce-bytes", v], command: "livebusd", options: ["coalesce-bytes"], flags: [])
+            .bytes("coalesce-bytes", default: 0, in: range)
+    }
+
+    /// The message refusing `--coalesce-bytes v`, or `accepted`.
+    static func sizeRefusal(_ v: String, in range: ClosedRange<UInt64> = 0...(1 << 40)) -> String {
+        do throws(CLIError) {
+            _ = try size(v, in: range)
+            return "accepted"
+        } catch { return error.message }
+    }
+
+    /// Review finding (c): a number too large for 64 bits is out of range, with the largest accepted, not "not a
+    /// size"; every out-of-range refusal names the largest accepted.
+    @Test func aSizePastSixtyFourBitsIsOutOfRangeNamingTheLargest() {
+        for big in ["99999999999999999999", "18446744073709551616KiB"] {
+            let m = Self.sizeRefusal(big)
+            #expect(m.contains("--coalesce-bytes \(big) is out of range"), "\(m)")
+            #expect(m.contains("the largest accepted is 1TiB = 1099511627776 bytes"), "\(m)")
+            #expect(!m.contains("not a size"), "\(m)")
+        }
+        #expect(Self.sizeRefusal("5000", in: 1...4096).contains("the largest accepted is 4KiB = 4096 bytes"))
+        #expect(Self.sizeRefusal("5000", in: 1...4095).contains("the largest accepted is 4095 bytes;"))
+        #expect(Arguments.spokenSize(65_536) == "64KiB" && Arguments.spokenSize(1000) == "1000B")
+        #expect(Arguments.spokenSize(0) == "0B" && Arguments.spokenSize(3 << 40) == "3TiB")
+    }
+
     @Test func dashJIsJsonWhereJsonExists() throws {
         let a = try Arguments(["-j"], command: "status", options: ["socket"], flags: ["json"])
         #expect(a.flag("json"))
