@@ -243,15 +243,22 @@ public struct Arguments {
     }
 
     /// `--name` as a size in bytes within `range`, or `default`: a whole number of bytes, or one with a binary unit
-    /// (`B`, `KiB` = 1,024 bytes, `MiB`, `GiB`, `TiB`), as in `262144`, `256KiB`, `4MiB`. Decimal units (`kB`, `MB`)
-    /// and bare `K`/`M` are refused, naming the binary unit meant: one unit rule for every size flag (``sizeUnits``).
-    /// - Throws: ``CLIError`` (usage) naming the flag and an example: not a size, an unknown unit, or out of `range`
-    ///   (giving the range in bytes and the largest accepted).
+    /// (`B`, `KiB` = 1,024 bytes, `MiB`, `GiB`, `TiB`), as in `262144`, `256KiB`, `4MiB`. A fraction (`1.5MiB`) is
+    /// refused with the whole number it is in a smaller unit (`1536KiB`); decimal units (`kB`, `MB`) and bare `K`/`M`
+    /// are refused, naming the binary unit meant: one unit rule for every size flag (``sizeUnits``).
+    /// - Throws: ``CLIError`` (usage) naming the flag and an example: not a size, an unknown unit, a fraction, or out
+    ///   of `range` (giving the range in bytes and the largest accepted).
     public func bytes(_ name: String, default d: Int, in range: ClosedRange<UInt64>) throws(CLIError) -> Int {
         guard let v = value(name) else { return d }
         let example = "e.g. --\(name) 262144 or --\(name) 256KiB"
         let digits = v.prefix { $0.isASCII && $0.isNumber }
-        let unit = v.dropFirst(digits.count).trimmingCharacters(in: .whitespaces)
+        var rest = v.dropFirst(digits.count)
+        var fraction: Substring?
+        if !digits.isEmpty, rest.first == "." {
+            fraction = rest.dropFirst().prefix { $0.isASCII && $0.isNumber }
+            rest = rest.dropFirst(1 + (fraction?.count ?? 0))
+        }
+        let unit = rest.trimmingCharacters(in: .whitespaces)
         guard !digits.isEmpty else {
             throw .usage(
                 "--\(name) '\(v)' is not a size: give a whole number of bytes or one with KiB, MiB or GiB (\(example))"
@@ -267,6 +274,16 @@ public struct Arguments {
                     + (meant[unit].map { "; sizes are binary: did you mean \(digits)\($0)?" }
                         ?? "; use B, KiB, MiB or GiB")
                     + " (\(example))"
+            )
+        }
+        if let fraction {
+            let inBytes = unit.isEmpty || unit == "B"
+            let whole = Self.wholeSize(digits, fraction, unit: inBytes ? "B" : unit)
+            let instead =
+                whole.map { "e.g. \($0)" }
+                ?? (inBytes ? "(\(example))" : "and it is no whole number of bytes either (\(example))")
+            throw .usage(
+                "--\(name) '\(v)' is not a whole number of \(inBytes ? "bytes" : unit): whole numbers only, \(instead)"
             )
         }
         let spoken = Self.spokenSize(range.upperBound)
@@ -286,6 +303,28 @@ public struct Arguments {
     static let sizeUnits: [(name: String, scale: UInt64)] = [
         ("B", 1), ("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("TiB", 1 << 40),
     ]
+
+    /// `digits.fraction` of `unit` as a whole number in the largest unit (of ``sizeUnits``, `unit` or smaller) that
+    /// holds it exactly: `1`, `5`, `MiB` → `1536KiB`; `2`, `0`, `MiB` → `2MiB`; `0`, `5`, `KiB` → `512B`.
+    /// - Returns: The size text, or `nil` when no unit holds it exactly (or it does not fit 64 bits).
+    static func wholeSize(_ digits: Substring, _ fraction: Substring?, unit: String) -> String? {
+        var f = fraction ?? ""
+        while f.last == "0" { f = f.dropLast() }
+        guard let k = sizeUnits.firstIndex(where: { $0.name == unit }), f.count <= 18 else { return nil }
+        var power: UInt64 = 1
+        for _ in 0..<f.count { power *= 10 }
+        guard let w = UInt64(digits), let r = f.isEmpty ? 0 : UInt64(f) else { return nil }
+        // The size times 10^(fraction digits), in `unit`: whole.
+        let (shifted, o1) = w.multipliedReportingOverflow(by: power)
+        let (scaled, o2) = shifted.addingReportingOverflow(r)
+        guard !o1, !o2 else { return nil }
+        for smaller in sizeUnits[...k].reversed() {
+            let (n, o) = scaled.multipliedReportingOverflow(by: sizeUnits[k].scale / smaller.scale)
+            if o { return nil }
+            if n % power == 0 { return "\(n / power)\(smaller.name)" }
+        }
+        return nil
+    }
 
     /// `64KiB`, `4MiB`, `1000B`: a byte count in the largest unit of ``sizeUnits`` that holds it exactly, as
     /// ``bytes(_:default:in:)`` reads it back.

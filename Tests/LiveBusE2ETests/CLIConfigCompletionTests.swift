@@ -398,6 +398,20 @@ import Testing
         #expect(Arguments.spokenSize(0) == "0B" && Arguments.spokenSize(3 << 40) == "3TiB")
     }
 
+    /// Review finding (d): a fraction is refused (whole numbers only) with the whole number it is in the largest
+    /// smaller unit that holds it exactly.
+    @Test func aFractionalSizeIsRefusedWithItsWholeNumber() {
+        for (fraction, whole) in [
+            ("1.5MiB", "e.g. 1536KiB"), ("0.5KiB", "e.g. 512B"), ("2.0MiB", "e.g. 2MiB"), ("1.25 GiB", "e.g. 1280MiB"),
+            ("0.1KiB", "and it is no whole number of bytes either (e.g."), ("1.5", "(e.g. --coalesce-bytes 262144"),
+        ] {
+            let m = Self.sizeRefusal(fraction)
+            #expect(m.contains("whole numbers only, \(whole)"), "\(fraction): \(m)")
+        }
+        #expect(Self.sizeRefusal("1.5MiB").contains("'1.5MiB' is not a whole number of MiB"))
+        #expect(Self.sizeRefusal("1.5").contains("'1.5' is not a whole number of bytes"))
+    }
+
     @Test func dashJIsJsonWhereJsonExists() throws {
         let a = try Arguments(["-j"], command: "status", options: ["socket"], flags: ["json"])
         #expect(a.flag("json"))
