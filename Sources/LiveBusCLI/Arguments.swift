@@ -243,9 +243,10 @@ public struct Arguments {
     }
 
     /// `--name` as a size in bytes within `range`, or `default`: a whole number of bytes, or one with a binary unit
-    /// (`B`, `KiB` = 1,024 bytes, `MiB`, `GiB`, `TiB`), as in `262144`, `256KiB`, `4MiB`. A fraction (`1.5MiB`) is
-    /// refused with the whole number it is in a smaller unit (`1536KiB`); decimal units (`kB`, `MB`) and bare `K`/`M`
-    /// are refused, naming the binary unit meant: one unit rule for every size flag (``sizeUnits``).
+    /// (`B`, `KiB` = 1,024 bytes, `MiB`, `GiB`, `TiB`), as in `262144`, `256KiB`, `4MiB`. The one unit rule for every
+    /// size flag (``sizeUnits``): a fraction (`1.5MiB`) is refused with the whole number it is in a smaller unit
+    /// (`1536KiB`), a unit spelled in another case (`kib`), a decimal unit (`kB`, `MB`) or a bare `K`/`M` with the
+    /// binary unit meant (``meantSizeUnit(_:)``).
     /// - Throws: ``CLIError`` (usage) naming the flag and an example: not a size, an unknown unit, a fraction, or out
     ///   of `range` (giving the range in bytes and the largest accepted).
     public func bytes(_ name: String, default d: Int, in range: ClosedRange<UInt64>) throws(CLIError) -> Int {
@@ -264,16 +265,15 @@ public struct Arguments {
                 "--\(name) '\(v)' is not a size: give a whole number of bytes or one with KiB, MiB or GiB (\(example))"
             )
         }
+        let number = v.prefix(digits.count + (fraction.map { 1 + $0.count } ?? 0))
         guard let scale = Self.sizeUnits.first(where: { $0.name == (unit.isEmpty ? "B" : unit) })?.scale else {
-            let meant: [String: String] = [
-                "k": "KiB", "K": "KiB", "kB": "KiB", "KB": "KiB", "kb": "KiB", "M": "MiB", "MB": "MiB", "mb": "MiB",
-                "G": "GiB", "GB": "GiB", "T": "TiB", "TB": "TiB",
-            ]
+            guard let meant = Self.meantSizeUnit(unit) else {
+                throw .usage("--\(name) '\(v)': unknown size unit '\(unit)'; use B, KiB, MiB or GiB (\(example))")
+            }
+            let why = meant.lowercased() == unit.lowercased() ? "unit names are case-sensitive" : "sizes are binary"
+            let suggestion = Self.wholeSize(digits, fraction, unit: meant) ?? "\(number)\(meant)"
             throw .usage(
-                "--\(name) '\(v)': unknown size unit '\(unit)'"
-                    + (meant[unit].map { "; sizes are binary: did you mean \(digits)\($0)?" }
-                        ?? "; use B, KiB, MiB or GiB")
-                    + " (\(example))"
+                "--\(name) '\(v)': unknown size unit '\(unit)'; \(why): did you mean \(suggestion)? (\(example))"
             )
         }
         if let fraction {
@@ -303,6 +303,17 @@ public struct Arguments {
     static let sizeUnits: [(name: String, scale: UInt64)] = [
         ("B", 1), ("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("TiB", 1 << 40),
     ]
+
+    /// The size unit a mistyped `unit` meant: the binary unit of its first letter when it is that letter alone, with
+    /// `B` or with `iB`, in any case (`k`, `kB`, `KB`, `kib`, `MIB` → `KiB`, `KiB`, `KiB`, `KiB`, `MiB`; `b` → `B`).
+    /// - Parameter unit: A unit that is not one of ``sizeUnits``.
+    /// - Returns: The unit of ``sizeUnits`` meant, or `nil` when none is near.
+    static func meantSizeUnit(_ unit: String) -> String? {
+        let lower = unit.lowercased()
+        if lower == "b" { return "B" }
+        guard let letter = lower.first, ["", "b", "ib"].contains(lower.dropFirst()) else { return nil }
+        return sizeUnits.first { $0.name.lowercased().first == letter && $0.name != "B" }?.name
+    }
 
     /// `digits.fraction` of `unit` as a whole number in the largest unit (of ``sizeUnits``, `unit` or smaller) that
     /// holds it exactly: `1`, `5`, `MiB` → `1536KiB`; `2`, `0`, `MiB` → `2MiB`; `0`, `5`, `KiB` → `512B`.

@@ -412,6 +412,22 @@ import Testing
         #expect(Self.sizeRefusal("1.5").contains("'1.5' is not a whole number of bytes"))
     }
 
+    /// Review finding (e): a unit in another case, decimal or bare names the binary unit meant, from one rule
+    /// (``Arguments/meantSizeUnit(_:)``), as the durations parser names the units it takes.
+    @Test func aMistypedSizeUnitNamesTheUnitMeant() {
+        for (typed, meant, why) in [
+            ("64kib", "64KiB", "unit names are case-sensitive"), ("4mib", "4MiB", "unit names are case-sensitive"),
+            ("1GIB", "1GiB", "unit names are case-sensitive"), ("1tib", "1TiB", "unit names are case-sensitive"),
+            ("512b", "512B", "unit names are case-sensitive"), ("64kb", "64KiB", "sizes are binary"),
+            ("64k", "64KiB", "sizes are binary"), ("4 MB", "4MiB", "sizes are binary"),
+            ("1.5mib", "1536KiB", "unit names are case-sensitive"),
+        ] {
+            let m = Self.sizeRefusal(typed)
+            #expect(m.contains("; \(why): did you mean \(meant)?"), "\(typed): \(m)")
+        }
+        #expect(Arguments.meantSizeUnit("kbit") == nil && Arguments.meantSizeUnit("ib") == nil)
+    }
+
     @Test func dashJIsJsonWhereJsonExists() throws {
         let a = try Arguments(["-j"], command: "status", options: ["socket"], flags: ["json"])
         #expect(a.flag("json"))
