@@ -243,10 +243,10 @@ public struct Arguments {
     }
 
     /// `--name` as a size in bytes within `range`, or `default`: a whole number of bytes, or one with a binary unit
-    /// (`B`, `KiB` = 1,024 bytes, `MiB`, `GiB`, `TiB`), as in `262144`, `256KiB`, `4MiB`. The one unit rule for every
-    /// size flag (``sizeUnits``): a fraction (`1.5MiB`) is refused with the whole number it is in a smaller unit
-    /// (`1536KiB`), a unit spelled in another case (`kib`), a decimal unit (`kB`, `MB`) or a bare `K`/`M` with the
-    /// binary unit meant (``meantSizeUnit(_:)``).
+    /// (`B`, `KiB` = 1,024 bytes, `MiB`, `GiB`, `TiB`), as in `262144`, `256KiB`, `4MiB`; a space may come before
+    /// the unit (`'256 KiB'`, one argument). The one unit rule for every size flag (``sizeUnits``): a fraction
+    /// (`1.5MiB`) is refused with the whole number it is in a smaller unit (`1536KiB`), a unit spelled in another
+    /// case (`kib`), a decimal unit (`kB`, `MB`) or a bare `K`/`M` with the binary unit meant (``meantSizeUnit(_:)``).
     /// - Throws: ``CLIError`` (usage) naming the flag and an example: not a size, an unknown unit, a fraction, or out
     ///   of `range` (giving the range in bytes and the largest accepted).
     public func bytes(_ name: String, default d: Int, in range: ClosedRange<UInt64>) throws(CLIError) -> Int {
@@ -262,13 +262,13 @@ public struct Arguments {
         let unit = rest.trimmingCharacters(in: .whitespaces)
         guard !digits.isEmpty else {
             throw .usage(
-                "--\(name) '\(v)' is not a size: give a whole number of bytes or one with KiB, MiB or GiB (\(example))"
+                "--\(name) '\(v)' is not a size: give a whole number of bytes or one with B, KiB, MiB, GiB or TiB (\(example))"
             )
         }
         let number = v.prefix(digits.count + (fraction.map { 1 + $0.count } ?? 0))
         guard let scale = Self.sizeUnits.first(where: { $0.name == (unit.isEmpty ? "B" : unit) })?.scale else {
             guard let meant = Self.meantSizeUnit(unit) else {
-                throw .usage("--\(name) '\(v)': unknown size unit '\(unit)'; use B, KiB, MiB or GiB (\(example))")
+                throw .usage("--\(name) '\(v)': unknown size unit '\(unit)'; use B, KiB, MiB, GiB or TiB (\(example))")
             }
             let why = meant.lowercased() == unit.lowercased() ? "unit names are case-sensitive" : "sizes are binary"
             let suggestion = Self.wholeSize(digits, fraction, unit: meant) ?? "\(number)\(meant)"

@@ -38,7 +38,8 @@ public enum LivebusdCommand {
           --push-budget N      Priority-10 pushes a backgrounded phone may get per scenario hour before they are
                                throttled (ours: Apple publishes no number). Default 12; frequent updates: 5×.
           --coalesce-bytes SIZE  Bytes queued to a phone above which its non-terminal updates are coalesced.
-                               Default 256KiB. SIZE: bytes, bare or with KiB, MiB, GiB (262144 = 256KiB).
+                               Default 256KiB. SIZE (every size flag): whole bytes, bare or with B, KiB, MiB, GiB or
+                               TiB, a space before the unit allowed ('256 KiB'): 262144 = 256KiB.
           --slow-consumer-bytes SIZE  Bytes queued above which a phone is disconnected as a slow consumer. Default 4MiB.
           --resume-window D    How long a disconnected phone may resume (e.g. 30s, 10m); its name stays reserved for
                                it until then. Default 10m.

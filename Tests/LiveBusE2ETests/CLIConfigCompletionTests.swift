@@ -428,6 +428,20 @@ import Testing
         #expect(Arguments.meantSizeUnit("kbit") == nil && Arguments.meantSizeUnit("ib") == nil)
     }
 
+    /// Review finding (f): `TiB` and a space before the unit are accepted, and the help, the refusals and README
+    /// say so.
+    @Test func tebibytesAndASpaceBeforeTheUnitAreAcceptedAndDocumented() throws {
+        #expect(try Self.size("256 KiB") == 262_144)
+        #expect(try Self.size("2TiB", in: 0...(4 << 40)) == 2 << 40)
+        #expect(try Self.size("64 B") == 64)
+        #expect(Self.sizeRefusal("12 furlongs").contains("use B, KiB, MiB, GiB or TiB"))
+        #expect(Self.sizeRefusal("big").contains("one with B, KiB, MiB, GiB or TiB"))
+        #expect(LivebusdCommand.help.contains("whole bytes, bare or with B, KiB, MiB, GiB or"))
+        #expect(LivebusdCommand.help.contains("a space before the"))
+        let readme = try String(contentsOf: E2ECLIGoldenTests.root.appendingPathComponent("README.md"), encoding: .utf8)
+        #expect(readme.contains("`TiB`; a space before it is allowed"))
+    }
+
     @Test func dashJIsJsonWhereJsonExists() throws {
         let a = try Arguments(["-j"], command: "status", options: ["socket"], flags: ["json"])
         #expect(a.flag("json"))
