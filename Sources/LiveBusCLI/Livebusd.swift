@@ -41,6 +41,7 @@ public enum LivebusdCommand {
                                Default 256KiB. SIZE (every size flag): whole bytes, bare or with B, KiB, MiB, GiB or
                                TiB, a space before the unit allowed ('256 KiB'): 262144 = 256KiB.
           --slow-consumer-bytes SIZE  Bytes queued above which a phone is disconnected as a slow consumer. Default 4MiB.
+                               Larger than --coalesce-bytes.
           --resume-window D    How long a disconnected phone may resume (e.g. 30s, 10m); its name stays reserved for
                                it until then. Default 10m.
 
@@ -137,6 +138,24 @@ public enum LivebusdCommand {
         EXIT CODES
           0 clean shutdown · 2 usage, invalid scenario or activity schema · 3 socket already served by a live daemon or unusable
         """
+
+    /// The refusal of a `--slow-consumer-bytes` not above `--coalesce-bytes`: both values as sizes, and a fix (a
+    /// slow-consumer limit 4× the threshold; when that would pass the 1 TiB cap, a threshold a quarter of the limit).
+    /// - Parameters:
+    ///   - slow: `--slow-consumer-bytes`, bytes.
+    ///   - isDefault: Whether `slow` is the default (the flag was not given).
+    ///   - coalesce: `--coalesce-bytes`, bytes.
+    /// - Returns: The usage error.
+    static func slowConsumerNotAboveCoalescing(slow: Int, isDefault: Bool, coalesce: Int) -> CLIError {
+        let cap = 1 << 40
+        let fix =
+            coalesce < cap / 4
+            ? "raise --slow-consumer-bytes, e.g. --slow-consumer-bytes \(Arguments.spokenSize(UInt64(coalesce * 4)))"
+            : "lower --coalesce-bytes, e.g. --coalesce-bytes \(Arguments.spokenSize(UInt64(slow / 4 > 0 ? slow / 4 : 1)))"
+        return CLIError.usage(
+            "--slow-consumer-bytes (\(Arguments.spokenSize(UInt64(slow)))\(isDefault ? ", the default" : "")) must be larger than --coalesce-bytes (\(Arguments.spokenSize(UInt64(coalesce)))): \(fix)"
+        )
+    }
 
     /// The per-session limits and the connection cap from the flags (each at least 1).
     static func limits(_ a: Arguments) throws(CLIError) -> SessionLimits {
@@ -257,7 +276,11 @@ public enum LivebusdCommand {
                 in: 1...(1 << 40)
             )
             guard options.slowConsumerLimitBytes > options.coalesceThresholdBytes else {
-                throw CLIError.usage("--slow-consumer-bytes must be larger than --coalesce-bytes")
+                throw slowConsumerNotAboveCoalescing(
+                    slow: options.slowConsumerLimitBytes,
+                    isDefault: a.value("slow-consumer-bytes") == nil,
+                    coalesce: options.coalesceThresholdBytes
+                )
             }
             options.fullSync = try a.choice("sync", ["normal", "full"], default: "normal") == "full"
             if let v = a.value("resume-window") {

@@ -442,6 +442,32 @@ import Testing
         #expect(readme.contains("`TiB`; a space before it is allowed"))
     }
 
+    /// `livebusd` refuses `argv` (no config file applied, nothing started), or `nil`.
+    static func livebusdRefusal(_ argv: [String]) -> CLIError? {
+        var refused: CLIError?
+        _ = LivebusdCommand.run(["--socket", "/tmp/lb-none.sock", "--memory"] + argv, check: { refused = $0 })
+        return refused
+    }
+
+    /// Review finding (b): `--slow-consumer-bytes` not above `--coalesce-bytes` says both values (and which is the
+    /// default) and a fix with an example.
+    @Test func aSlowConsumerLimitNotAboveTheThresholdSaysBothAndAFix() {
+        #expect(
+            Self.livebusdRefusal(["--slow-consumer-bytes", "64KiB", "--coalesce-bytes", "1MiB"])?.message
+                == "--slow-consumer-bytes (64KiB) must be larger than --coalesce-bytes (1MiB): raise --slow-consumer-bytes, e.g. --slow-consumer-bytes 4MiB"
+        )
+        #expect(
+            Self.livebusdRefusal(["--coalesce-bytes", "4MiB"])?.message
+                == "--slow-consumer-bytes (4MiB, the default) must be larger than --coalesce-bytes (4MiB): raise --slow-consumer-bytes, e.g. --slow-consumer-bytes 16MiB"
+        )
+        #expect(
+            Self.livebusdRefusal(["--coalesce-bytes", "1TiB", "--slow-consumer-bytes", "1TiB"])?.message.hasSuffix(
+                "lower --coalesce-bytes, e.g. --coalesce-bytes 256GiB"
+            ) == true
+        )
+        #expect(Self.livebusdRefusal(["--coalesce-bytes", "64KiB", "--slow-consumer-bytes", "1MiB"]) == nil)
+    }
+
     @Test func dashJIsJsonWhereJsonExists() throws {
         let a = try Arguments(["-j"], command: "status", options: ["socket"], flags: ["json"])
         #expect(a.flag("json"))
