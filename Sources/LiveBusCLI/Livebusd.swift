@@ -37,9 +37,10 @@ public enum LivebusdCommand {
           --sync full          fsync every commit (durable across power loss; default normal: across daemon crashes).
           --push-budget N      Priority-10 pushes a backgrounded phone may get per scenario hour before they are
                                throttled (ours: Apple publishes no number). Default 12; frequent updates: 5×.
-          --coalesce-bytes SIZE  Bytes queued to a phone above which its non-terminal updates are coalesced.
-                               Default 256KiB. SIZE (every size flag): whole bytes, bare or with B, KiB, MiB, GiB or
-                               TiB, a space before the unit allowed ('256 KiB'): 262144 = 256KiB.
+          --coalesce-bytes SIZE  Bytes queued to a phone above which its non-terminal updates are coalesced; at
+                               least 1 (0 would not turn coalescing off: nothing does). Default 256KiB. SIZE (every
+                               size flag): whole bytes, bare or with B, KiB, MiB, GiB or TiB, a space before the
+                               unit allowed ('256 KiB'): 262144 = 256KiB.
           --slow-consumer-bytes SIZE  Bytes queued above which a phone is disconnected as a slow consumer. Default 4MiB.
                                Larger than --coalesce-bytes.
           --resume-window D    How long a disconnected phone may resume (e.g. 30s, 10m); its name stays reserved for
@@ -270,6 +271,15 @@ public enum LivebusdCommand {
                 default: options.coalesceThresholdBytes,
                 in: 0...(1 << 40)
             )
+            // The outbox coalesces past `queued > threshold` (Outbox.offer): 0 does not turn coalescing off, it
+            // coalesces behind any backlog at all. Nothing turns it off, so 0 is refused rather than misread.
+            guard options.coalesceThresholdBytes > 0 else {
+                throw CLIError.usage(
+                    "--coalesce-bytes 0 would coalesce every update that finds anything queued to the phone; it does not turn coalescing off (nothing does)",
+                    recovery:
+                        "give the bytes queued past which a phone gets only each order's latest update, e.g. --coalesce-bytes 64KiB (default 256KiB)"
+                )
+            }
             options.slowConsumerLimitBytes = try a.bytes(
                 "slow-consumer-bytes",
                 default: options.slowConsumerLimitBytes,

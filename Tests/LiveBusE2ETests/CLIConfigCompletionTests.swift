@@ -468,6 +468,17 @@ import Testing
         #expect(Self.livebusdRefusal(["--coalesce-bytes", "64KiB", "--slow-consumer-bytes", "1MiB"]) == nil)
     }
 
+    /// Review finding (g): `--coalesce-bytes 0` would coalesce behind any backlog (the outbox holds past
+    /// `queued > threshold`), not turn coalescing off, which nothing does: it is refused saying so, with an example;
+    /// 1 is the smallest accepted.
+    @Test func aZeroCoalescingThresholdIsRefusedSayingWhatItWouldMean() {
+        let zero = Self.livebusdRefusal(["--coalesce-bytes", "0"])
+        #expect(zero?.message.contains("does not turn coalescing off") == true, "\(String(describing: zero))")
+        #expect(zero?.recovery?.contains("e.g. --coalesce-bytes 64KiB") == true)
+        #expect(Self.livebusdRefusal(["--coalesce-bytes", "1", "--slow-consumer-bytes", "2"]) == nil)
+        #expect(LivebusdCommand.help.contains("least 1 (0 would not turn coalescing off: nothing does)"))
+    }
+
     @Test func dashJIsJsonWhereJsonExists() throws {
         let a = try Arguments(["-j"], command: "status", options: ["socket"], flags: ["json"])
         #expect(a.flag("json"))
