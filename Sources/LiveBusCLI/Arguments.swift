@@ -243,38 +243,105 @@ public struct Arguments {
     }
 
     /// `--name` as a size in bytes within `range`, or `default`: a whole number of bytes, or one with a binary unit
-    /// (`B`, `KiB` = 1,024 bytes, `MiB`, `GiB`, `TiB`), as in `262144`, `256KiB`, `4MiB`. Decimal units (`kB`, `MB`)
-    /// and bare `K`/`M` are refused, naming the binary unit meant: one unit rule for every size flag.
-    /// - Throws: ``CLIError`` (usage) naming the flag, the range in bytes and an example.
+    /// (`B`, `KiB` = 1,024 bytes, `MiB`, `GiB`, `TiB`), as in `262144`, `256KiB`, `4MiB`; a space may come before
+    /// the unit (`'256 KiB'`, one argument). The one unit rule for every size flag (``sizeUnits``): a fraction
+    /// (`1.5MiB`) is refused with the whole number it is in a smaller unit (`1536KiB`), a unit spelled in another
+    /// case (`kib`), a decimal unit (`kB`, `MB`) or a bare `K`/`M` with the binary unit meant (``meantSizeUnit(_:)``).
+    /// - Throws: ``CLIError`` (usage) naming the flag and an example: not a size, an unknown unit, a fraction, or out
+    ///   of `range` (giving the range in bytes and the largest accepted).
     public func bytes(_ name: String, default d: Int, in range: ClosedRange<UInt64>) throws(CLIError) -> Int {
         guard let v = value(name) else { return d }
         let example = "e.g. --\(name) 262144 or --\(name) 256KiB"
         let digits = v.prefix { $0.isASCII && $0.isNumber }
-        let unit = v.dropFirst(digits.count).trimmingCharacters(in: .whitespaces)
-        let units: [String: UInt64] = ["": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30, "TiB": 1 << 40]
-        guard let n = UInt64(digits) else {
+        var rest = v.dropFirst(digits.count)
+        var fraction: Substring?
+        if !digits.isEmpty, rest.first == "." {
+            fraction = rest.dropFirst().prefix { $0.isASCII && $0.isNumber }
+            rest = rest.dropFirst(1 + (fraction?.count ?? 0))
+        }
+        let unit = rest.trimmingCharacters(in: .whitespaces)
+        guard !digits.isEmpty else {
             throw .usage(
-                "--\(name) '\(v)' is not a size: give a whole number of bytes or one with KiB, MiB or GiB (\(example))"
+                "--\(name) '\(v)' is not a size: give a whole number of bytes or one with B, KiB, MiB, GiB or TiB (\(example))"
             )
         }
-        guard let scale = units[unit] else {
-            let meant: [String: String] = [
-                "k": "KiB", "K": "KiB", "kB": "KiB", "KB": "KiB", "kb": "KiB", "M": "MiB", "MB": "MiB", "mb": "MiB",
-                "G": "GiB", "GB": "GiB", "T": "TiB", "TB": "TiB",
-            ]
+        let number = v.prefix(digits.count + (fraction.map { 1 + $0.count } ?? 0))
+        guard let scale = Self.sizeUnits.first(where: { $0.name == (unit.isEmpty ? "B" : unit) })?.scale else {
+            guard let meant = Self.meantSizeUnit(unit) else {
+                throw .usage("--\(name) '\(v)': unknown size unit '\(unit)'; use B, KiB, MiB, GiB or TiB (\(example))")
+            }
+            let why = meant.lowercased() == unit.lowercased() ? "unit names are case-sensitive" : "sizes are binary"
+            let suggestion = Self.wholeSize(digits, fraction, unit: meant) ?? "\(number)\(meant)"
             throw .usage(
-                "--\(name) '\(v)': unknown size unit '\(unit)'"
-                    + (meant[unit].map { "; sizes are binary: did you mean \(digits)\($0)?" }
-                        ?? "; use B, KiB, MiB or GiB")
-                    + " (\(example))"
+                "--\(name) '\(v)': unknown size unit '\(unit)'; \(why): did you mean \(suggestion)? (\(example))"
             )
         }
+        if let fraction {
+            let inBytes = unit.isEmpty || unit == "B"
+            let whole = Self.wholeSize(digits, fraction, unit: inBytes ? "B" : unit)
+            let instead =
+                whole.map { "e.g. \($0)" }
+                ?? (inBytes ? "(\(example))" : "and it is no whole number of bytes either (\(example))")
+            throw .usage(
+                "--\(name) '\(v)' is not a whole number of \(inBytes ? "bytes" : unit): whole numbers only, \(instead)"
+            )
+        }
+        let spoken = Self.spokenSize(range.upperBound)
+        let largest =
+            spoken == "\(range.upperBound)B" ? "\(range.upperBound) bytes" : "\(spoken) = \(range.upperBound) bytes"
+        let outOfRange = CLIError.usage(
+            "--\(name) \(v) is out of range; give a size in \(range.lowerBound)…\(range.upperBound) bytes (the largest accepted is \(largest); \(example))"
+        )
+        // More digits than a UInt64 holds is out of range too, not "not a size".
+        guard let n = UInt64(digits) else { throw outOfRange }
         let (x, overflow) = n.multipliedReportingOverflow(by: scale)
-        guard !overflow, range.contains(x) else {
-            let bounds = "\(range.lowerBound)…\(range.upperBound)"
-            throw .usage("--\(name) \(v) is out of range; give a size in \(bounds) bytes (\(example))")
-        }
+        guard !overflow, range.contains(x) else { throw outOfRange }
         return Int(x)
+    }
+
+    /// The size units of every size flag, smallest first: bytes and the binary multiples (IEC 80000-13).
+    static let sizeUnits: [(name: String, scale: UInt64)] = [
+        ("B", 1), ("KiB", 1 << 10), ("MiB", 1 << 20), ("GiB", 1 << 30), ("TiB", 1 << 40),
+    ]
+
+    /// The size unit a mistyped `unit` meant: the binary unit of its first letter when it is that letter alone, with
+    /// `B` or with `iB`, in any case (`k`, `kB`, `KB`, `kib`, `MIB` → `KiB`, `KiB`, `KiB`, `KiB`, `MiB`; `b` → `B`).
+    /// - Parameter unit: A unit that is not one of ``sizeUnits``.
+    /// - Returns: The unit of ``sizeUnits`` meant, or `nil` when none is near.
+    static func meantSizeUnit(_ unit: String) -> String? {
+        let lower = unit.lowercased()
+        if lower == "b" { return "B" }
+        guard let letter = lower.first, ["", "b", "ib"].contains(lower.dropFirst()) else { return nil }
+        return sizeUnits.first { $0.name.lowercased().first == letter && $0.name != "B" }?.name
+    }
+
+    /// `digits.fraction` of `unit` as a whole number in the largest unit (of ``sizeUnits``, `unit` or smaller) that
+    /// holds it exactly: `1`, `5`, `MiB` → `1536KiB`; `2`, `0`, `MiB` → `2MiB`; `0`, `5`, `KiB` → `512B`.
+    /// - Returns: The size text, or `nil` when no unit holds it exactly (or it does not fit 64 bits).
+    static func wholeSize(_ digits: Substring, _ fraction: Substring?, unit: String) -> String? {
+        var f = fraction ?? ""
+        while f.last == "0" { f = f.dropLast() }
+        guard let k = sizeUnits.firstIndex(where: { $0.name == unit }), f.count <= 18 else { return nil }
+        var power: UInt64 = 1
+        for _ in 0..<f.count { power *= 10 }
+        guard let w = UInt64(digits), let r = f.isEmpty ? 0 : UInt64(f) else { return nil }
+        // The size times 10^(fraction digits), in `unit`: whole.
+        let (shifted, o1) = w.multipliedReportingOverflow(by: power)
+        let (scaled, o2) = shifted.addingReportingOverflow(r)
+        guard !o1, !o2 else { return nil }
+        for smaller in sizeUnits[...k].reversed() {
+            let (n, o) = scaled.multipliedReportingOverflow(by: sizeUnits[k].scale / smaller.scale)
+            if o { return nil }
+            if n % power == 0 { return "\(n / power)\(smaller.name)" }
+        }
+        return nil
+    }
+
+    /// `64KiB`, `4MiB`, `1000B`: a byte count in the largest unit of ``sizeUnits`` that holds it exactly, as
+    /// ``bytes(_:default:in:)`` reads it back.
+    static func spokenSize(_ bytes: UInt64) -> String {
+        let unit = sizeUnits.last { bytes > 0 && bytes % $0.scale == 0 } ?? sizeUnits[0]
+        return "\(bytes / unit.scale)\(unit.name)"
     }
 
     /// `--name` restricted to `choices` (aliases map to canonical values), or `default`.

@@ -1,4 +1,5 @@
 import Foundation
+import LiveBusDaemon
 import LiveBusLayout
 import LiveBusScenario
 import LiveBusWire
@@ -58,11 +59,10 @@ enum E2ECommand {
         for (i, (file, s)) in scenarios.enumerated() {
             if options.progress {
                 let scaleText = String(format: "%g", scale ?? s.timeScale)
-                FileHandle.standardError.write(
-                    Data(
-                        "[\(i + 1)/\(scenarios.count)] \(s.name) (\(file)): \(s.sessions.count) sessions, \(s.actions.count) actions, \(scaleText)×\n"
-                            .utf8
-                    )
+                // StandardStream, not FileHandle.write, which traps on a closed pipe (`2>&1 | head -1`): a reader
+                // that went away gets no more progress, and the runs, their cleanup and the reports go on.
+                StandardStream.err(
+                    "[\(i + 1)/\(scenarios.count)] \(s.name) (\(file)): \(s.sessions.count) sessions, \(s.actions.count) actions, \(scaleText)×\n"
                 )
             }
             let r: E2EScenarioResult
@@ -78,11 +78,8 @@ enum E2ECommand {
                 )
             }
             if options.progress {
-                FileHandle.standardError.write(
-                    Data(
-                        "    \(r.passed ? "pass" : "FAIL") in \(String(format: "%.1f", Double(r.wallMs) / 1000)) s\n"
-                            .utf8
-                    )
+                StandardStream.err(
+                    "    \(r.passed ? "pass" : "FAIL") in \(String(format: "%.1f", Double(r.wallMs) / 1000)) s\n"
                 )
             }
             results.append(r)

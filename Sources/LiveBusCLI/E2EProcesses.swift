@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import LiveBusDaemon
 
 /// Every child process and private directory `livebus e2e` made, so that an interrupt (SIGINT, SIGTERM, SIGHUP)
 /// kills the processes and removes the sockets, data and logs before the runner exits.
@@ -46,9 +47,7 @@ final class E2EProcesses: @unchecked Sendable {
                 let s = DispatchSource.makeSignalSource(signal: sig, queue: .global())
                 s.setEventHandler { [self] in
                     self.cleanUpAll()
-                    FileHandle.standardError.write(
-                        Data("\nlivebus e2e: interrupted; children stopped, sockets removed\n".utf8)
-                    )
+                    StandardStream.err("\nlivebus e2e: interrupted; children stopped, sockets removed\n")
                     exit(130)
                 }
                 s.resume()

@@ -1000,7 +1000,7 @@ final class E2ERun {
                 )
             )
         }
-        if options.progress && isatty(2) == 1 { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if options.progress && isatty(2) == 1 { StandardStream.err("\r\u{1B}[K") }
     }
 
     /// Whether the last poll shows every order of `expect.finalStatus` in its expected status.

@@ -37,9 +37,12 @@ public enum LivebusdCommand {
           --sync full          fsync every commit (durable across power loss; default normal: across daemon crashes).
           --push-budget N      Priority-10 pushes a backgrounded phone may get per scenario hour before they are
                                throttled (ours: Apple publishes no number). Default 12; frequent updates: 5×.
-          --coalesce-bytes SIZE  Bytes queued to a phone above which its non-terminal updates are coalesced.
-                               Default 256KiB. SIZE: bytes, bare or with KiB, MiB, GiB (262144 = 256KiB).
+          --coalesce-bytes SIZE  Bytes queued to a phone above which its non-terminal updates are coalesced; at
+                               least 1 (0 would not turn coalescing off: nothing does). Default 256KiB. SIZE (every
+                               size flag): whole bytes, bare or with B, KiB, MiB, GiB or TiB, a space before the
+                               unit allowed ('256 KiB'): 262144 = 256KiB.
           --slow-consumer-bytes SIZE  Bytes queued above which a phone is disconnected as a slow consumer. Default 4MiB.
+                               Larger than --coalesce-bytes.
           --resume-window D    How long a disconnected phone may resume (e.g. 30s, 10m); its name stays reserved for
                                it until then. Default 10m.
 
@@ -136,6 +139,24 @@ public enum LivebusdCommand {
         EXIT CODES
           0 clean shutdown · 2 usage, invalid scenario or activity schema · 3 socket already served by a live daemon or unusable
         """
+
+    /// The refusal of a `--slow-consumer-bytes` not above `--coalesce-bytes`: both values as sizes, and a fix (a
+    /// slow-consumer limit 4× the threshold; when that would pass the 1 TiB cap, a threshold a quarter of the limit).
+    /// - Parameters:
+    ///   - slow: `--slow-consumer-bytes`, bytes.
+    ///   - isDefault: Whether `slow` is the default (the flag was not given).
+    ///   - coalesce: `--coalesce-bytes`, bytes.
+    /// - Returns: The usage error.
+    static func slowConsumerNotAboveCoalescing(slow: Int, isDefault: Bool, coalesce: Int) -> CLIError {
+        let cap = 1 << 40
+        let fix =
+            coalesce < cap / 4
+            ? "raise --slow-consumer-bytes, e.g. --slow-consumer-bytes \(Arguments.spokenSize(UInt64(coalesce * 4)))"
+            : "lower --coalesce-bytes, e.g. --coalesce-bytes \(Arguments.spokenSize(UInt64(slow / 4 > 0 ? slow / 4 : 1)))"
+        return CLIError.usage(
+            "--slow-consumer-bytes (\(Arguments.spokenSize(UInt64(slow)))\(isDefault ? ", the default" : "")) must be larger than --coalesce-bytes (\(Arguments.spokenSize(UInt64(coalesce)))): \(fix)"
+        )
+    }
 
     /// The per-session limits and the connection cap from the flags (each at least 1).
     static func limits(_ a: Arguments) throws(CLIError) -> SessionLimits {
@@ -250,13 +271,26 @@ public enum LivebusdCommand {
                 default: options.coalesceThresholdBytes,
                 in: 0...(1 << 40)
             )
+            // The outbox coalesces past `queued > threshold` (Outbox.offer): 0 does not turn coalescing off, it
+            // coalesces behind any backlog at all. Nothing turns it off, so 0 is refused rather than misread.
+            guard options.coalesceThresholdBytes > 0 else {
+                throw CLIError.usage(
+                    "--coalesce-bytes 0 would coalesce every update that finds anything queued to the phone; it does not turn coalescing off (nothing does)",
+                    recovery:
+                        "give the bytes queued past which a phone gets only each order's latest update, e.g. --coalesce-bytes 64KiB (default 256KiB)"
+                )
+            }
             options.slowConsumerLimitBytes = try a.bytes(
                 "slow-consumer-bytes",
                 default: options.slowConsumerLimitBytes,
                 in: 1...(1 << 40)
             )
             guard options.slowConsumerLimitBytes > options.coalesceThresholdBytes else {
-                throw CLIError.usage("--slow-consumer-bytes must be larger than --coalesce-bytes")
+                throw slowConsumerNotAboveCoalescing(
+                    slow: options.slowConsumerLimitBytes,
+                    isDefault: a.value("slow-consumer-bytes") == nil,
+                    coalesce: options.coalesceThresholdBytes
+                )
             }
             options.fullSync = try a.choice("sync", ["normal", "full"], default: "normal") == "full"
             if let v = a.value("resume-window") {

@@ -14,7 +14,9 @@ import LiveBusWire
 ///    that may still resume (`rejected`, naming when it frees up), unless the HELLO resumes a session that may;
 /// 5. `appState` not one of ``appStates``: `invalidBody`;
 /// 6. the posture, device or OS: the adapter's catalog verdict (`invalidPosture`, `unknownDevice`, …);
-/// 7. a resume token that refers to nothing that may resume: `resumeRejected`.
+/// 7. a resume token that refers to nothing that may resume: `resumeRejected`;
+/// 8. a resume's `patterns`: a malformed one (`invalidTopic`), or, with the session's own patterns, more than
+///    `--max-subscriptions` (`tooManySubscriptions`).
 ///
 /// Source: Protocol/PROTOCOL.md §4.1 (HELLO, WELCOME, refusals), §5.3 (resume window, reserved names); issue 14
 /// "name hijack"; issue 15 item 1 (sessions as values with explicit state machines).
@@ -30,8 +32,9 @@ public struct SessionHandshake: Sendable {
         public var maximumFrameSize: Int
         /// The daemon's own user id: only this user may take the admin role (peer credentials).
         public var ownUserID: UInt32
-        /// The most topic patterns a session may hold (`--max-subscriptions`): a resume's `patterns` beyond it are
-        /// refused (`tooManySubscriptions`), as a SUBSCRIBE's are.
+        /// The most topic patterns a session may hold (`--max-subscriptions`): a resume whose `patterns`, together
+        /// with the resumed session's own (``ResumeCandidate/patterns``), go beyond it is refused
+        /// (`tooManySubscriptions`), as a SUBSCRIBE is.
         public var maximumSubscriptions: Int
 
         /// Creates a configuration.
@@ -84,16 +87,21 @@ public struct SessionHandshake: Sendable {
         public var name: String
         /// When its resume window ends, ms since the epoch, server clock; `nil` when it has none (a live session).
         public var deadlineMilliseconds: Int64?
+        /// The topic patterns the session holds (its record's, or the live connection's): the resumed session
+        /// keeps them, and adds those of HELLO `resume.patterns` they lack, within `--max-subscriptions`.
+        public var patterns: [String]
 
         /// Creates a candidate.
         /// - Parameters:
         ///   - holder: Who holds the session.
         ///   - name: Its name.
         ///   - deadlineMilliseconds: When its resume window ends (ms since the epoch, server clock), or `nil`.
-        public init(holder: Holder, name: String, deadlineMilliseconds: Int64?) {
+        ///   - patterns: The topic patterns the session holds; default none.
+        public init(holder: Holder, name: String, deadlineMilliseconds: Int64?, patterns: [String] = []) {
             self.holder = holder
             self.name = name
             self.deadlineMilliseconds = deadlineMilliseconds
+            self.patterns = patterns
         }
     }
 
@@ -271,18 +279,32 @@ public struct SessionHandshake: Sendable {
         }
     }
 
-    /// Checks a resume's `patterns` as a SUBSCRIBE's would be (PROTOCOL.md §5.3).
-    /// - Throws: ``WireError`` `invalidTopic` naming the bad pattern, or `tooManySubscriptions` past `limit`.
-    static func check(resumePatterns patterns: [String], limit: Int) throws(WireError) {
+    /// Checks a resume's `patterns` as a SUBSCRIBE's would be (PROTOCOL.md §5.3): each must be well formed, and the
+    /// session's own patterns (`held`) together with them, each counted once, may not exceed `limit`.
+    /// - Parameters:
+    ///   - patterns: HELLO `resume.patterns` (`[]` for a resume without them).
+    ///   - held: The patterns the resumed session holds already (``ResumeCandidate/patterns``).
+    ///   - limit: The most patterns a session may hold (`--max-subscriptions`).
+    /// - Throws: ``WireError`` `invalidTopic` naming the bad pattern, or `tooManySubscriptions` when the union is
+    ///   past `limit`, giving the count, the limit and what to do.
+    static func check(resumePatterns patterns: [String], held: [String], limit: Int) throws(WireError) {
         for p in patterns {
             do throws(WireError) { try Topic.validatePattern(p) } catch {
                 throw WireError(error.code, "HELLO resume.patterns: \(error.message)")
             }
         }
-        guard Set(patterns).count <= limit else {
+        let own = Set(held)
+        let count = own.union(patterns).count
+        guard count <= limit else {
+            // A record over the limit by itself (a daemon restarted with a lower limit): fewer patterns in the
+            // HELLO cannot help; a new session can.
+            let remedy =
+                own.count > limit
+                ? "raise the daemon's --max-subscriptions, or attach as a new session (without resume)"
+                : "raise the daemon's --max-subscriptions, or resume with fewer patterns"
             throw WireError(
                 .tooManySubscriptions,
-                "HELLO resume.patterns holds \(Set(patterns).count) topic patterns; a session may hold \(limit) (--max-subscriptions)"
+                "resuming would hold \(count) topic patterns (\(own.count) held by the session, \(Set(patterns).count) in HELLO resume.patterns); a session may hold \(limit) (--max-subscriptions): \(remedy)"
             )
         }
     }
@@ -343,9 +365,11 @@ public struct SessionHandshake: Sendable {
             guard let c = facts.resume, mayResume else {
                 throw WireError(.resumeRejected, "resume token is unknown or expired; attach as a new session")
             }
-            if let patterns = r.patterns {
-                try Self.check(resumePatterns: patterns, limit: configuration.maximumSubscriptions)
-            }
+            try Self.check(
+                resumePatterns: r.patterns ?? [],
+                held: c.patterns,
+                limit: configuration.maximumSubscriptions
+            )
             if c.holder == .live { actions.append(.takeOver(token: r.token)) }
             name = c.name
             token = r.token

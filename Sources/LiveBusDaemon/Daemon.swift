@@ -799,12 +799,22 @@ public final class Daemon {
         var resume: SessionHandshake.ResumeCandidate?
         if let t = h.resume?.token {
             if let old = resumable[t] {
-                resume = .init(holder: .disconnected, name: old.name, deadlineMilliseconds: resumeDeadlines[t])
+                resume = .init(
+                    holder: .disconnected,
+                    name: old.name,
+                    deadlineMilliseconds: resumeDeadlines[t],
+                    patterns: old.patterns
+                )
             } else if let deadline = resumeDeadlines[t], let rec = store.resumeRecord(token: t) {
                 // A record in the store that no session of this run holds (a killed daemon's, a federation's).
-                resume = .init(holder: .persisted, name: rec.name, deadlineMilliseconds: deadline)
+                resume = .init(
+                    holder: .persisted,
+                    name: rec.name,
+                    deadlineMilliseconds: deadline,
+                    patterns: rec.patterns
+                )
             } else if let live = liveSession(token: t, besides: s) {
-                resume = .init(holder: .live, name: live.name, deadlineMilliseconds: nil)
+                resume = .init(holder: .live, name: live.name, deadlineMilliseconds: nil, patterns: live.patterns)
             }
         }
         return SessionHandshake.HelloFacts(
@@ -923,20 +933,13 @@ public final class Daemon {
             resumeDeadlines[r.token] = nil
             // The client's own record wins: it knows what it applied, and what it subscribed to. A record saved
             // before the daemon's kill may predate a SUBSCRIBE that was answered (its batch not yet stored): the
-            // patterns it lacks are added (the handshake checked them), and caught up after WELCOME as the others.
+            // patterns it lacks are added, and caught up after WELCOME as the others. The handshake checked them:
+            // well formed, and within --max-subscriptions together with the record's (else it refused the HELLO).
             s.lastSent = r.topics
             if let wanted = r.patterns {
                 let held = Set(s.patterns)
                 let missing = wanted.filter { !held.contains($0) }
-                do throws(WireError) {
-                    if !missing.isEmpty { _ = try s.subscribe(missing, limit: limits.maximumSubscriptions) }
-                } catch {
-                    // Only past --max-subscriptions together with the record's own: the record's stay.
-                    logger.warning(
-                        "resume patterns not restored",
-                        [("session.id", s.id), ("reason", error.message)]
-                    )
-                }
+                if !missing.isEmpty { s.patterns += missing }
             }
         }
         s.name = e.name

@@ -275,26 +275,17 @@ extension Frame {
             // The whole frame put together on the stack and appended in one piece: one capacity and uniqueness
             // check and one memcpy into the output, not three (callgrind, fan-out to 100 sessions).
             withUnsafeTemporaryAllocation(byteCount: Self.eventScratchSize, alignment: 8) { scratch in
-                let header = UnsafeMutableRawBufferPointer(rebasing: scratch[0..<headerSize])
                 let sharedEnd = headerSize + event.shared.count
-                let tail = UnsafeMutableRawBufferPointer(rebasing: scratch[sharedEnd..<size])
-                writeHeader(
-                    header,
-                    length: size - 4,
-                    version: version,
-                    type: .event,
-                    flags: flags,
-                    sequence: event.sequence,
-                    topicLength: event.topicLength,
-                    trailerLength: EventTrailer.size
-                )
                 event.shared.withUnsafeBytes { shared in
                     UnsafeMutableRawBufferPointer(rebasing: scratch[headerSize..<sharedEnd]).copyMemory(from: shared)
                 }
-                trailer.write(to: tail)
-                var crc = CRC32(continuing: event.prefixCRC(flags: flags))
-                crc.updateShort(UnsafeRawBufferPointer(tail))
-                header.storeBytes(of: crc.value.bigEndian, toByteOffset: 20, as: UInt32.self)
+                writeEnds(
+                    header: UnsafeMutableRawBufferPointer(rebasing: scratch[0..<headerSize]),
+                    tail: UnsafeMutableRawBufferPointer(rebasing: scratch[sharedEnd..<size]),
+                    event,
+                    flags: flags,
+                    trailer: trailer
+                )
                 buffer.append(
                     contentsOf: UnsafeRawBufferPointer(rebasing: scratch[0..<size]).assumingMemoryBound(to: UInt8.self)
                 )
@@ -304,24 +295,39 @@ extension Frame {
         withUnsafeTemporaryAllocation(byteCount: headerSize + EventTrailer.size, alignment: 8) { scratch in
             let header = UnsafeMutableRawBufferPointer(rebasing: scratch[0..<headerSize])
             let tail = UnsafeMutableRawBufferPointer(rebasing: scratch[headerSize...])
-            writeHeader(
-                header,
-                length: size - 4,
-                version: version,
-                type: .event,
-                flags: flags,
-                sequence: event.sequence,
-                topicLength: event.topicLength,
-                trailerLength: EventTrailer.size
-            )
-            trailer.write(to: tail)
-            var crc = CRC32(continuing: event.prefixCRC(flags: flags))
-            crc.updateShort(UnsafeRawBufferPointer(tail))
-            header.storeBytes(of: crc.value.bigEndian, toByteOffset: 20, as: UInt32.self)
+            writeEnds(header: header, tail: tail, event, flags: flags, trailer: trailer)
             // Typed buffers: Array's append of these is one memcpy each.
             buffer.append(contentsOf: header.assumingMemoryBound(to: UInt8.self))
             event.shared.withUnsafeBufferPointer { buffer.append(contentsOf: $0) }
             buffer.append(contentsOf: tail.assumingMemoryBound(to: UInt8.self))
         }
+    }
+
+    /// Writes what differs per delivery of `event`, for both ways ``appendEvent(_:flags:trailer:into:)`` puts a
+    /// frame together: the 24-byte header with `flags` into `header`, `trailer` into `tail` (its 48 bytes), and the
+    /// CRC-32 (the template's for these flags continued over the trailer) into header bytes 20–23. Inlined: one
+    /// body, no call per frame.
+    @inline(__always)
+    private static func writeEnds(
+        header: UnsafeMutableRawBufferPointer,
+        tail: UnsafeMutableRawBufferPointer,
+        _ event: EventTemplate,
+        flags: FrameFlags,
+        trailer: EventTrailer
+    ) {
+        writeHeader(
+            header,
+            length: event.frameSize - 4,
+            version: version,
+            type: .event,
+            flags: flags,
+            sequence: event.sequence,
+            topicLength: event.topicLength,
+            trailerLength: EventTrailer.size
+        )
+        trailer.write(to: tail)
+        var crc = CRC32(continuing: event.prefixCRC(flags: flags))
+        crc.updateShort(UnsafeRawBufferPointer(tail))
+        header.storeBytes(of: crc.value.bigEndian, toByteOffset: 20, as: UInt32.self)
     }
 }

@@ -53,7 +53,8 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let invalidValue = Code(18, "invalidValue")
         /// The session sent frames faster than its limit for longer than the grace period (frames per second, PROTOCOL.md §5.6).
         public static let messageRateTooHigh = Code(20, "messageRateTooHigh")
-        /// A SUBSCRIBE would take the session past its maximum number of topic patterns.
+        /// A SUBSCRIBE, or a HELLO's resume (its `patterns` with the session's record), would take the session past its
+        /// maximum number of topic patterns.
         public static let tooManySubscriptions = Code(21, "tooManySubscriptions")
         /// Replies (PONG, ACK, RESULT…) to the session stayed queued past their limit for longer than the grace period: it sends without reading.
         public static let replyQueueFull = Code(22, "replyQueueFull")

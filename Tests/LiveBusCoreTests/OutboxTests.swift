@@ -22,6 +22,15 @@ struct OutboxTests {
         #expect(o.offer(terminal, flags: [], lastSent: 7, queuedBytes: 0) == .write(.terminal))
     }
 
+    /// A threshold of 0 does not turn coalescing off: past `queued > 0` bytes, any backlog, a live update is held.
+    /// Why `livebusd --coalesce-bytes 0` is refused (review finding (g)).
+    @Test func aZeroThresholdCoalescesBehindAnyBacklog() throws {
+        var o = Outbox(limits: Outbox.Limits(coalesceThresholdBytes: 0, slowConsumerLimitBytes: 5000))
+        #expect(o.offer(try Self.event(1), flags: [], lastSent: 0, queuedBytes: 0) == .write([]))
+        #expect(o.offer(try Self.event(2), flags: [], lastSent: 1, queuedBytes: 1) == .held)
+        #expect(o.hasHeld)
+    }
+
     /// The fan-out's overload, given `isTerminal` read once per event, decides as the plain one does, for terminal
     /// and other events, under pressure and not.
     @Test func terminalKnownAheadDecidesAsThePlainOffer() throws {

@@ -239,6 +239,57 @@ import Testing
         #expect(Self.established(actions)?.resumedFrom == .live)
     }
 
+    /// A resume's `patterns` and the held session's own count together, each once, against `--max-subscriptions`:
+    /// past it the HELLO is refused with `tooManySubscriptions` giving the count, the limit and what to do, before
+    /// a live holder is taken over. Source: PROTOCOL.md §5.3; review finding (a).
+    @Test func aResumePastTheSubscriptionLimitWithTheHeldPatternsIsRefused() throws {
+        var config = Self.config
+        config.maximumSubscriptions = 3
+        let token = "feedfacefeedfacefeedfacefeedface"
+        func resume(
+            _ patterns: [String]?,
+            held: [String],
+            holder: SessionHandshake.ResumeCandidate.Holder = .disconnected
+        ) -> [SessionHandshake.Action] {
+            var h = SessionHandshake(config)
+            _ = h.handle(.opened(monotonicMilliseconds: 500))
+            return h.handle(
+                .hello(
+                    Self.hello(resume: ResumeBody(token: token, topics: [:], patterns: patterns)),
+                    Self.facts {
+                        $0.resume = .init(
+                            holder: holder,
+                            name: "duo",
+                            deadlineMilliseconds: holder == .live ? nil : Self.now + 1,
+                            patterns: held
+                        )
+                    }
+                )
+            )
+        }
+        // Within the limit: the union is 3 (b is held and resumed).
+        #expect(Self.established(resume(["b", "c", "c"], held: ["a", "b"])) != nil)
+        for holder in [SessionHandshake.ResumeCandidate.Holder.disconnected, .persisted, .live] {
+            let actions = resume(["c", "d"], held: ["a", "b"], holder: holder)
+            #expect(!actions.contains(.takeOver(token: token)))
+            #expect(Self.established(actions) == nil)
+            let e = try #require(Self.refusal(actions))
+            #expect(
+                e
+                    == WireError(
+                        .tooManySubscriptions,
+                        "resuming would hold 4 topic patterns (2 held by the session, 2 in HELLO resume.patterns); a session may hold 3 (--max-subscriptions): raise the daemon's --max-subscriptions, or resume with fewer patterns"
+                    )
+            )
+        }
+        // A record past the limit by itself (a daemon restarted with a lower one): fewer patterns cannot help.
+        for patterns in [nil, ["a"]] as [[String]?] {
+            let e = try #require(Self.refusal(resume(patterns, held: ["a", "b", "c", "d"])))
+            #expect(e.code == .tooManySubscriptions)
+            #expect(e.message.contains("hold 4 topic patterns") && e.message.contains("attach as a new session"))
+        }
+    }
+
     @Test func anUnknownOrExpiredTokenIsRefusedAndAnExpiredRecordForgotten() throws {
         let token = "feedfacefeedfacefeedfacefeedface"
         var unknown = Self.opened()

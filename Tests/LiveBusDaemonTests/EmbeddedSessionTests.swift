@@ -173,6 +173,35 @@ import Testing
         }
     }
 
+    /// A resume's patterns count with the session's record's: past `--max-subscriptions` together, the HELLO is
+    /// refused (`tooManySubscriptions`, with the count, the limit and what to do), not accepted with a log line and
+    /// patterns silently dropped; the record stays, and a resume within the limit is accepted. Source: PROTOCOL.md
+    /// §5.3; review finding (a).
+    @Test func aResumeWhosePatternsWithTheRecordsPassTheLimitIsRefused() throws {
+        let (bus, log) = try embeddedDaemon { $0.limits.maximumSubscriptions = 2 }
+        let phone = bus.connect()
+        let token = try #require(try phone.attach(helloFrame(name: "pro")).0?.resumeToken)
+        try phone.writeInbound(frame(.subscribe, SubscribeBody(patterns: ["a", "b"])))
+        #expect(try phone.readOutboundFrames().errors.isEmpty)
+        phone.closeInbound()
+        let over = bus.connect()
+        let (welcome, frames) = try over.attach(
+            helloFrame(name: "pro", resume: ResumeBody(token: token, topics: [:], patterns: ["b", "c"]))
+        )
+        #expect(welcome == nil)
+        #expect(frames.errors.map(\.name) == ["tooManySubscriptions"], "\(frames.errors)")
+        let message = frames.errors.first?.message ?? ""
+        #expect(message.contains("3 topic patterns") && message.contains("may hold 2"), "\(message)")
+        #expect(message.contains("--max-subscriptions") && message.contains("fewer patterns"), "\(message)")
+        #expect(over.isClosed)
+        #expect(log.lines("resume patterns not restored").isEmpty)
+        let within = bus.connect()
+        let (resumed, _) = try within.attach(
+            helloFrame(name: "pro", resume: ResumeBody(token: token, topics: [:], patterns: ["b"]))
+        )
+        #expect(resumed?.resumed == true && resumed?.resumeToken == token)
+    }
+
     @Test func anUnknownResumeTokenIsRefused() throws {
         let (bus, _) = try embeddedDaemon()
         let phone = bus.connect()

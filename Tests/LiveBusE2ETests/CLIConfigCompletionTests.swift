@@ -369,6 +369,116 @@ import Testing
         }
     }
 
+    /// `--coalesce-bytes v` read as a size within `range`, for the size tests below.
+    static func size(_ v: String, in range: ClosedRange<UInt64> = 0...(1 << 40)) throws(CLIError) -> Int {
+        try Arguments(["--coalesce-bytes", v], command: "livebusd", options: ["coalesce-bytes"], flags: [])
+            .bytes("coalesce-bytes", default: 0, in: range)
+    }
+
+    /// The message refusing `--coalesce-bytes v`, or `accepted`.
+    static func sizeRefusal(_ v: String, in range: ClosedRange<UInt64> = 0...(1 << 40)) -> String {
+        do throws(CLIError) {
+            _ = try size(v, in: range)
+            return "accepted"
+        } catch { return error.message }
+    }
+
+    /// Review finding (c): a number too large for 64 bits is out of range, with the largest accepted, not "not a
+    /// size"; every out-of-range refusal names the largest accepted.
+    @Test func aSizePastSixtyFourBitsIsOutOfRangeNamingTheLargest() {
+        for big in ["99999999999999999999", "18446744073709551616KiB"] {
+            let m = Self.sizeRefusal(big)
+            #expect(m.contains("--coalesce-bytes \(big) is out of range"), "\(m)")
+            #expect(m.contains("the largest accepted is 1TiB = 1099511627776 bytes"), "\(m)")
+            #expect(!m.contains("not a size"), "\(m)")
+        }
+        #expect(Self.sizeRefusal("5000", in: 1...4096).contains("the largest accepted is 4KiB = 4096 bytes"))
+        #expect(Self.sizeRefusal("5000", in: 1...4095).contains("the largest accepted is 4095 bytes;"))
+        #expect(Arguments.spokenSize(65_536) == "64KiB" && Arguments.spokenSize(1000) == "1000B")
+        #expect(Arguments.spokenSize(0) == "0B" && Arguments.spokenSize(3 << 40) == "3TiB")
+    }
+
+    /// Review finding (d): a fraction is refused (whole numbers only) with the whole number it is in the largest
+    /// smaller unit that holds it exactly.
+    @Test func aFractionalSizeIsRefusedWithItsWholeNumber() {
+        for (fraction, whole) in [
+            ("1.5MiB", "e.g. 1536KiB"), ("0.5KiB", "e.g. 512B"), ("2.0MiB", "e.g. 2MiB"), ("1.25 GiB", "e.g. 1280MiB"),
+            ("0.1KiB", "and it is no whole number of bytes either (e.g."), ("1.5", "(e.g. --coalesce-bytes 262144"),
+        ] {
+            let m = Self.sizeRefusal(fraction)
+            #expect(m.contains("whole numbers only, \(whole)"), "\(fraction): \(m)")
+        }
+        #expect(Self.sizeRefusal("1.5MiB").contains("'1.5MiB' is not a whole number of MiB"))
+        #expect(Self.sizeRefusal("1.5").contains("'1.5' is not a whole number of bytes"))
+    }
+
+    /// Review finding (e): a unit in another case, decimal or bare names the binary unit meant, from one rule
+    /// (``Arguments/meantSizeUnit(_:)``), as the durations parser names the units it takes.
+    @Test func aMistypedSizeUnitNamesTheUnitMeant() {
+        for (typed, meant, why) in [
+            ("64kib", "64KiB", "unit names are case-sensitive"), ("4mib", "4MiB", "unit names are case-sensitive"),
+            ("1GIB", "1GiB", "unit names are case-sensitive"), ("1tib", "1TiB", "unit names are case-sensitive"),
+            ("512b", "512B", "unit names are case-sensitive"), ("64kb", "64KiB", "sizes are binary"),
+            ("64k", "64KiB", "sizes are binary"), ("4 MB", "4MiB", "sizes are binary"),
+            ("1.5mib", "1536KiB", "unit names are case-sensitive"),
+        ] {
+            let m = Self.sizeRefusal(typed)
+            #expect(m.contains("; \(why): did you mean \(meant)?"), "\(typed): \(m)")
+        }
+        #expect(Arguments.meantSizeUnit("kbit") == nil && Arguments.meantSizeUnit("ib") == nil)
+    }
+
+    /// Review finding (f): `TiB` and a space before the unit are accepted, and the help, the refusals and README
+    /// say so.
+    @Test func tebibytesAndASpaceBeforeTheUnitAreAcceptedAndDocumented() throws {
+        #expect(try Self.size("256 KiB") == 262_144)
+        #expect(try Self.size("2TiB", in: 0...(4 << 40)) == 2 << 40)
+        #expect(try Self.size("64 B") == 64)
+        #expect(Self.sizeRefusal("12 furlongs").contains("use B, KiB, MiB, GiB or TiB"))
+        #expect(Self.sizeRefusal("big").contains("one with B, KiB, MiB, GiB or TiB"))
+        #expect(LivebusdCommand.help.contains("whole bytes, bare or with B, KiB, MiB, GiB or"))
+        #expect(LivebusdCommand.help.contains("a space before the"))
+        let readme = try String(contentsOf: E2ECLIGoldenTests.root.appendingPathComponent("README.md"), encoding: .utf8)
+        #expect(readme.contains("`TiB`; a space before it is allowed"))
+    }
+
+    /// `livebusd` refuses `argv` (no config file applied, nothing started), or `nil`.
+    static func livebusdRefusal(_ argv: [String]) -> CLIError? {
+        var refused: CLIError?
+        _ = LivebusdCommand.run(["--socket", "/tmp/lb-none.sock", "--memory"] + argv, check: { refused = $0 })
+        return refused
+    }
+
+    /// Review finding (b): `--slow-consumer-bytes` not above `--coalesce-bytes` says both values (and which is the
+    /// default) and a fix with an example.
+    @Test func aSlowConsumerLimitNotAboveTheThresholdSaysBothAndAFix() {
+        #expect(
+            Self.livebusdRefusal(["--slow-consumer-bytes", "64KiB", "--coalesce-bytes", "1MiB"])?.message
+                == "--slow-consumer-bytes (64KiB) must be larger than --coalesce-bytes (1MiB): raise --slow-consumer-bytes, e.g. --slow-consumer-bytes 4MiB"
+        )
+        #expect(
+            Self.livebusdRefusal(["--coalesce-bytes", "4MiB"])?.message
+                == "--slow-consumer-bytes (4MiB, the default) must be larger than --coalesce-bytes (4MiB): raise --slow-consumer-bytes, e.g. --slow-consumer-bytes 16MiB"
+        )
+        #expect(
+            Self.livebusdRefusal(["--coalesce-bytes", "1TiB", "--slow-consumer-bytes", "1TiB"])?.message.hasSuffix(
+                "lower --coalesce-bytes, e.g. --coalesce-bytes 256GiB"
+            ) == true
+        )
+        #expect(Self.livebusdRefusal(["--coalesce-bytes", "64KiB", "--slow-consumer-bytes", "1MiB"]) == nil)
+    }
+
+    /// Review finding (g): `--coalesce-bytes 0` would coalesce behind any backlog (the outbox holds past
+    /// `queued > threshold`), not turn coalescing off, which nothing does: it is refused saying so, with an example;
+    /// 1 is the smallest accepted.
+    @Test func aZeroCoalescingThresholdIsRefusedSayingWhatItWouldMean() {
+        let zero = Self.livebusdRefusal(["--coalesce-bytes", "0"])
+        #expect(zero?.message.contains("does not turn coalescing off") == true, "\(String(describing: zero))")
+        #expect(zero?.recovery?.contains("e.g. --coalesce-bytes 64KiB") == true)
+        #expect(Self.livebusdRefusal(["--coalesce-bytes", "1", "--slow-consumer-bytes", "2"]) == nil)
+        #expect(LivebusdCommand.help.contains("least 1 (0 would not turn coalescing off: nothing does)"))
+    }
+
     @Test func dashJIsJsonWhereJsonExists() throws {
         let a = try Arguments(["-j"], command: "status", options: ["socket"], flags: ["json"])
         #expect(a.flag("json"))

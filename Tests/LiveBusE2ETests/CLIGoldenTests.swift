@@ -277,6 +277,42 @@ struct E2EReviewFindingsTests {
         #expect(text.contains("head=0 left=0 true=0 left=0 stderr=0"), "\(text)")
     }
 
+    /// `livebus e2e <scenario> | head -1` (the table's reader leaves early) and `2>&1 | head -1` (the progress
+    /// lines' reader too) end with the verdict, 0, through the runner's cleanup: no daemon or client of the run is
+    /// left (each inherits a marker in its environment, which finds only this run's processes) and `--report` is
+    /// written. The second trapped in `FileHandle.write` on EPIPE (exit 132) once its scenario ended, before the
+    /// report and any next scenario. The cheapest scenario (3 s, no federation). Review finding (i).
+    @Test(.timeLimit(.minutes(3))) func e2eInAPipeEndsWithItsVerdictAndLeavesNoDaemonBehind() throws {
+        let dir = temporaryDirectory("lbep")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let mark = "lbep-\(UUID().uuidString)"
+        let (code, text) = try Self.shell(
+            """
+            set -u
+            cd \(E2ECLIGoldenTests.root.path)
+            B=\(Self.bin); M=\(mark); SC=Protocol/scenarios/e2e-quick-mixed.json
+            # The processes whose environment holds this run's marker (the runner's children inherit it).
+            left() {
+                for p in /proc/[0-9]*; do
+                    tr '\\0' '\\n' <$p/environ 2>/dev/null | grep -qx "LB_PIPE_MARK=$1" && echo "$p $(tr '\\0' ' ' <$p/cmdline)"
+                done
+            }
+            LB_PIPE_MARK=$M-out timeout 100 $B/livebus e2e $SC --report \(dir)/out.json 2>\(dir)/err.txt | head -1 >/dev/null
+            o=${PIPESTATUS[0]}
+            LB_PIPE_MARK=$M-all timeout 100 $B/livebus e2e $SC --report \(dir)/all.json 2>&1 | head -1 >/dev/null
+            a=${PIPESTATUS[0]}
+            sleep 0.5
+            echo "out=$o all=$a reports=$(ls \(dir)/out.json \(dir)/all.json 2>/dev/null | wc -l)"
+            echo "left-out=[$(left $M-out)] left-all=[$(left $M-all)]"
+            # End what was left (the bug), by pid, so that it does not outlive the test.
+            for p in $(left $M-out; left $M-all); do case $p in /proc/*) kill -9 ${p#/proc/} 2>/dev/null;; esac; done
+            """
+        )
+        #expect(code == 0, "\(text)")
+        #expect(text.contains("out=0 all=0 reports=2"), "\(text)")
+        #expect(text.contains("left-out=[] left-all=[]"), "\(text)")
+    }
+
     /// The `down` toxic refuses phones with a reason but never the admin interface that removes it; `posture` keeps the
     /// orientation it was not given; an impossible window is refused with the valid range (exit 2).
     @Test func downPostureAndWindow() throws {
