@@ -5,7 +5,7 @@ import LiveBusWire
 
 /// The simulator's events on a store that refuses writes (a full disk): held in order, retried with backoff on the
 /// loop, reported as `degraded` in the log, `status` and `doctor` until the store takes them.
-/// Source: issue 14 "Data loss on a full disk"; Protocol/PROTOCOL.md §5.6.
+/// Source: issue 14 "Data loss on a full disk"; Protocol/PROTOCOL.md §5.7.
 extension Daemon {
     /// Stores the simulator's events through ``HeldEvents`` and fans out what was stored.
     /// - Parameters:
@@ -338,7 +338,7 @@ extension Daemon {
 /// A new session's WELCOME waiting for the commit of the batch that holds its resume record, so that the token it
 /// gives is one every later daemon (this one after a kill -9, or another of the federation) knows: the handshake's
 /// outcome (its ``SessionHandshake/Established/welcome``, whose `serverTime` is set when it is written) and the
-/// HELLO. Source: PROTOCOL.md §4.1, §5.6 "Group commit".
+/// HELLO. Source: PROTOCOL.md §4.1, §5.7 "Group commit".
 struct HeldWelcome {
     /// What the handshake established.
     let established: SessionHandshake.Established

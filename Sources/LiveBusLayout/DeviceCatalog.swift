@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// How much a catalog figure can be trusted, as marked in `posture-and-devices.md`.
 public enum SourceMark: String, Codable, Sendable, CaseIterable {
@@ -315,7 +316,7 @@ public struct DeviceCatalog: Codable, Sendable {
     /// - Throws: ``LayoutError`` with code ``LayoutError/Code-swift.struct/catalogUnreadable`` when the file is
     ///   missing or malformed, ``LayoutError/Code-swift.struct/catalogInvalid`` when it breaks a rule in DEVICES.md.
     public static func bundled() throws(LayoutError) -> DeviceCatalog {
-        var catalog = try bundledFile()
+        var catalog = try bundledFileOnce.get()
         for device in UserDevices.shared.devices {
             catalog.devices.removeAll { $0.id == device.id }
             catalog.devices.append(device)
@@ -337,7 +338,18 @@ public struct DeviceCatalog: Codable, Sendable {
         return id
     }
 
+    /// `devices.json`, read and validated once per process: a client computes a layout per update and a daemon
+    /// checks a posture per HELLO, and decoding the 64 KiB file with `JSONDecoder` costs ~150 M instructions
+    /// (callgrind, release build), 40 ms or more per call.
+    private static let bundledFileOnce: Result<DeviceCatalog, LayoutError> = Result { () throws(LayoutError) in
+        try bundledFile()
+    }
+
+    /// How many times this process read `devices.json` (tests: once, however many catalogs were asked for).
+    static let bundledFileReads = Atomic<Int>(0)
+
     private static func bundledFile() throws(LayoutError) -> DeviceCatalog {
+        bundledFileReads.add(1, ordering: .relaxed)
         guard let url = Bundle.module.url(forResource: "devices", withExtension: "json") else {
             throw LayoutError(
                 .catalogUnreadable,

@@ -38,7 +38,7 @@ final class DeferredStore: ForwardingEventStore, @unchecked Sendable {  // @unch
 /// daemon: before, a federated daemon wrote WELCOME at once and a kill -9 before JetStream stored the record left
 /// the phone with a token the restarted daemon refused (`resumeRejected`: it attached again and applied every update
 /// a second time; FederationE2ETests' `phonesOnEveryDaemonFollowTheDemoToDelivered` under load). What the client
-/// pipelined after its HELLO is answered after the WELCOME. Source: PROTOCOL.md §4.1, §5.6 "Group commit".
+/// pipelined after its HELLO is answered after the WELCOME. Source: PROTOCOL.md §4.1, §5.7 "Group commit".
 @Suite struct EmbeddedHeldWelcomeTests {
     /// An embedded daemon on a ``DeferredStore`` and a phone whose HELLO (`h1`) it has read.
     static func phoneOnADeferredStore() throws -> (EmbeddedDaemon, EmbeddedLog, DeferredStore, EmbeddedConnection) {

@@ -4,6 +4,14 @@ import Testing
 @testable import LiveBusLayout
 
 struct DeviceCatalogTests {
+    /// `devices.json` is read and decoded once per process, however often a catalog is asked for: a client lays out
+    /// per update and a daemon checks a posture per HELLO (each decode was ~150 M instructions, release build).
+    @Test func theBundledFileIsReadOncePerProcess() throws {
+        for _ in 0..<5 { _ = try DeviceCatalog.bundled() }
+        #expect(DeviceCatalog.bundledFileReads.load(ordering: .relaxed) == 1)
+        #expect(try DeviceCatalog.bundled().devices.count == testCatalog.devices.count)
+    }
+
     /// The catalog holds the devices the issue names, with their display names. Source: LiveBus issue "Posture".
     @Test func catalogHasTheRequiredDevices() {
         let names: [String: String] = Dictionary(uniqueKeysWithValues: testCatalog.devices.map { ($0.id, $0.name) })

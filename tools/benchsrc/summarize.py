@@ -302,7 +302,7 @@ def main(raw, machine, profile):
         out.append(
             f"One publisher connection, no subscriber, at most {w} PUBLISHes unacknowledged (written up to 64 frames "
             "per `write()`, as a pipelining client does); ACKs per second. Each ACK means the event is in the store "
-            "(PROTOCOL.md §5.6): with the default `--sync normal` durable across a crash of the daemon, with "
+            "(PROTOCOL.md §5.7): with the default `--sync normal` durable across a crash of the daemon, with "
             "`--sync full` across power loss (an fsync per commit). Beside it, in the same run on the same disk, the "
             "reference the issue names: SQLite alone (WAL, the same `synchronous`) committing 100-row "
             "transactions of the same body."
