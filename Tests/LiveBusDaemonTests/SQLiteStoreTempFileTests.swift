@@ -82,13 +82,19 @@ struct SQLiteStoreTempFileTests {
             try? FileManager.default.removeItem(atPath: dir)
             try? FileManager.default.removeItem(atPath: tmp)
         }
-        // SQLite's process-wide temporary directory (sqlite3_temp_directory), set under SQLite's own mutex.
+        // SQLite's process-wide temporary directory (sqlite3_temp_directory), set under SQLite's own mutex and
+        // read back: a build without deprecated pragmas would ignore it, and the test would watch the wrong place.
         func setTemporaryDirectory(_ path: String) throws {
             var db: OpaquePointer?
             defer { sqlite3_close(db) }
+            var stmt: OpaquePointer?
+            defer { sqlite3_finalize(stmt) }
             guard sqlite3_open(":memory:", &db) == SQLITE_OK,
-                sqlite3_exec(db, "PRAGMA temp_store_directory='\(path)'", nil, nil, nil) == SQLITE_OK
+                sqlite3_exec(db, "PRAGMA temp_store_directory='\(path)'", nil, nil, nil) == SQLITE_OK,
+                sqlite3_prepare_v2(db, "PRAGMA temp_store_directory", -1, &stmt, nil) == SQLITE_OK
             else { throw StoreError("cannot set SQLite's temporary directory to \(path)") }
+            let now = sqlite3_step(stmt) == SQLITE_ROW ? sqlite3_column_text(stmt, 0).map { String(cString: $0) } : nil
+            try #require((now ?? "") == path, "SQLite's temporary directory is \(now ?? "unset"), not \(path)")
         }
         let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         try #require(fd >= 0)
