@@ -144,8 +144,9 @@ public final class SQLiteStore: EventStore {
             try exec("PRAGMA journal_mode=WAL")
             try exec("PRAGMA synchronous=\(fullSync ? "FULL" : "NORMAL")")
             // SQLite's temporary files in memory: a statement journal or sorter past its 64 KiB in-memory budget
-            // spilled to /var/tmp/etilqs_* a 4 KiB pwrite at a time, on the loop thread (strace, issue 15: 113
-            // files in one 2.5 s `bench fanout --subs 1 --topics 10`). Source: https://www.sqlite.org/tempfiles.html §4
+            // spilled to /var/tmp/etilqs_* a 4 KiB pwrite at a time, on the loop thread (strace, issue 15: 90–121
+            // files in 2.5 s of `bench fanout --subs 1 --topics 10 --rate 10000`).
+            // Source: https://www.sqlite.org/tempfiles.html §4
             try exec("PRAGMA temp_store=MEMORY")
             try exec("PRAGMA application_id=\(Self.applicationID)")
             try exec("PRAGMA user_version=\(Self.schemaVersion)")
@@ -161,8 +162,9 @@ public final class SQLiteStore: EventStore {
             )
             // OR ROLLBACK: a row that fails rolls the whole transaction back, as ``write(_:)`` does on any failure,
             // so SQLite keeps no statement journal for these statements (the original of every page they change,
-            // copied to undo the statement alone; under `bench fanout --topics 10` a batch's 64-row INSERT changed more
-            // than 64 KiB of them, and the journal spilled to a file). Source: https://www.sqlite.org/tempfiles.html §2.5, lang_conflict.html
+            // copied to undo the statement alone; under `bench fanout --topics 10` a 64-row INSERT changed more than
+            // 64 KiB of them, and the journal spilled to a file).
+            // Source: https://www.sqlite.org/tempfiles.html §2.5, https://www.sqlite.org/lang_conflict.html
             insertEvents = try Self.insertRowCounts.map { n throws(StoreError) in
                 try prepare(
                     "INSERT OR ROLLBACK INTO events(topic, seq, body) VALUES"

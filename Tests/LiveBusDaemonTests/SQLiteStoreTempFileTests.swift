@@ -18,8 +18,9 @@ struct SQLiteStoreTempFileTests {
         FileManager.default.temporaryDirectory.appendingPathComponent("lb-\(name)-\(UUID().uuidString)").path
     }
 
-    /// Batches of 1,024 events with 2 KiB bodies, onto a topic that already holds events: each 64-row INSERT
-    /// modifies more than 16 existing pages (64 KiB), what SQLite's statement journal holds in memory by default.
+    /// Batches of 1,024 events with 2 KiB bodies over 2 topics: their 64-row INSERTs change more existing pages than
+    /// the 64 KiB a statement journal holds in memory by default (without the store's fix: one `etilqs_*` file a
+    /// batch).
     static func largeBatches(_ s: SQLiteStore, count: Int) throws {
         let status = String(repeating: "x", count: 2_048)
         for b in 0..<count {
