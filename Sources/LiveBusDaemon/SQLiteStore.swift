@@ -25,11 +25,11 @@ public final class SQLiteStore: EventStore {
     /// The schema this build writes and reads.
     public static let schemaVersion: Int32 = 1
     private var db: OpaquePointer?
-    /// `INSERT INTO events … VALUES(?, ?, ?), …` of ``insertRowCounts`` rows each, largest first: a batch's events go
-    /// in as few statements as those sizes allow. One statement per row cost 11.7 k instructions a row with its
-    /// share of the commit; 64 rows a statement 7.0 k (callgrind, 256-row transactions of the bench's body): each
-    /// `sqlite3_step` and `sqlite3_reset` pays the statement's start and end (its VDBE program's prologue, the
-    /// statement journal) once per statement, not per row.
+    /// `INSERT OR ROLLBACK INTO events … VALUES(?, ?, ?), …` of ``insertRowCounts`` rows each, largest first: a
+    /// batch's events go in as few statements as those sizes allow. One statement per row cost 11.7 k instructions
+    /// a row with its share of the commit; 64 rows a statement 7.0 k (callgrind, 256-row transactions of the bench's
+    /// body): each `sqlite3_step` and `sqlite3_reset` pays the statement's start and end (its VDBE program's
+    /// prologue; before `OR ROLLBACK`, its statement journal) once per statement, not per row.
     private var insertEvents: [OpaquePointer?] = []
     /// Rows per statement of ``insertEvents``.
     static let insertRowCounts = [64, 16, 4, 1]
@@ -143,6 +143,11 @@ public final class SQLiteStore: EventStore {
         do {
             try exec("PRAGMA journal_mode=WAL")
             try exec("PRAGMA synchronous=\(fullSync ? "FULL" : "NORMAL")")
+            // SQLite's temporary files in memory: a statement journal or sorter past its 64 KiB in-memory budget
+            // spilled to /var/tmp/etilqs_* a 4 KiB pwrite at a time, on the loop thread (strace, issue 15: 90–121
+            // files in 2.5 s of `bench fanout --subs 1 --topics 10 --rate 10000`).
+            // Source: https://www.sqlite.org/tempfiles.html §4
+            try exec("PRAGMA temp_store=MEMORY")
             try exec("PRAGMA application_id=\(Self.applicationID)")
             try exec("PRAGMA user_version=\(Self.schemaVersion)")
             try exec(
@@ -155,9 +160,14 @@ public final class SQLiteStore: EventStore {
                 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
                 """
             )
+            // OR ROLLBACK: a row that fails rolls the whole transaction back, as ``write(_:)`` does on any failure,
+            // so SQLite keeps no statement journal for these statements (the original of every page they change,
+            // copied to undo the statement alone; under `bench fanout --topics 10` a 64-row INSERT changed more than
+            // 64 KiB of them, and the journal spilled to a file).
+            // Source: https://www.sqlite.org/tempfiles.html §2.5, https://www.sqlite.org/lang_conflict.html
             insertEvents = try Self.insertRowCounts.map { n throws(StoreError) in
                 try prepare(
-                    "INSERT INTO events(topic, seq, body) VALUES"
+                    "INSERT OR ROLLBACK INTO events(topic, seq, body) VALUES"
                         + Array(repeating: "(?, ?, ?)", count: n).joined(separator: ", ")
                 )
             }
@@ -459,6 +469,7 @@ public final class SQLiteStore: EventStore {
             try trim(counters, floors: &floors)
             try step(commitBatch)
         } catch {
+            // After an INSERT OR ROLLBACK failed, SQLite has rolled back already and this ROLLBACK fails: ignored.
             try? exec("ROLLBACK")
             throw error
         }
@@ -609,6 +620,10 @@ public final class SQLiteStore: EventStore {
         guard sqlite3_step(stmt) == SQLITE_ROW, let p = sqlite3_column_blob(stmt, 0) else { return nil }
         return Data(bytes: p, count: Int(sqlite3_column_bytes(stmt, 0)))
     }
+
+    /// Where this connection keeps SQLite's temporary files (`PRAGMA temp_store`: 0 default, 1 file, 2 memory), or
+    /// `nil` when SQLite cannot say (tests).
+    var tempStore: Int32? { try? scalar("PRAGMA temp_store") }
 
     /// The database's size in pages (`PRAGMA page_count`), or `nil` when SQLite cannot say.
     func pageCount() -> Int32? { try? scalar("PRAGMA page_count") }

@@ -11,7 +11,10 @@ import LiveBusCore
 /// its WAL hook asks for a checkpoint once the WAL holds ``thresholdFrames`` frames, and this thread runs a
 /// PASSIVE checkpoint on a second connection to the same file: it never waits for the writer and never blocks
 /// it. Once a checkpoint has copied every frame, the writer's next transaction starts the WAL over from its
-/// beginning (SQLite's WAL reset), so the WAL stays about as large as with the automatic checkpoint.
+/// beginning (SQLite's WAL reset). Under a sustained load a commit lands during nearly every checkpoint, so that
+/// moment may not come for seconds and the WAL file grows meanwhile (and keeps that size): 101–441 MB after 55,000
+/// commits at 10,000/s on a loaded machine (BENCHMARKS.md, "Profiles of 2026-12-03"), where the automatic
+/// checkpoint keeps it near 4 MB. Not bounded yet.
 /// Durability is unchanged: a commit is durable once it is in the WAL; a checkpoint only copies committed pages.
 /// Source: https://www.sqlite.org/wal.html ("Checkpointing", "Avoiding Excessively Large WAL Files"),
 /// https://www.sqlite.org/c3ref/wal_checkpoint_v2.html (PASSIVE), https://www.sqlite.org/c3ref/wal_hook.html
