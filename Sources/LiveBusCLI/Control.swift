@@ -239,28 +239,7 @@ enum ControlCommands {
             )
         }
         let path = positionals[0]
-        var bytes: Data
-        if path == "-" {
-            bytes = FileHandle.standardInput.readDataToEndOfFile()
-        } else {
-            // A file descriptor's read: /dev/null and FIFOs too (Data(contentsOf:) refuses a device).
-            let fd = open(path, O_RDONLY)
-            var st = stat()
-            if fd >= 0, fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR {
-                close(fd)
-                throw CLIError("fileUnreadable", "\(path) is a directory", recovery: "give a file", exit: .usage)
-            }
-            if fd >= 0 {
-                bytes = FileHandle(fileDescriptor: fd, closeOnDealloc: true).readDataToEndOfFile()
-            } else {
-                throw CLIError(
-                    "fileUnreadable",
-                    "cannot read \(path): \(String(cString: strerror(errno)))",
-                    recovery: "check the path",
-                    exit: .usage
-                )
-            }
-        }
+        var bytes = try readInputFile(path)
         guard !bytes.isEmpty else {
             throw CLIError(
                 "fileUnreadable",
@@ -798,4 +777,27 @@ func isoTime(_ milliseconds: Int64) -> String {
     let formatter = ISO8601DateFormatter()
     formatter.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
     return formatter.string(from: Date(timeIntervalSince1970: Double(milliseconds) / 1000))
+}
+
+/// The bytes of `path`, or of standard input for `-`, read through a file descriptor (so `/dev/null` and FIFOs work
+/// too; `Data(contentsOf:)` refuses a device).
+/// - Throws: ``CLIError`` `fileUnreadable` (exit 2): a directory, or a path that cannot be opened (with the system's
+///   reason).
+func readInputFile(_ path: String) throws(CLIError) -> Data {
+    if path == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
+    let fd = open(path, O_RDONLY)
+    guard fd >= 0 else {
+        throw CLIError(
+            "fileUnreadable",
+            "cannot read \(path): \(String(cString: strerror(errno)))",
+            recovery: "check the path",
+            exit: .usage
+        )
+    }
+    var st = stat()
+    if fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR {
+        close(fd)
+        throw CLIError("fileUnreadable", "\(path) is a directory", recovery: "give a file", exit: .usage)
+    }
+    return FileHandle(fileDescriptor: fd, closeOnDealloc: true).readDataToEndOfFile()
 }

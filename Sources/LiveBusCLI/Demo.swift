@@ -2,6 +2,7 @@ import Foundation
 import LiveBusClient
 import LiveBusDaemon
 import LiveBusLoop
+import LiveBusSimulator
 import LiveBusWire
 
 /// `livebus demo`: starts a private daemon playing `demo-120s`, attaches three phones, shows them live, and exits 0
@@ -15,7 +16,7 @@ enum DemoCommand {
             flags: ["json"]
         )
         try a.allowPositionals(0)
-        let scale = try a.double("time-scale", default: 10, in: 0.1...1000)
+        let scale = try a.double("time-scale", default: 10, in: DeliverySimulator.timeScaleRange)
         let seed = try a.uint("seed", default: 1)
         let scenario = a.value("scenario") ?? "demo-120s"
         // A Ctrl-C while the daemon starts (before the loop watches signals) is remembered, not fatal, so the

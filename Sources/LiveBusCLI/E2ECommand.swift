@@ -2,14 +2,42 @@ import Foundation
 import LiveBusDaemon
 import LiveBusLayout
 import LiveBusScenario
+import LiveBusSimulator
 import LiveBusWire
 
 /// `livebus e2e FILE… [--time-scale X] [--seed N] [--report FILE]`: plays end-to-end scenarios (`Protocol/E2E.md`)
 /// against a real `livebusd`, one client process per session, and checks the invariants from their logs.
 enum E2ECommand {
-    /// `--time-scale X`, 0.1…1000, or `nil` when not given (each scenario's own then).
+    /// `--time-scale X` (``DeliverySimulator/timeScaleRange``), or `nil` when not given (each scenario's own then).
     static func timeScale(_ a: Arguments) throws(CLIError) -> Double? {
-        a.value("time-scale") == nil ? nil : try a.double("time-scale", default: 10, in: 0.1...1000)
+        a.value("time-scale") == nil
+            ? nil : try a.double("time-scale", default: 10, in: DeliverySimulator.timeScaleRange)
+    }
+
+    /// Throws unless `path` can be written: its directory exists and is writable, and the file, if it exists, is a
+    /// writable regular file. Checked with `access(2)` and `stat(2)`; nothing is created.
+    /// - Throws: ``CLIError`` `cannotWrite` (exit 2) naming the flag, the path and the system's reason.
+    static func checkWritable(_ path: String, flag: String) throws(CLIError) {
+        func fail(_ why: String) -> CLIError {
+            CLIError(
+                "cannotWrite",
+                "cannot write --\(flag) \(path): \(why)",
+                recovery: "choose a writable path for --\(flag), or create its directory first",
+                exit: .usage
+            )
+        }
+        guard !path.isEmpty else { throw fail("the path is empty") }
+        var st = stat()
+        if stat(path, &st) == 0 {
+            guard (st.st_mode & S_IFMT) == S_IFREG else { throw fail("it exists and is not a regular file") }
+            guard access(path, W_OK) == 0 else { throw fail(String(cString: strerror(errno))) }
+            return
+        }
+        let slash = path.lastIndex(of: "/")
+        let dir = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+        guard stat(dir, &st) == 0 else { throw fail("its directory \(dir): \(String(cString: strerror(errno)))") }
+        guard (st.st_mode & S_IFMT) == S_IFDIR else { throw fail("\(dir) is not a directory") }
+        guard access(dir, W_OK) == 0 else { throw fail("its directory \(dir): \(String(cString: strerror(errno)))") }
     }
 
     static func run(_ argv: [String], json: Bool) throws(CLIError) -> Int32 {
@@ -28,6 +56,10 @@ enum E2ECommand {
         }
         let scale = try timeScale(a)
         let seed = a.value("seed") == nil ? nil : try a.uint("seed", default: 1)
+        // A report that cannot be written fails now, not after a run of minutes (review finding).
+        for flag in ["report", "junit", "tap"] {
+            if let path = a.value(flag) { try checkWritable(path, flag: flag) }
+        }
         let catalog: DeviceCatalog
         do { catalog = try DeviceCatalog.bundled() } catch {
             throw CLIError("internal", "cannot read the device catalog: \(error.message)", exit: .usage)

@@ -406,6 +406,25 @@ public enum LivebusCommand {
             examples: ["livebus replay bug-1234.jsonl", "livebus replay run.jsonl --time-scale 40"]
         ),
         Command(
+            name: "publish",
+            summary: "Publish events on a topic as a backend does (PUBLISH → ACK), from a file or stdin",
+            usage: "livebus publish TOPIC [FILE|-] [--socket PATH] [--timeout D] [--json]",
+            details: """
+                Connects with the publisher role and sends each event body of FILE (standard input when FILE is
+                - or missing) as a PUBLISH on TOPIC, one after another: FILE holds one JSON event body
+                (Protocol/PROTOCOL.md §5.1: event, timestamp in ms since the Unix epoch, contentState,
+                staleDate?, relevanceScore, priority, dismissalDate?), or one per line (NDJSON). Each prints
+                TOPIC #SEQUENCE stored once the daemon acknowledged it (it is in the store: a phone that
+                subscribes gets it), or FILE:LINE: refused: CODE: MESSAGE. Every subscriber on this daemon, and in
+                a federation on every daemon, receives the stored events. Exit 0 when every event was stored, 1
+                when one was refused, 2 on a bad file, 3 when no daemon answers, 4 after --timeout (default 5s)
+                without a verdict.
+                """,
+            examples: [
+                "livebus publish orders/A1001 update.json", "livebus publish orders/A1001 - < events.ndjson",
+            ]
+        ),
+        Command(
             name: "dashboard",
             summary: "Open the live dashboard of a daemon started with --http, or print its URL",
             usage: "livebus dashboard [--socket PATH] [--print] [--json]",
@@ -436,7 +455,11 @@ public enum LivebusCommand {
             COMMANDS
 
             """
-        for c in commands { s += "  " + c.name.padding(toLength: 10, withPad: " ", startingAt: 0) + c.summary + "\n" }
+        // The longest name and two spaces: a name as long as the column (`completion`) still has a gap.
+        let column = (commands.map(\.name.count).max() ?? 0) + 2
+        for c in commands {
+            s += "  " + c.name.padding(toLength: column, withPad: " ", startingAt: 0) + c.summary + "\n"
+        }
         s += """
 
             GLOBAL FLAGS
@@ -542,6 +565,7 @@ public enum LivebusCommand {
             case "profile": return try ControlCommands.profile(rest, out: out)
             case "clock": return try ControlCommands.clock(rest, out: out)
             case "push": return try ControlCommands.push(rest, out: out)
+            case "publish": return try PublishCommand.run(rest, out: out)
             case "explain": return try ControlCommands.explain(rest, out: out)
             case "backend": return try ControlCommands.backend(rest, out: out)
             case "fault": return try FaultCommand.run(rest, out: out)

@@ -2,6 +2,7 @@ import Foundation
 import LiveBusActivity
 import LiveBusDaemon
 import LiveBusLoop
+import LiveBusSimulator
 
 /// `livebusd`: the bus daemon's command line.
 public enum LivebusdCommand {
@@ -256,7 +257,7 @@ public enum LivebusdCommand {
                 socketPath: socket,
                 dataDirectory: a.flag("memory") ? nil : (a.value("data-dir") ?? socket + ".d"),
                 scenario: scenario,
-                timeScale: try a.double("time-scale", default: 1, in: 0.001...10_000),
+                timeScale: try a.double("time-scale", default: 1, in: DeliverySimulator.timeScaleRange),
                 seed: try a.uint("seed", default: 1)
             )
             options.fresh = a.flag("fresh")

@@ -2,6 +2,7 @@ import Foundation
 import LiveBusClock
 import LiveBusDaemon
 import LiveBusLoop
+import LiveBusSimulator
 import LiveBusWire
 
 /// An observer connection that receives every EVENT the daemon publishes (pattern `>`), answers its PINGs, and
@@ -365,7 +366,7 @@ enum ReplayCommand {
             )
         }
         let rec = try Recording.parse(text, file: path)
-        let scale = try a.double("time-scale", default: rec.daemon.timeScale, in: 0.1...1000)
+        let scale = try a.double("time-scale", default: rec.daemon.timeScale, in: DeliverySimulator.timeScaleRange)
         let settle = try parseDuration(a.value("settle") ?? "10s", flag: "settle", allowed: 0...600_000)
         if let s = rec.daemon.scenario, s.hasSuffix(".json"), !FileManager.default.fileExists(atPath: s) {
             throw CLIError(

@@ -1,3 +1,4 @@
+import LiveBusSimulator
 import LiveBusWire
 
 /// The recording file of `livebus record` and `livebus replay` (Protocol/RECORD.md, format version 1): JSON Lines,
@@ -297,8 +298,8 @@ enum Recording {
                     )
                 }
                 guard let d = value["daemon"], case .object = d else { throw bad(lineNumber, "daemon: missing object") }
-                guard let scale = d["timeScale"]?.doubleValue, scale >= 0.1, scale <= 1000 else {
-                    throw bad(lineNumber, "daemon.timeScale: missing or outside 0.1…1000")
+                guard let scale = d["timeScale"]?.doubleValue, DeliverySimulator.timeScaleRange.contains(scale) else {
+                    throw bad(lineNumber, "daemon.timeScale: missing or outside 0.001…10000")
                 }
                 guard let seed = d["seed"]?.doubleValue, seed >= 0, seed == seed.rounded() else {
                     throw bad(lineNumber, "daemon.seed: missing or not a whole number ≥ 0")

@@ -248,7 +248,9 @@ private struct Decoding {
         var s = E2EScenario(name: name)
         if let n = o.members["description"]?.value { s.description = try string(n, "description") }
         if let n = o.members["backend"]?.value { s.backend = try backend(n) }
-        if let n = o.members["timeScale"]?.value { s.timeScale = try number(n, "timeScale", in: 0.1...1000) }
+        if let n = o.members["timeScale"]?.value {
+            s.timeScale = try number(n, "timeScale", in: DeliverySimulator.timeScaleRange)
+        }
         if let n = o.members["seed"]?.value { s.seed = UInt64(try integer(n, "seed", in: 0...Int64.max)) }
         let durationNode = try required(o, "duration")
         s.durationMilliseconds = try duration(durationNode, "duration", positive: true)

@@ -100,6 +100,11 @@ public struct DeliverySimulator: Sendable {
     private var state: State
     private var index: [String: Int]
 
+    /// The time scales every command accepts (`livebusd`, `demo`, `e2e`, `replay`, a scenario's and a recording's
+    /// `timeScale`): one rule, so a recording of any daemon can be replayed. 0.001 (a scenario minute lasts
+    /// 16.7 hours) to 10,000 (a scenario hour lasts 0.36 s).
+    public static let timeScaleRange: ClosedRange<Double> = 0.001...10_000
+
     /// Creates a simulator about to play `scenario`.
     ///
     /// - Parameters:

@@ -134,6 +134,19 @@ struct E2EReportsE2ETests {
         #expect(bt.status == 0 && bt.out.hasPrefix("19 3 16,32,38"), "tap.py: \(bt.out)")
     }
 
+    /// A report path that cannot be written is refused before anything runs (review finding: the run of minutes
+    /// was thrown away at the end), for `--report`, `--junit` and `--tap` alike.
+    @Test func anUnwritableReportPathIsRefusedBeforeTheRun() throws {
+        for flag in ["--report", "--junit", "--tap"] {
+            let r = try E2ERunnerTests.run([
+                "e2e", "Protocol/scenarios/e2e-quick-mixed.json", flag, "/nonexistent-lbdir/r.out",
+            ])
+            #expect(r.status == 2, "\(flag): \(r.stderr)")
+            #expect(r.stderr.contains("cannot write \(flag) /nonexistent-lbdir/r.out: its directory"), "\(r.stderr)")
+            #expect(!r.stderr.contains("[1/1]"), "\(flag): the scenario ran: \(r.stderr)")
+        }
+    }
+
     /// `--validate` runs nothing: a valid scenario passes (exit 0) and names its steps; a backend timeline is named
     /// as one and pointed to `livebusd --scenario` (exit 2); a broken step names file, line and field.
     @Test func validateNamesTheKindOfFile() throws {
