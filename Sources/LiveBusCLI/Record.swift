@@ -445,6 +445,13 @@ enum ReplayCommand {
         var ticks = 0
         let progress = !a.flag("quiet") && !out.json
         func note(_ s: String) { if progress { StandardStream.err(s + "\n") } }
+        // A recording made --since now while the scenario played starts at its scenario time: say how long that is
+        // instead of waiting in silence (review finding: minutes without a word).
+        if let first = wall(rec.startT), first - e2eNowMs() > 2000 {
+            note(
+                "replay: waiting \(spokenDuration((first - e2eNowMs() + 500) / 1000 * 1000)) until this daemon's scenario reaches where the recording starts (recorded --since now, \(spokenDuration(rec.startT)) after the recorded daemon started); a higher --time-scale shortens the wait"
+            )
+        }
         /// A push's payload with its dates (`timestamp`, `stale-date`, `dismissal-date`, seconds since the Unix
         /// epoch) moved by as long as this replay is after the recording at the same point, so that they stand to
         /// the phones' clocks as they stood when recorded (else every replayed push is olderTimestamp).
@@ -623,8 +630,9 @@ enum ReplayCommand {
                 loop.stop()
             }
         }
-        let signals = try? SignalWatcher(loop: loop, signals: [SIGINT, SIGTERM]) { _ in
-            failure = CLIError("interrupted", "replay interrupted (SIGINT)", exit: .interrupted)
+        let signals = try? SignalWatcher(loop: loop, signals: [SIGINT, SIGTERM]) { signal in
+            let name = signal == SIGTERM ? "SIGTERM" : "SIGINT"
+            failure = CLIError("interrupted", "replay interrupted (\(name))", exit: .interrupted)
             loop.stop()
         }
         loop.run()

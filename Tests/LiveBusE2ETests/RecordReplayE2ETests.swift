@@ -208,6 +208,36 @@ struct E2ERecordReplayTests {
         #expect(lines.contains { $0.hasPrefix("hint: ") && $0.contains("scenario 'demo-12s'") }, "\(out)")
     }
 
+    /// A recording made --since now a minute into a scenario starts a minute into the replay's: the replay says
+    /// how long it waits instead of waiting in silence, and a SIGTERM is named SIGTERM (review finding: minutes
+    /// without a word, then "interrupted (SIGINT)").
+    @Test func aReplayThatWaitsSaysSoAndNamesTheSignalThatStopsIt() throws {
+        let dir = temporaryDirectory("lbrec")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let lines = [
+            #"{"type":"header","format":"livebus-record","version":1,"t":60000,"since":"now","scenarioFinished":false,"daemon":{"scenario":"demo-120s","timeScale":20,"seed":1}}"#,
+            #"{"type":"final","t":61000,"phones":[]}"#,
+        ]
+        try lines.joined(separator: "\n").write(toFile: dir + "/r.jsonl", atomically: true, encoding: .utf8)
+        let (code, out) = try Self.shell(
+            """
+            \(Self.bin)/livebus replay \(dir)/r.jsonl --time-scale 20 2>\(dir)/err.txt &
+            R=$!
+            for i in $(seq 600); do grep -q "replay: waiting" \(dir)/err.txt && break; sleep 0.05; done
+            kill -TERM $R; wait $R; echo "replay=$?"
+            cat \(dir)/err.txt
+            """
+        )
+        #expect(code == 0, "\(out)")
+        #expect(
+            out.contains(
+                "until this daemon's scenario reaches where the recording starts (recorded --since now, 1m after"
+            ),
+            "\(out)"
+        )
+        #expect(out.contains("replay interrupted (SIGTERM)") && out.contains("replay=130"), "\(out)")
+    }
+
     /// A malformed recording is exit 2 with FILE:LINE and what is wrong, before any daemon starts.
     @Test func malformedRecordingNamesTheLineAndField() throws {
         let dir = temporaryDirectory("lbrec")
