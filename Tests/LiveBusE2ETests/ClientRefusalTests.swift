@@ -1,0 +1,179 @@
+import Foundation
+import LiveBusClient
+import LiveBusClock
+import LiveBusDaemon
+import LiveBusLoop
+import LiveBusWire
+import Testing
+
+/// A scripted daemon on a Unix socket, on the test's loop: it welcomes or refuses each HELLO as `answer` says
+/// (given the HELLO's index, from 0), and closes the first connection once its SUBSCRIBE came, so the client
+/// reconnects and resumes.
+private final class ScriptedDaemon {
+    enum Answer {
+        case welcome(resumed: Bool)
+        case refuse(ErrorBody)
+    }
+
+    let loop: EventLoop
+    let path: String
+    private let listener: PipeListener
+    private var peers: [(Connection, FrameDecoder)] = []
+    /// Every HELLO the client sent, in order.
+    private(set) var hellos: [HelloBody] = []
+    private let answer: (Int) -> Answer
+
+    init(loop: EventLoop, path: String, answer: @escaping (Int) -> Answer) throws {
+        self.loop = loop
+        self.path = path
+        self.answer = answer
+        listener = try PipeListener(loop: loop, path: path)
+        listener.onConnection = { [unowned self] c in self.accepted(c) }
+    }
+
+    private func accepted(_ c: Connection) {
+        let index = peers.count
+        peers.append((c, FrameDecoder()))
+        c.onRead = { [unowned self] bytes in
+            self.peers[index].1.append(bytes)
+            while let f = try? self.peers[index].1.next() { self.received(f, on: c) }
+        }
+        try? c.startReading()
+    }
+
+    private func received(_ f: Frame, on c: Connection) {
+        switch f.type {
+        case .hello:
+            guard let h = try? WireJSON.decode(HelloBody.self, from: f.body) else { return }
+            hellos.append(h)
+            switch answer(hellos.count - 1) {
+            case .welcome(let resumed):
+                let w = WelcomeBody(
+                    version: 2,
+                    session: "s\(hellos.count)",
+                    name: h.name ?? "pro",
+                    resumeToken: "feedfacefeedfacefeedfacefeedface",
+                    serverTime: SystemServerClock().now().millisecondsSinceEpoch,
+                    resumed: resumed,
+                    maxFrameSize: Frame.maximumSize
+                )
+                c.write(try! Frame(type: .welcome, body: try! WireJSON.encode(w)).encoded())
+            case .refuse(let e):
+                c.write(try! Frame(type: .error, body: try! WireJSON.encode(e)).encoded())
+                c.closeAfterFlush()
+            }
+        case .subscribe where hellos.count == 1:
+            c.close()  // the connection is lost: the client reconnects and resumes with its token
+        default:
+            break
+        }
+    }
+
+    func close() {
+        for (c, _) in peers { c.close() }
+        listener.close()
+    }
+}
+
+/// The client and a HELLO the daemon refuses on a reconnect: a refusal that retrying cannot fix ends the session
+/// (`livebus attach` exits 2 with the daemon's message), it does not reconnect and resume again for the whole resume
+/// window; `rejected` (a reserved name) is retried. Source: PROTOCOL.md §6 "A refused HELLO", §5.3; issue 19.
+@Suite(.serialized) struct ClientRefusalTests {
+    /// Runs a client against a daemon that welcomes its first HELLO, then answers the resume with `refusal`;
+    /// returns the HELLOs it sent, how the session ended, its sync state and the errors it reported.
+    private static func resume(
+        refusedWith refusal: ErrorBody,
+        then later: ScriptedDaemon.Answer = .welcome(resumed: true)
+    ) throws -> (hellos: [HelloBody], ending: ClientSession.Ending?, state: SyncState, errors: [String]) {
+        let dir = temporaryDirectory("lbcr")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let loop = try EventLoop()
+        let daemon = try ScriptedDaemon(loop: loop, path: dir + "/bus.sock") { i in
+            i == 0 ? .welcome(resumed: false) : i == 1 ? .refuse(refusal) : later
+        }
+        let session = ClientSession(
+            loop: loop,
+            options: ClientOptions(socketPath: daemon.path, name: "pro"),
+            trueClock: SystemServerClock()
+        )
+        var ending: ClientSession.Ending?
+        var errors: [String] = []
+        session.onEnded = { ending = $0 }
+        session.onError = { errors.append($0) }
+        session.start()
+        // Until the session ends or HELLO number 3 came (a retry), at most 3 s; then 300 ms more, in which a client
+        // that still retried would reconnect (its backoff is 100–200 ms here).
+        var last: UInt64?
+        let check = loop.schedule(after: 5, repeat: 5) {
+            if daemon.hellos.count > 2 || loop.nowMilliseconds - (last ?? loop.nowMilliseconds) >= 300 {
+                loop.stop()
+            }
+            if last == nil, ending != nil { last = loop.nowMilliseconds }
+        }
+        let timeout = loop.schedule(after: 3000) { loop.stop() }
+        loop.run()
+        check.cancel()
+        timeout.cancel()
+        let state = session.syncState
+        session.close()
+        daemon.close()
+        _ = loop.schedule(after: 20) { loop.stop() }
+        loop.run()
+        loop.close()
+        return (daemon.hellos, ending, state, errors)
+    }
+
+    @Test(arguments: [
+        ErrorBody(
+            code: WireError.Code.tooManySubscriptions.rawValue,
+            name: WireError.Code.tooManySubscriptions.name,
+            message:
+                "resuming would hold 4 topic patterns (3 held by the session, 1 in HELLO resume.patterns); a session may hold 3 (--max-subscriptions): raise the daemon's --max-subscriptions, or attach as a new session (without resume)",
+            fatal: true
+        ),
+        ErrorBody(
+            code: WireError.Code.unknownDevice.rawValue,
+            name: WireError.Code.unknownDevice.name,
+            message: "unknown device 'iphone-16-pro'; valid ids: iphone-duo",
+            fatal: true
+        ),
+        ErrorBody(
+            code: WireError.Code.invalidPosture.rawValue,
+            name: WireError.Code.invalidPosture.name,
+            message: "iphone-16-pro has no hinge: foldState must be flat",
+            fatal: true
+        ),
+    ])
+    func aResumeRefusedSoThatRetryingCannotHelpEndsTheSession(_ refusal: ErrorBody) throws {
+        let r = try Self.resume(refusedWith: refusal)
+        #expect(r.hellos.count == 2, "HELLOs after the refusal: \(r.hellos.count - 2)")
+        #expect(r.hellos.last?.resume?.token == "feedfacefeedfacefeedfacefeedface")
+        #expect(r.ending == .refused(refusal))
+        #expect(r.state == .closed)
+        #expect(r.errors.contains("daemon error \(refusal.name) (\(refusal.code)): \(refusal.message)"), "\(r.errors)")
+    }
+
+    @Test func aNameReservedOnAReconnectIsRetried() throws {
+        let reserved = ErrorBody(
+            code: WireError.Code.rejected.rawValue,
+            name: WireError.Code.rejected.name,
+            message: "the name 'pro' is reserved for a disconnected session for 9 more minutes; choose another --name",
+            fatal: true
+        )
+        let r = try Self.resume(refusedWith: reserved, then: .refuse(reserved))
+        #expect(r.hellos.count > 2)
+        #expect(r.ending == nil)
+    }
+
+    @Test func theEndingRule() {
+        for name in ClientSession.unretryableRefusals {
+            #expect(ClientSession.endsTheSession(refusal: name, attached: true), "\(name)")
+        }
+        #expect(ClientSession.endsTheSession(refusal: "tooManySubscriptions", attached: true))
+        #expect(ClientSession.endsTheSession(refusal: "rejected", attached: false))
+        #expect(!ClientSession.endsTheSession(refusal: "rejected", attached: true))
+        for name in ["resumeRejected", "shuttingDown", "tooManyConnections", "internalError", "handshakeTimeout"] {
+            #expect(!ClientSession.endsTheSession(refusal: name, attached: false), "\(name)")
+        }
+    }
+}
