@@ -165,6 +165,73 @@ private final class ScriptedDaemon {
         #expect(r.ending == nil)
     }
 
+    /// The real daemon: a phone attached with two patterns; the daemon restarts on its data directory with
+    /// `--max-subscriptions 1`, so the phone's record alone is past it and every resume of it is refused
+    /// (`tooManySubscriptions`, PROTOCOL.md §5.3). The phone ends with the daemon's message after one refused resume;
+    /// it does not try again for the resume window. Source: issue 19.
+    @Test func aDaemonRestartedWithALowerSubscriptionLimitEndsTheResumingPhone() throws {
+        let dir = temporaryDirectory("lbcs")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let loop = try EventLoop()
+        let socket = dir + "/bus.sock"
+        let log = LogCapture()
+        func daemon(maximumSubscriptions: Int) throws -> Daemon {
+            var o = DaemonOptions(socketPath: socket, scenario: nil, timeScale: 1, seed: 1)
+            o.dataDirectory = dir + "/data"
+            o.limits.maximumSubscriptions = maximumSubscriptions
+            let d = Daemon(
+                options: o,
+                loop: loop,
+                logger: Logger(minimumLevel: .debug) { level, message, meta in log.append("\(level) \(message) \(meta)")
+                }
+            )
+            try d.start(handleSignals: false)
+            return d
+        }
+        func run(_ ms: UInt64, until done: @escaping () -> Bool) {
+            let check = loop.schedule(after: 5, repeat: 5) { if done() { loop.stop() } }
+            let timeout = loop.schedule(after: ms) { loop.stop() }
+            loop.run()
+            check.cancel()
+            timeout.cancel()
+        }
+        let first = try daemon(maximumSubscriptions: 2)
+        let phone = ClientSession(
+            loop: loop,
+            options: ClientOptions(socketPath: socket, name: "pro", patterns: ["orders/>", "couriers/>"]),
+            trueClock: SystemServerClock()
+        )
+        var errors: [String] = []
+        phone.onError = { errors.append($0) }
+        phone.start()
+        run(5000) { phone.syncState == .live }
+        #expect(phone.syncState == .live, "\(errors)")
+        run(200) { false }  // the SUBSCRIBE's batch (the record with both patterns) is stored
+        first.shutdown(reason: "restart")
+        loop.run()  // BYE; the phone reconnects (no onEnded yet), finding no daemon for a while
+        var ending: ClientSession.Ending?
+        phone.onEnded = { ending = $0 }
+        let second = try daemon(maximumSubscriptions: 1)
+        run(5000) { ending != nil }
+        let refusals = errors.filter { $0.contains("tooManySubscriptions") }
+        run(400) { false }  // a phone that still retried would resume again in 100 ms–5 s: none may come
+        #expect(errors.filter { $0.contains("tooManySubscriptions") }.count == 1, "\(errors)")
+        guard case .refused(let e)? = ending else {
+            Issue.record("the phone did not end: \(errors)")
+            second.shutdown(reason: "test over")
+            loop.run()
+            loop.close()
+            return
+        }
+        #expect(e.name == "tooManySubscriptions" && e.fatal)
+        #expect(e.message.contains("attach as a new session"), "\(e.message)")
+        #expect(refusals.count == 1)
+        #expect(phone.syncState == .closed)
+        second.shutdown(reason: "test over")
+        loop.run()
+        loop.close()
+    }
+
     @Test func theEndingRule() {
         for name in ClientSession.unretryableRefusals {
             #expect(ClientSession.endsTheSession(refusal: name, attached: true), "\(name)")
