@@ -198,15 +198,17 @@ public final class ClientSession {
     public var onSyncState: ((SyncState) -> Void)?
     /// ERROR frames and connection failures, as text for people.
     public var onError: ((String) -> Void)?
-    /// How a session ended without ``close(reason:)``: the daemon's BYE, or a connection lost with reconnecting off.
+    /// How a session ended without ``close(reason:)``: the daemon's BYE, a connection lost with reconnecting off, or a
+    /// HELLO refused for good.
     public enum Ending: Sendable, Equatable {
         /// The daemon said BYE (its reason), then closed.
         case bye(String)
         /// The connection ended without a BYE (the daemon crashed or was killed, a fault reset it) and
         /// ``ClientOptions/reconnect`` is off; what happened.
         case lost(String)
-        /// The daemon refused a HELLO with a fatal ERROR that retrying cannot fix (``endsTheSession(refusal:attached:)``):
-        /// the ERROR, whose message says what to do. The session does not reconnect, whether ``onEnded`` is set or not.
+        /// The daemon refused a HELLO with a fatal ERROR that retrying cannot fix
+        /// (``ClientSession/endsTheSession(refusal:attached:)``): the ERROR, whose message says what to do. The
+        /// session does not reconnect, whether ``ClientSession/onEnded`` is set or not.
         case refused(ErrorBody)
     }
     /// Called once when the session ends by itself (see ``Ending``). When it is set, a BYE ends the session instead of
@@ -378,6 +380,7 @@ public final class ClientSession {
         }
         connection = c
         byeReason = nil
+        welcomedAt = nil  // an ERROR before this connection's WELCOME refuses its HELLO (also after move(to:))
         acceptedPosture = options.posture
         decoder = FrameDecoder()
         c.onRead = { [unowned self] bytes in self.received(bytes) }

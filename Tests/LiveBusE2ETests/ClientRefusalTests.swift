@@ -22,11 +22,18 @@ private final class ScriptedDaemon {
     /// Every HELLO the client sent, in order.
     private(set) var hellos: [HelloBody] = []
     private let answer: (Int) -> Answer
+    private let dropsTheFirstConnection: Bool
 
-    init(loop: EventLoop, path: String, answer: @escaping (Int) -> Answer) throws {
+    init(
+        loop: EventLoop,
+        path: String,
+        dropsTheFirstConnection: Bool = true,
+        answer: @escaping (Int) -> Answer
+    ) throws {
         self.loop = loop
         self.path = path
         self.answer = answer
+        self.dropsTheFirstConnection = dropsTheFirstConnection
         listener = try PipeListener(loop: loop, path: path)
         listener.onConnection = { [unowned self] c in self.accepted(c) }
     }
@@ -62,7 +69,7 @@ private final class ScriptedDaemon {
                 c.write(try! Frame(type: .error, body: try! WireJSON.encode(e)).encoded())
                 c.closeAfterFlush()
             }
-        case .subscribe where hellos.count == 1:
+        case .subscribe where hellos.count == 1 && dropsTheFirstConnection:
             c.close()  // the connection is lost: the client reconnects and resumes with its token
         default:
             break
@@ -228,6 +235,52 @@ private final class ScriptedDaemon {
         #expect(refusals.count == 1)
         #expect(phone.syncState == .closed)
         second.shutdown(reason: "test over")
+        loop.run()
+        loop.close()
+    }
+
+    /// A phone moved to another daemon (`move(to:)`, no disconnect in between) whose answer to the resume is a
+    /// refusal retrying cannot fix ends there too: the WELCOME of the connection it left does not count.
+    @Test func aPhoneMovedToADaemonThatRefusesItsResumeEnds() throws {
+        let dir = temporaryDirectory("lbcm")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let loop = try EventLoop()
+        let home = try ScriptedDaemon(loop: loop, path: dir + "/a.sock", dropsTheFirstConnection: false) { _ in
+            .welcome(resumed: false)
+        }
+        let refusal = ErrorBody(
+            code: WireError.Code.tooManySubscriptions.rawValue,
+            name: WireError.Code.tooManySubscriptions.name,
+            message: "resuming would hold 2 topic patterns (…); a session may hold 1 (--max-subscriptions)",
+            fatal: true
+        )
+        let other = try ScriptedDaemon(loop: loop, path: dir + "/b.sock") { _ in .refuse(refusal) }
+        let phone = ClientSession(
+            loop: loop,
+            options: ClientOptions(socketPath: home.path, name: "pro"),
+            trueClock: SystemServerClock()
+        )
+        var ending: ClientSession.Ending?
+        phone.onEnded = { ending = $0 }
+        phone.start()
+        func run(_ ms: UInt64, until done: @escaping () -> Bool) {
+            let check = loop.schedule(after: 5, repeat: 5) { if done() { loop.stop() } }
+            let timeout = loop.schedule(after: ms) { loop.stop() }
+            loop.run()
+            check.cancel()
+            timeout.cancel()
+        }
+        run(3000) { phone.sessionID != nil }
+        phone.move(to: other.path)
+        run(3000) { ending != nil || other.hellos.count > 1 }
+        run(300) { other.hellos.count > 1 }
+        #expect(other.hellos.count == 1)
+        #expect(other.hellos.first?.resume?.token == "feedfacefeedfacefeedfacefeedface")
+        #expect(ending == .refused(refusal))
+        phone.close()
+        home.close()
+        other.close()
+        _ = loop.schedule(after: 20) { loop.stop() }
         loop.run()
         loop.close()
     }
