@@ -654,7 +654,7 @@ EXIT_USAGE = 2
 EXIT_UNREACHABLE = 3
 
 # Fatal HELLO refusals that retrying cannot fix: the phone as described, or its resume, is refused (PROTOCOL.md
-# §6, "A client and a refused HELLO"). They end the client with exit 2 and the daemon's message, on the first
+# §6, "A refused HELLO"). They end the client with exit 2 and the daemon's message, on the first
 # connection and on every reconnect: a resume past --max-subscriptions (tooManySubscriptions, §5.3) would be
 # refused again for the whole resume window. The same set as the Swift client's
 # ClientSession.unretryableRefusals.
@@ -1279,7 +1279,8 @@ etaTarget and clientTime are ms since the Unix epoch on the phone's (skewed, dri
 signals: SIGINT/SIGTERM say BYE and exit 0; SIGUSR1 drops the connection (the client resumes);
 SIGUSR2 steps the phone's clock +30 s (the daemon should detect the step and re-send converted instants).
 
-exit codes: 0 normal end · 2 usage error or the daemon refused the phone as described · 3 daemon unreachable
+exit codes: 0 normal end · 2 usage error, or the daemon refused the phone as described or its resume (on a
+reconnect too: unknownDevice, tooManySubscriptions, …; its message printed) · 3 daemon unreachable
 
 examples:
   livebus_client.py attach --socket /tmp/bus.sock --clock-skew +90s --exit-when delivered
