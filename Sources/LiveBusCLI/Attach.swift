@@ -264,10 +264,12 @@ enum AttachCommand {
             }
         }
         session.onError = { msg in
-            // A refused peer (SO_PEERCRED) ends the session even after a WELCOME: the client does not retry it.
+            // A refused peer (SO_PEERCRED) ends the session even after a WELCOME: the client does not retry it; so
+            // does a HELLO refusal that retrying cannot fix (ClientSession.endsTheSession: a resume past
+            // --max-subscriptions, an unknown device…), on a reconnect too: the session is closed already.
             let fatal =
                 !welcomed && (msg.hasPrefix("daemon error") || msg.hasPrefix("cannot connect"))
-                || (msg.hasPrefix("cannot connect") && session.syncState == .closed)
+                || ((msg.hasPrefix("cannot connect") || msg.hasPrefix("daemon error")) && session.syncState == .closed)
             if json {
                 // PROTOCOL.md §10: every line has clientTime (ms since the Unix epoch, the phone's clock).
                 out.printJSON(
@@ -339,6 +341,9 @@ enum AttachCommand {
         session.close()
         loop.close()
         if let failure { throw failure }
+        if case .refused(let e)? = ending {
+            throw CLIError("rejected", "daemon error \(e.name) (\(e.code)): \(e.message)", exit: .usage)
+        }
         if case .lost(let what)? = ending {
             throw CLIError(
                 "connectionLost",

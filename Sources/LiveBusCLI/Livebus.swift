@@ -57,6 +57,8 @@ public enum LivebusCommand {
                 or canceled), and exits 4 (timed out) if it stops first for another reason (--duration, q, BYE).
                 --exit-when never (the default) waits for those. A lost connection is resumed, or with
                 --no-reconnect ends with exit 3 and what happened (a daemon killed without BYE is not a success).
+                A HELLO the daemon refuses for good, on a reconnect too (a resume past its --max-subscriptions,
+                an unknown device…), ends with exit 2 and the daemon's message, instead of retrying.
                 --activity-schema FILE is your app's ActivityAttributes/ContentState (Protocol/ACTIVITY-SCHEMA.md):
                 pushes to this phone are decoded with it as ActivityKit would (default: the daemon's, else the
                 built-in delivery activity); a bad file is exit 2 with file:line: field.

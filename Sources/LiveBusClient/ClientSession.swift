@@ -198,17 +198,48 @@ public final class ClientSession {
     public var onSyncState: ((SyncState) -> Void)?
     /// ERROR frames and connection failures, as text for people.
     public var onError: ((String) -> Void)?
-    /// How a session ended without ``close(reason:)``: the daemon's BYE, or a connection lost with reconnecting off.
+    /// How a session ended without ``close(reason:)``: the daemon's BYE, a connection lost with reconnecting off, or a
+    /// HELLO refused for good.
     public enum Ending: Sendable, Equatable {
         /// The daemon said BYE (its reason), then closed.
         case bye(String)
         /// The connection ended without a BYE (the daemon crashed or was killed, a fault reset it) and
         /// ``ClientOptions/reconnect`` is off; what happened.
         case lost(String)
+        /// The daemon refused a HELLO with a fatal ERROR that retrying cannot fix
+        /// (``ClientSession/endsTheSession(refusal:attached:)``): the ERROR, whose message says what to do. The
+        /// session does not reconnect, whether ``ClientSession/onEnded`` is set or not.
+        case refused(ErrorBody)
     }
     /// Called once when the session ends by itself (see ``Ending``). When it is set, a BYE ends the session instead of
     /// reconnecting (`livebus attach` ends there, as its help says); when it is not, the session reconnects after a BYE.
     public var onEnded: ((Ending) -> Void)?
+
+    /// The names of the fatal HELLO refusals that retrying cannot fix: the phone as described (`unknownDevice`,
+    /// `invalidPosture`, `invalidBody`), its resume (`invalidTopic`, and `tooManySubscriptions`: its patterns with
+    /// the session's record past `--max-subscriptions`, PROTOCOL.md §5.3) or the client itself (`unsupportedVersion`,
+    /// `notPermitted`, `duplicateHello`, `handshakeRequired`). The same set as the Python client's `_INPUT_ERRORS`
+    /// (tools/pyclient/livebus_client.py). Source: PROTOCOL.md §6, "A refused HELLO".
+    public static let unretryableRefusals: Set<String> = [
+        WireError.Code.unknownDevice.name, WireError.Code.invalidPosture.name, WireError.Code.invalidBody.name,
+        WireError.Code.invalidTopic.name, WireError.Code.notPermitted.name, WireError.Code.unsupportedVersion.name,
+        WireError.Code.duplicateHello.name, WireError.Code.handshakeRequired.name,
+        WireError.Code.tooManySubscriptions.name,
+    ]
+
+    /// Whether a fatal ERROR that answered a HELLO (before any WELCOME on its connection) ends the session rather than
+    /// being retried with backoff: one of ``unretryableRefusals``, on the first connection or any reconnect (a resume
+    /// refused so would be refused again for the whole resume window), or `rejected` (a name in use or reserved, §4.2)
+    /// before the session was ever attached; after that, `rejected` is retried: the reservation ends with the other
+    /// session's resume window. `resumeRejected` attaches as a new session; everything else (`shuttingDown`,
+    /// `tooManyConnections`, `internalError`, …) is retried. Source: PROTOCOL.md §6, "A refused HELLO".
+    /// - Parameters:
+    ///   - refusal: The ERROR's `name` (`Protocol/errors.json`).
+    ///   - attached: Whether a WELCOME came on an earlier connection of the session.
+    /// - Returns: `true` when the session must end with ``Ending/refused(_:)``.
+    public static func endsTheSession(refusal: String, attached: Bool) -> Bool {
+        unretryableRefusals.contains(refusal) || (refusal == WireError.Code.rejected.name && !attached)
+    }
     /// The reason of the daemon's BYE on the current connection, until it closes.
     private var byeReason: String?
     /// The posture the daemon accepted last (HELLO's, then each POSTURE sent while the connection stayed open): a
@@ -349,6 +380,7 @@ public final class ClientSession {
         }
         connection = c
         byeReason = nil
+        welcomedAt = nil  // an ERROR before this connection's WELCOME refuses its HELLO (also after move(to:))
         acceptedPosture = options.posture
         decoder = FrameDecoder()
         c.onRead = { [unowned self] bytes in self.received(bytes) }
@@ -519,7 +551,16 @@ public final class ClientSession {
             if catchingUpTopics.isEmpty { becomeLive() }
         case .error:
             if let e = try? WireJSON.decode(ErrorBody.self, from: f.body) {
+                // A refusal of this connection's HELLO (no WELCOME on it yet) that retrying cannot fix ends the
+                // session, closed before `onError` hears of it: no reconnect, no resume refused again and again.
+                let ends =
+                    e.fatal && welcomedAt == nil && Self.endsTheSession(refusal: e.name, attached: sessionID != nil)
+                if ends { endRefused() }
                 onError?("daemon error \(e.name) (\(e.code)): \(e.message)")
+                if ends {
+                    onEnded?(.refused(e))
+                    return
+                }
                 if e.name == WireError.Code.invalidPosture.name, welcomedAt != nil, let good = acceptedPosture,
                     good != options.posture
                 {
@@ -554,6 +595,21 @@ public final class ClientSession {
         default:
             break
         }
+    }
+
+    /// Ends the session after a HELLO refusal that retrying cannot fix: no BYE (the daemon closes), no reconnect.
+    private func endRefused() {
+        userClosed = true
+        reconnectTimer?.cancel()
+        staleTimer?.cancel()
+        relayoutTimer?.cancel()
+        relayoutTimer = nil
+        if let c = connection {
+            c.onClose = nil
+            connection = nil
+            c.close()
+        }
+        connectionState = .closed
     }
 
     private func becomeLive() {

@@ -653,11 +653,16 @@ EXIT_FAILED = 1
 EXIT_USAGE = 2
 EXIT_UNREACHABLE = 3
 
-# fatal errors that retrying cannot fix: the phone as described is refused. On the first connection they end the
-# client (exit 2); after it was once attached they are retried with backoff (e.g. `rejected`, which livebusd
-# sends for a name already in use, may clear when the other session goes).
+# Fatal HELLO refusals that retrying cannot fix: the phone as described, or its resume, is refused (PROTOCOL.md
+# §6, "A refused HELLO"). They end the client with exit 2 and the daemon's message, on the first
+# connection and on every reconnect: a resume past --max-subscriptions (tooManySubscriptions, §5.3) would be
+# refused again for the whole resume window. The same set as the Swift client's
+# ClientSession.unretryableRefusals.
 _INPUT_ERRORS = {"unknownDevice", "invalidPosture", "invalidBody", "invalidTopic", "notPermitted",
-                 "unsupportedVersion", "duplicateHello", "handshakeRequired", "rejected"}
+                 "unsupportedVersion", "duplicateHello", "handshakeRequired", "tooManySubscriptions"}
+# `rejected` (a name in use, or reserved for a disconnected session) ends the client only before it was ever
+# attached; after that it is retried with backoff: the reservation ends with the other session's resume window.
+_REJECTED_UNTIL_ATTACHED = "rejected"
 
 
 class SessionClient:
@@ -711,6 +716,7 @@ class SessionClient:
         self._wake_r.setblocking(False)
         self._stopping = False
         self._sock = None
+        self._welcomed_here = False  # a WELCOME on the current connection (set per connection by _serve)
 
     # -- thread-safe controls
 
@@ -976,6 +982,7 @@ class SessionClient:
         decoder = FrameDecoder()
         self._acks = {}
         welcomed = False
+        self._welcomed_here = False  # a WELCOME on this connection: an ERROR before it refuses the HELLO
         self._catchup = None
         try:
             self._hello()
@@ -1067,6 +1074,7 @@ class SessionClient:
             self.resume_token = body.get("resumeToken") or self.resume_token
             self.book.session = body.get("name") or self.name or self.session_id or ""
             self.connections += 1
+            self._welcomed_here = True
             resumed = bool(body.get("resumed"))
             self.resumed_count += int(resumed)
             self._log("welcome: session %s (%s)%s" % (self.session_id, self.book.session,
@@ -1128,7 +1136,10 @@ class SessionClient:
             if error_name == "resumeRejected":
                 self.resume_token = None
                 return ("rejected-resume",)
-            if fatal and error_name in _INPUT_ERRORS and self.conn_state == "connecting":
+            # A refusal of this connection's HELLO (no WELCOME on it yet) that retrying cannot fix ends the client.
+            refused_hello = fatal and not self._welcomed_here
+            if refused_hello and (error_name in _INPUT_ERRORS
+                                  or (error_name == _REJECTED_UNTIL_ATTACHED and self.connections == 0)):
                 return ("exit", EXIT_USAGE)
             if fatal:
                 return ("lost",)  # the daemon closes after a fatal ERROR; reconnect and resume
@@ -1268,7 +1279,8 @@ etaTarget and clientTime are ms since the Unix epoch on the phone's (skewed, dri
 signals: SIGINT/SIGTERM say BYE and exit 0; SIGUSR1 drops the connection (the client resumes);
 SIGUSR2 steps the phone's clock +30 s (the daemon should detect the step and re-send converted instants).
 
-exit codes: 0 normal end · 2 usage error or the daemon refused the phone as described · 3 daemon unreachable
+exit codes: 0 normal end · 2 usage error, or the daemon refused the phone as described or its resume (on a
+reconnect too: unknownDevice, tooManySubscriptions, …; its message printed) · 3 daemon unreachable
 
 examples:
   livebus_client.py attach --socket /tmp/bus.sock --clock-skew +90s --exit-when delivered

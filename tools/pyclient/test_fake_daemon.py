@@ -331,6 +331,86 @@ class FakeDaemonTests(unittest.TestCase):
         daemon.close()
         self.assertEqual(result.get("code"), 2)
 
+    def test_resume_refused_past_max_subscriptions_exits_2_without_reconnecting(self):
+        """A resuming HELLO refused with a fatal ERROR that retrying cannot fix (tooManySubscriptions, PROTOCOL.md
+        §5.3; unknownDevice or invalidPosture of a daemon restarted with another catalog) ends the client with
+        exit 2 and the daemon's message, after it was attached once too: no reconnect, no resume loop for the
+        whole resume window (issue 19)."""
+        refusals = [
+            (21, "tooManySubscriptions", "resuming would hold 4 topic patterns (3 held by the session, 1 in HELLO "
+                                         "resume.patterns); a session may hold 3 (--max-subscriptions): raise the "
+                                         "daemon's --max-subscriptions, or attach as a new session (without resume)"),
+            (13, "unknownDevice", "unknown device 'iphone-16-pro'; valid ids: iphone-duo"),
+        ]
+        for code, name, message in refusals:
+            with self.subTest(name):
+                seen = {}
+
+                def script(accept):
+                    peer = accept()
+                    peer.expect("HELLO")
+                    peer.welcome("tok1")
+                    peer.expect("SUBSCRIBE")
+                    peer.send("UPTODATE", {"sequence": 0}, "")
+                    peer.conn.close()
+                    peer = accept()
+                    seen["hello2"] = peer.expect("HELLO").json()
+                    peer.send("ERROR", {"code": code, "name": name, "message": message, "fatal": True})
+                    peer.conn.close()
+
+                daemon = FakeDaemon(script)
+                client, thread, result, _ = self.run_client(daemon, name="pro")
+                thread.join(10)
+                # The client returned: a reconnect would have connected by now (the listen backlog takes it).
+                daemon.server.setblocking(False)
+                try:
+                    extra, _ = daemon.server.accept()
+                    extra.close()
+                    reconnected = True
+                except BlockingIOError:
+                    reconnected = False
+                daemon.close()
+                self.assertEqual(result.get("code"), lb.EXIT_USAGE, "the client is still retrying")
+                self.assertFalse(reconnected, "the client connected again after the refusal")
+                self.assertEqual(seen["hello2"]["resume"]["token"], "tok1")
+                self.assertEqual(client.connections, 1)
+                self.assertIn(message, client.err.getvalue())
+                self.assertTrue(any(name in e["message"] and message in e["message"] for e in client.errors),
+                                client.errors)
+
+    def test_name_in_use_after_attaching_is_retried(self):
+        """`rejected` on a reconnect (the name reserved for a while, PROTOCOL.md §4.2) may clear: it is retried
+        with backoff, unlike the refusals retrying cannot fix."""
+        seen = {}
+
+        def script(accept):
+            peer = accept()
+            peer.expect("HELLO")
+            peer.welcome("tok1")
+            peer.expect("SUBSCRIBE")
+            peer.conn.close()
+            peer = accept()
+            peer.expect("HELLO")
+            peer.send("ERROR", {"code": 15, "name": "rejected", "fatal": True,
+                                "message": "a live session is already named 'pro'; choose another --name"})
+            peer.conn.close()
+            peer = accept()
+            seen["hello3"] = peer.expect("HELLO").json()
+            peer.welcome("tok1", resumed=True, session="s2")
+            peer.expect("BYE")
+
+        daemon = FakeDaemon(script)
+        client, thread, result, _ = self.run_client(daemon, name="pro")
+        for _ in range(100):
+            if client.resumed_count:
+                break
+            time.sleep(0.05)
+        client.stop()
+        thread.join(10)
+        daemon.close()
+        self.assertEqual(result.get("code"), 0)
+        self.assertEqual(seen["hello3"]["resume"]["token"], "tok1")
+
     def test_unreachable_exits_3(self):
         with tempfile.TemporaryDirectory() as directory:
             client = lb.SessionClient(os.path.join(directory, "none.sock"), out=io.StringIO(), err=io.StringIO())
