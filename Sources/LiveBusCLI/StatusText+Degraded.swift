@@ -13,6 +13,12 @@ extension StatusText {
         s += "\n  \(Int(num(g["heldEvents"]))) simulator events held in memory, in order"
         s += " · \(Int(num(g["failedAttempts"]))) failed attempts, retried every \(Int(num(g["retryEveryMs"]))) ms"
         if g["simulatorPaused"]?.boolValue == true { s += " · simulator paused at the held-events limit" }
+        if case .array(let topics)? = g["held"], !topics.isEmpty {
+            let shown = topics.prefix(5).map { t in
+                "\(t["topic"]?.stringValue ?? "?") ×\(Int(num(t["events"]))) up to \(t["status"]?.stringValue ?? "?")"
+            }
+            s += "\n  held: " + shown.joined(separator: ", ") + (topics.count > 5 ? ", … \(topics.count - 5) more" : "")
+        }
         s += "\n  fix: \(g["fix"]?.stringValue ?? "free space on the data directory's filesystem")\n\n"
         return s
     }

@@ -280,6 +280,7 @@ extension Daemon {
             "reason": .string(d.condition.words),
             "error": .string(d.error.message),
             "heldEvents": .number(Double(held.count)),
+            "held": heldByTopic(),
             "sinceMs": .number(Double(d.sinceMs)),
             "forMs": .number(Double(max(0, now - d.sinceMs))),
             "failedAttempts": .number(Double(d.failedAttempts)),
@@ -288,6 +289,27 @@ extension Daemon {
             "dataDir": options.dataDirectory.map { .string($0) } ?? .null,
             "fix": .string(Daemon.degradedFix(d.condition, dataDir: options.dataDirectory)),
         ])
+    }
+
+    /// The held events per topic, in the order the topics first appear: `[{"topic", "events", "status"}]`, `status`
+    /// being the content state of its last held event: where the simulator is, ahead of what phones were told
+    /// (`order.list` and the orders of `status` say that).
+    func heldByTopic() -> JSONValue {
+        var order: [String] = []
+        var count: [String: Int] = [:]
+        var last: [String: String] = [:]
+        for item in held.items {
+            if count[item.topic] == nil { order.append(item.topic) }
+            count[item.topic, default: 0] += 1
+            last[item.topic] = item.body.contentState.status
+        }
+        return .array(
+            order.map { t in
+                .object([
+                    "topic": .string(t), "events": .number(Double(count[t] ?? 0)), "status": .string(last[t] ?? ""),
+                ])
+            }
+        )
     }
 
     /// What to do about a refusing store.
