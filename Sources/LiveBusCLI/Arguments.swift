@@ -156,7 +156,14 @@ public struct Arguments {
                     guard i < args.count else {
                         throw .usage("--\(name) needs a value", recovery: helpHint)
                     }
-                    value = args[i]
+                    // `--angle --socket X`: the next word is another option of this command, not a value.
+                    let next = args[i]
+                    if next.hasPrefix("--"),
+                        options.union(flags).contains(String(next.dropFirst(2).prefix { $0 != "=" }))
+                    {
+                        throw .usage("--\(name) needs a value (\(next) after it is another option)", recovery: helpHint)
+                    }
+                    value = next
                     i += 1
                 }
                 values[name, default: []].append(value!)
@@ -225,7 +232,12 @@ public struct Arguments {
     /// - Throws: ``CLIError`` (usage) when it is not a non-negative integer.
     public func uint(_ name: String, default d: UInt64) throws(CLIError) -> UInt64 {
         guard let v = value(name) else { return d }
-        guard let x = UInt64(v) else { throw .usage("--\(name) '\(v)' is not a non-negative integer") }
+        guard let x = UInt64(v) else {
+            if !v.isEmpty, v.allSatisfy({ ("0"..."9").contains($0) }) {
+                throw .usage("--\(name) \(v) is out of range; give a whole number in 0…\(UInt64.max)")
+            }
+            throw .usage("--\(name) '\(v)' is not a whole number ≥ 0", recovery: "e.g. --\(name) 42")
+        }
         return x
     }
 

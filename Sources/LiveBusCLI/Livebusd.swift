@@ -246,10 +246,22 @@ public enum LivebusdCommand {
             if a.flag("memory") && a.value("data-dir") != nil {
                 throw CLIError.usage("--memory and --data-dir exclude each other")
             }
+            // Flags that cannot do anything together are refused, not ignored (review finding).
+            if a.flag("memory") && a.flag("fresh") {
+                throw CLIError.usage(
+                    "--fresh discards a data directory's state, and --memory has none: give one of them",
+                    recovery: "--memory for a daemon that keeps nothing, or --fresh to start a data directory over"
+                )
+            }
+            if a.flag("memory") && a.value("federate") != nil {
+                throw CLIError.usage(
+                    "--memory and --federate exclude each other: a federated daemon keeps its state in JetStream",
+                    recovery: "drop --memory (with --federate nothing is kept in a data directory)"
+                )
+            }
             var scenario = a.value("scenario")
             if a.value("orders") != nil {
                 guard scenario == "random" else { throw CLIError.usage("--orders goes with --scenario random") }
-                guard a.value("orders") != "0" else { throw CLIError.usage("--orders must be at least 1") }
                 let k = try a.uint("orders", default: 5, in: 1...100_000)
                 scenario = "random:\(k)"
             }

@@ -211,11 +211,26 @@ struct OutOfRangeE2ETests {
 @Test func cliFaultSeedOutOfRangeIsAUsageError() throws {
     for (seed, text) in [
         ("18446744073709551615", "--seed 18446744073709551615 is too large for a fault seed"),
-        ("-1", "--seed '-1' is not a non-negative integer"),
+        ("-1", "--seed '-1' is not a whole number ≥ 0"),
     ] {
         let r = try E2ECLIGoldenTests.run(["fault", "add", "latency", "--seed", seed, "--socket", "/tmp/lb-none.sock"])
         #expect(r.exit == 2, "\(r)")
         #expect(r.stderr.contains(text), "\(r.stderr)")
+    }
+}
+
+/// Review findings: a seed past 64 bits is "out of range" with the range (it was "not a non-negative integer"),
+/// `--orders 0` says the range as `--orders 100001` does, and flags that cannot act together are refused.
+@Test func livebusdNamesRangesAndRefusesFlagsThatCannotGoTogether() throws {
+    for (args, text) in [
+        (["--seed", "99999999999999999999"], "--seed 99999999999999999999 is out of range; give a whole number in 0…"),
+        (["--scenario", "random", "--orders", "0"], "--orders 0 is out of range; give a whole number in 1…100000"),
+        (["--fresh"], "--fresh discards a data directory's state, and --memory has none"),
+        (["--federate", "nats://127.0.0.1:1"], "--memory and --federate exclude each other"),
+    ] {
+        let r = try E2ECLIGoldenTests.run(["--socket", "/tmp/lb-none.sock", "--memory"] + args, tool: "livebusd")
+        #expect(r.exit == 2, "\(args): \(r)")
+        #expect(r.stderr.contains(text), "\(args): \(r.stderr)")
     }
 }
 
@@ -315,5 +330,17 @@ struct PoisonRestartE2ETests {
         #expect(poisoned.process.terminationStatus != 0)
         #expect(log.contains("event 1 of topic 'orders/X' cannot be served (invalidValue"), "\(log)")
         #expect(log.contains("--fresh"), "\(log)")
+    }
+}
+
+/// Review finding: `--angle --socket X` said "unexpected argument 'X'" (and `--angle --json` "'--json' is not a
+/// number"): an option followed by another option of the command has no value.
+@Test func anOptionFollowedByAnotherOptionNeedsAValue() throws {
+    for next in ["--socket", "--json"] {
+        let r = try E2ECLIGoldenTests.run(["posture", "duo", "half-opened", "--angle", next, "/tmp/lb-none.sock"])
+        #expect(r.exit == 2, "\(r)")
+        // With --json anywhere on the line the error is the JSON envelope on stdout.
+        let said = r.stderr + r.stdout
+        #expect(said.contains("--angle needs a value (\(next) after it is another option)"), "\(said)")
     }
 }
