@@ -365,6 +365,24 @@ public struct DeviceCatalog: Codable, Sendable {
         return try decode(data)
     }
 
+    /// A decoding failure in words, with the JSON path of the field (`screens[0].size`), instead of Foundation's
+    /// debug description (review finding: "DecodingError.keyNotFound: … CodingKeys(stringValue: …").
+    static func words(_ error: any Error) -> String {
+        func path(_ keys: [any CodingKey]) -> String {
+            let p = keys.map { k in k.intValue.map { "[\($0)]" } ?? ".\(k.stringValue)" }.joined()
+            return p.hasPrefix(".") ? String(p.dropFirst()) : p
+        }
+        guard let e = error as? DecodingError else { return "\(error)" }
+        switch e {
+        case .keyNotFound(let key, let c): return "'\(path(c.codingPath + [key]))' is missing"
+        case .typeMismatch(let type, let c): return "'\(path(c.codingPath))' is not \(type) as the format says"
+        case .valueNotFound(let type, let c): return "'\(path(c.codingPath))' is null; it must be \(type)"
+        case .dataCorrupted(let c):
+            return c.codingPath.isEmpty ? "not valid JSON" : "'\(path(c.codingPath))': \(c.debugDescription)"
+        @unknown default: return "\(error)"
+        }
+    }
+
     /// Decodes and validates a catalog from JSON bytes (the `devices.json` format).
     ///
     /// - Parameter data: UTF-8 JSON.
@@ -377,7 +395,7 @@ public struct DeviceCatalog: Codable, Sendable {
         } catch {
             throw LayoutError(
                 .catalogUnreadable,
-                "devices.json does not match the format in Protocol/DEVICES.md: \(error)"
+                "devices.json does not match the format in Protocol/DEVICES.md: \(words(error))"
             )
         }
         try catalog.validate()
@@ -399,7 +417,7 @@ public struct DeviceCatalog: Codable, Sendable {
         } catch {
             throw LayoutError(
                 .catalogUnreadable,
-                "the device file does not match the device format in Protocol/DEVICES.md: \(error)"
+                "the device file does not match the device format in Protocol/DEVICES.md: \(Self.words(error))"
             )
         }
         var copy = self

@@ -37,6 +37,18 @@ struct DeviceFileTests {
 
     /// The device loads like a catalog device; the window starts below the status bar, and the hinge, safe area
     /// and reserved region are converted from screen to window coordinates (y − 24). Source: issue 18.
+    /// A device file missing a field names the field by its JSON path, not Foundation's debug description (review
+    /// finding: "DecodingError.keyNotFound: Key 'name' not found in keyed decoding container…").
+    @Test func aDeviceFileMissingAFieldNamesIt() {
+        do {
+            _ = try testCatalog.adding(deviceFile: Data(#"{"id":"x"}"#.utf8))
+            Issue.record("a device without a name was accepted")
+        } catch {
+            #expect(error.message.hasSuffix("'name' is missing"), "\(error.message)")
+            #expect(!error.message.contains("CodingKeys") && !error.message.contains("DecodingError"))
+        }
+    }
+
     @Test func ownDeviceWithWindowOrigin() throws {
         let (catalog, id) = try testCatalog.adding(deviceFile: Self.device())
         #expect(id == "my-fold")
