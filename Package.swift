@@ -84,7 +84,7 @@ let package = Package(
             name: "LiveBusCLI",
             dependencies: [
                 "LiveBusDaemon", "LiveBusClient", "LiveBusLayout", "LiveBusText", "LiveBusActivity", "LiveBusWire",
-                "LiveBusLoop", "LiveBusScenario", "LiveBusAPNs", "LiveBusAPNsServer",
+                "LiveBusLoop", "LiveBusScenario", "LiveBusAPNs", "LiveBusAPNsServer", "LiveBusFaults", "LiveBusSimulator",
             ]
         ),
 

@@ -3,6 +3,7 @@ import LiveBusAPNs
 import LiveBusActivity
 import LiveBusClock
 import LiveBusDaemon
+import LiveBusFaults
 import LiveBusLayout
 import LiveBusLoop
 import LiveBusWire
@@ -502,10 +503,13 @@ enum FaultCommand {
             var params: [String: JSONValue] = [:]
             // What each flag was understood as, echoed back (`latency 200ms, jitter 50ms`).
             var understood: [String] = []
-            func ms(_ flag: String, _ key: String) throws(CLIError) {
+            // The daemon's ranges (ToxicSpec.Limits), checked here with the flag's name before anything is sent.
+            func ms(_ flag: String, _ key: String, _ allowed: ClosedRange<Int64> = ToxicSpec.Limits.milliseconds)
+                throws(CLIError)
+            {
                 if let v = a.value(flag) {
                     // A unit is required (README "Durations"): `--latency 0.5` is refused, not read as 1 ms.
-                    let d = try parseDuration(v, flag: flag, allowed: 0...86_400_000)
+                    let d = try parseDuration(v, flag: flag, allowed: allowed)
                     params[key] = .number(Double(d))
                     understood.append("\(flag) \(spokenDuration(d))")
                 }
@@ -513,9 +517,11 @@ enum FaultCommand {
             try ms("latency", "latencyMs")
             try ms("jitter", "jitterMs")
             try ms("delay", "delayMs")
-            try ms("timeout", "timeoutMs")
-            try ms("duration", "durationMs")
-            for (flag, key, range) in [("rate", "rateKBps", 0.0...1e9), ("probability", "probability", 0.0...1.0)]
+            try ms("timeout", "timeoutMs", ToxicSpec.Limits.timeoutMs)
+            try ms("duration", "durationMs", ToxicSpec.Limits.durationMs)
+            for (flag, key, range) in [
+                ("rate", "rateKBps", ToxicSpec.Limits.rateKBps), ("probability", "probability", 0.0...1.0),
+            ]
             where a.value(flag) != nil {
                 params[key] = .number(try a.double(flag, default: 0, in: range))
             }
@@ -755,7 +761,7 @@ enum SimulateCommand {
             understood.append("not ready for \(spokenDuration(ms))")
         }
         if a.value("start-failures") != nil {
-            let n = try a.uint("start-failures", default: 0)
+            let n = try a.uint("start-failures", default: 0, in: 0...1000)
             args["startFailures"] = .number(Double(n))
             understood.append("next \(n) start(s) fail")
         }

@@ -243,24 +243,24 @@ public struct ToxicSpec: Codable, Sendable, Equatable {
             )
         }
         let p = params
-        if let v = p.latencyMs { try check("latencyMs", v, 0...600_000, "milliseconds") }
-        if let v = p.jitterMs { try check("jitterMs", v, 0...600_000, "milliseconds") }
-        if let v = p.rateKBps { try check("rateKBps", v, 0.001...1_000_000, "KB/s, 1 KB = 1000 bytes") }
+        if let v = p.latencyMs { try check("latencyMs", v, Limits.milliseconds, "milliseconds") }
+        if let v = p.jitterMs { try check("jitterMs", v, Limits.milliseconds, "milliseconds") }
+        if let v = p.rateKBps { try check("rateKBps", v, Limits.rateKBps, "KB/s, 1 KB = 1000 bytes") }
         if let v = p.averageSize { try check("averageSize", Int64(v), 1...65_536, "bytes") }
         if let v = p.sizeVariation {
             let average = Int64(p.averageSize ?? ToxicParams.Defaults.averageSize)
             try check("sizeVariation", Int64(v), 0...(average - 1), "bytes, below averageSize")
         }
         if let v = p.delayUs { try check("delayUs", v, 0...10_000_000, "microseconds") }
-        if let v = p.delayMs { try check("delayMs", v, 0...600_000, "milliseconds") }
+        if let v = p.delayMs { try check("delayMs", v, Limits.milliseconds, "milliseconds") }
         if let v = p.bytes { try check("bytes", v, 0...Int64(Int32.max), "bytes") }
         if kind == .limitData, p.bytes == nil {
             throw FaultError(.invalidParameter, "limit_data: parameter bytes is required (0…\(Int32.max) bytes)")
         }
-        if let v = p.timeoutMs { try check("timeoutMs", v, 0...3_600_000, "milliseconds, 0 = never") }
+        if let v = p.timeoutMs { try check("timeoutMs", v, Limits.timeoutMs, "milliseconds, 0 = never") }
         if let v = p.probability { try check("probability", v, 0...1, "probability") }
         if let v = p.window { try check("window", Int64(v), 2...64, "frames") }
-        if let v = p.durationMs { try check("durationMs", v, 1...3_600_000, "milliseconds") }
+        if let v = p.durationMs { try check("durationMs", v, Limits.durationMs, "milliseconds") }
         if let v = p.frameTypes {
             guard !v.isEmpty, !v.contains(0) else {
                 throw FaultError(
@@ -269,6 +269,19 @@ public struct ToxicSpec: Codable, Sendable, Equatable {
                 )
             }
         }
+    }
+
+    /// The accepted range of each timed or rated parameter (the daemon checks them here; `livebus fault add`
+    /// checks its flags against the same ranges before it connects).
+    public enum Limits {
+        /// `latencyMs`, `jitterMs`, `delayMs`: milliseconds.
+        public static let milliseconds: ClosedRange<Int64> = 0...600_000
+        /// `timeoutMs`: milliseconds, 0 = never.
+        public static let timeoutMs: ClosedRange<Int64> = 0...3_600_000
+        /// `durationMs`: milliseconds.
+        public static let durationMs: ClosedRange<Int64> = 1...3_600_000
+        /// `rateKBps`: KB/s, 1 KB = 1000 bytes.
+        public static let rateKBps: ClosedRange<Double> = 0.001...1_000_000
     }
 
     private static let idCharacters = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")

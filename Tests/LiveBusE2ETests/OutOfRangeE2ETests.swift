@@ -344,3 +344,18 @@ struct PoisonRestartE2ETests {
         #expect(said.contains("--angle needs a value (\(next) after it is another option)"), "\(said)")
     }
 }
+
+/// Review finding: `fault add bandwidth --rate 0` passed the CLI's check (0…1e9) and the daemon refused it as
+/// `rateKBps`; `simulate --start-failures 99999999999` was refused by the daemon as `startFailures`. The CLI now
+/// checks the daemon's ranges with its own flag names, before it connects.
+@Test func faultAndSimulateFlagsAreCheckedWithTheDaemonsRanges() throws {
+    for (args, text) in [
+        (["fault", "add", "bandwidth", "--all", "--rate", "0"], "--rate"),
+        (["fault", "add", "latency", "--all", "--latency", "11m"], "--latency '11m' is out of range"),
+        (["simulate", "duo", "--start-failures", "99999999999"], "--start-failures 99999999999 is out of range"),
+    ] {
+        let r = try E2ECLIGoldenTests.run(args + ["--socket", "/tmp/lb-none.sock"])
+        #expect(r.exit == 2, "\(args): \(r)")
+        #expect(r.stderr.contains(text) && !r.stderr.contains("no daemon"), "\(args): \(r.stderr)")
+    }
+}
