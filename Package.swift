@@ -84,7 +84,8 @@ let package = Package(
             name: "LiveBusCLI",
             dependencies: [
                 "LiveBusDaemon", "LiveBusClient", "LiveBusLayout", "LiveBusText", "LiveBusActivity", "LiveBusWire",
-                "LiveBusLoop", "LiveBusScenario", "LiveBusAPNs", "LiveBusAPNsServer", "LiveBusFaults", "LiveBusSimulator",
+                "LiveBusLoop", "LiveBusScenario", "LiveBusAPNs", "LiveBusAPNsServer", "LiveBusFaults",
+                "LiveBusSimulator",
             ]
         ),
 
