@@ -412,6 +412,29 @@ public final class Daemon {
         }
     }
 
+    /// Logs what closing a listener did with its socket file at `path`: a file that replaced the daemon's socket
+    /// (another daemon took the path) was left in place (notice, with its owner); one already gone is said at info.
+    static func logSocketFileRemoval(_ removal: FileIdentity.Removal?, path: String, logger: Logger) {
+        switch removal {
+        case .replaced(let owner):
+            logger.log(
+                .notice,
+                "socket path now belongs to someone else; left in place",
+                [("socket", path), ("owner", userName(uid: owner))]
+            )
+        case .absent:
+            logger.info("socket file already removed by someone else", [("socket", path)])
+        case .failed(let code):
+            logger.log(
+                .warning,
+                "cannot remove socket file",
+                [("socket", path), ("error", String(cString: strerror(code)))]
+            )
+        case .removed, nil:
+            break
+        }
+    }
+
     /// Logs a notice when the host's wall clock is stepped (checked every second): the daemon keeps its own
     /// monotonic timeline, so the step changes nothing it sends; a restart adopts the new wall time.
     private func watchHostWallClock(_ anchored: AnchoredServerClock) {
@@ -456,7 +479,10 @@ public final class Daemon {
         wallClockWatch = nil
         resumeSweep?.cancel()
         resumeSweep = nil
-        listener?.close()
+        if let l = listener {
+            l.close()
+            Daemon.logSocketFileRemoval(l.socketFileRemoval, path: l.path, logger: logger)
+        }
         listener = nil
         stopAPNs()
         stopFederation()

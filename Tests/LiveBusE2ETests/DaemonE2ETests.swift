@@ -75,6 +75,44 @@ struct E2EDaemonTests {
         bus.shutdown()
     }
 
+    /// A daemon that stops leaves alone a socket that replaced its own: daemon A up, its socket file removed,
+    /// daemon B up on the same path, A stopped by SIGTERM: B's socket is still there and B answers `livebus status`
+    /// (A used to unlink whatever was at its path). Source: 2026-12-03 review, finding 1.
+    @Test func stoppingDaemonLeavesTheSocketThatReplacedItsOwn() throws {
+        let dir = temporaryDirectory("lbt")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/bus.sock"
+        func waitFor(_ what: String, _ condition: () -> Bool) {
+            var tries = 0
+            while !condition() && tries < 3000 {  // up to a minute on a loaded machine
+                usleep(20_000)
+                tries += 1
+            }
+            #expect(condition(), "\(what) did not happen")
+        }
+        let a = try DaemonChild(["--socket", path, "--memory"], log: dir + "/a.log")
+        defer { a.terminate() }
+        waitFor("daemon A listening") { SocketProbe.probe(path: path) == .live }
+        #expect(unlink(path) == 0)
+        let b = try DaemonChild(["--socket", path, "--memory"], log: dir + "/b.log")
+        defer { b.terminate() }
+        waitFor("daemon B listening") { SocketProbe.probe(path: path) == .live }
+        let bound = FileIdentity(path: path)
+        kill(a.process.processIdentifier, SIGTERM)
+        waitFor("daemon A exiting") { !a.process.isRunning }
+        #expect(a.process.terminationReason == .exit && a.process.terminationStatus == 0)
+        #expect(FileIdentity(path: path) == bound, "B's socket file was removed or replaced")
+        #expect(b.process.isRunning)
+        let status = try E2ECLIGoldenTests.run(["status", "--socket", path])
+        #expect(status.exit == 0, "B does not answer: \(status.stderr)")
+        let log = (try? String(contentsOfFile: dir + "/a.log", encoding: .utf8)) ?? ""
+        #expect(log.contains("socket path now belongs to someone else; left in place"), "\(log)")
+        // B, whose socket it is, removes it when it stops.
+        kill(b.process.processIdentifier, SIGTERM)
+        waitFor("daemon B exiting") { !b.process.isRunning }
+        #expect(access(path, F_OK) != 0, "B's shutdown removes its own socket file")
+    }
+
     /// A stale socket file (nothing listening, as after kill -9) is removed and the daemon starts.
     @Test func staleSocketFileIsReplaced() throws {
         let dir = temporaryDirectory("lbe")
