@@ -173,7 +173,7 @@ extension Daemon {
         }
         let token = o.token ?? Daemon.makeDashboardToken()
         // A stale socket file of this user is removed, a live one or another user's refused (as for the bus).
-        if unix { try Daemon.clearSocketPath(host, logger: logger) }
+        if unix { try Daemon.clearSocketPath(host, hello: false, logger: logger) }
         let server = try DashboardServer(
             loop: uvLoop.rawLoop,
             host: host,
