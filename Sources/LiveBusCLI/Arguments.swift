@@ -57,19 +57,40 @@ public struct CLIError: Error, Sendable, CustomStringConvertible {
         )
     }
 
-    /// The socket file at `socket` belongs to user `owner`, not to the caller (exit 3). `flag` is the option that
+    /// The socket file at `socket` belongs to user `owner`, not to the caller (exit 3): a stale file of that user
+    /// (nothing listening), a running livebusd of that user (it answered a HELLO), or, when that cannot be told
+    /// (the file's mode keeps the caller out), that user's daemon (``SocketHolder``). `flag` is the option that
     /// named it: `--socket` (the bus) or `--apns-socket` (the APNs endpoint).
     public static func foreignSocket(_ socket: String, owner: UInt32, flag: String = "--socket") -> CLIError {
         let own =
             flag == "--socket"
             ? "start your own daemon on a path of yours (livebusd, default socket \(defaultSocketPath())) and pass its --socket"
             : "start your own daemon with `livebusd \(flag) PATH` on a path of yours and pass that \(flag)"
-        return CLIError(
-            "daemonUnreachable",
-            "a daemon of user \(userName(uid: owner)) owns this socket (\(socket)); you (\(userName(uid: getuid()))) cannot use it",
-            recovery: "run livebus as that user, or \(own); never remove the other user's socket",
-            exit: .daemonUnreachable
-        )
+        let you = "you (\(userName(uid: getuid())))"
+        // What is there, as far as can be told (review finding 11): a stale file is not "a daemon".
+        switch SocketHolder.identify(path: socket, hello: flag == "--socket") {
+        case .foreignStale:
+            return CLIError(
+                "daemonUnreachable",
+                "\(socket) is a stale socket file of user \(userName(uid: owner)) (nothing listening): no daemon runs there, and \(you) cannot use or remove it",
+                recovery: "have that user or root remove it, or \(own)",
+                exit: .daemonUnreachable
+            )
+        case .livebusd(_, let user, _):
+            return CLIError(
+                "daemonUnreachable",
+                "a running livebusd of user \(userName(uid: user)) owns this socket (\(socket)); \(you) cannot use it",
+                recovery: "run livebus as that user, or \(own); never remove the other user's socket",
+                exit: .daemonUnreachable
+            )
+        default:
+            return CLIError(
+                "daemonUnreachable",
+                "a daemon of user \(userName(uid: owner)) owns this socket (\(socket)); \(you) cannot use it",
+                recovery: "run livebus as that user, or \(own); never remove the other user's socket",
+                exit: .daemonUnreachable
+            )
+        }
     }
 
     /// The process serving the socket is not the caller's user (`SO_PEERCRED`), or the default socket's private
@@ -166,6 +187,13 @@ public struct Arguments {
                     value = next
                     i += 1
                 }
+                if value!.isEmpty && Self.pathOptions.contains(name) {
+                    // One rule for every command and livebusd: an empty path names nothing (review finding 11).
+                    throw .usage(
+                        "--\(name) is empty: give the socket's path, or leave --\(name) out for the default",
+                        recovery: helpHint
+                    )
+                }
                 values[name, default: []].append(value!)
             } else {
                 let all = (options.union(flags)).sorted()
@@ -178,6 +206,10 @@ public struct Arguments {
             seen.insert(name)
         }
     }
+
+    /// Options whose value is a socket path: an empty one is a usage error (exit 2) wherever it is parsed, before a
+    /// command tries to connect to or bind "".
+    public static let pathOptions: Set<String> = ["socket", "apns-socket"]
 
     /// Single-letter spellings of long flags: `-j` for `--json` wherever a command takes `--json`.
     public static let shortFlags: [String: String] = ["-j": "json"]

@@ -284,7 +284,7 @@ public enum LivebusCommand {
             summary: "Check the environment and say how to fix each problem",
             usage: "livebus doctor [--socket PATH] [--json]",
             details:
-                "Checks libuv, the font used for text measurement, the socket path length and permissions, whether a daemon answers, and whether its store accepts writes (it fails while the daemon is degraded by a full disk, with the reason and what to do).",
+                "Checks libuv, the font used for text measurement, the socket path length and permissions, whether a daemon answers (a `status` request answered within 5 s: a socket that accepts and never answers fails it), and whether its store accepts writes (it fails while the daemon is degraded by a full disk, with the reason and what to do). Exit 0 when every check passes; when the daemon check fails, 3 (unreachable) or 4 (no answer in time); else 1.",
             examples: ["livebus doctor", "livebus doctor --socket /tmp/bus.sock"]
         ),
         Command(
@@ -1093,14 +1093,25 @@ public enum LivebusCommand {
         case .absent, .live:
             fix = "start one: livebusd --socket \(socket)"
         }
-        checks.append(("daemon answering on \(socket)", probe == .live, fix))
-        if probe == .live, let store = storeCheck(socket: socket) { checks.append(store) }
+        // The daemon check decides the exit code when it fails (README "Exit codes": 3 unreachable, 4 timed out);
+        // any other failed check is 1.
+        var daemonExit: ExitCode?
+        if probe == .live {
+            let answer = answerCheck(socket: socket)
+            checks.append(answer.check)
+            daemonExit = answer.exit
+            if let status = answer.status { checks.append(storeCheck(status: status)) }
+        } else {
+            checks.append(("daemon answering on \(socket)", false, fix))
+            daemonExit = .daemonUnreachable
+        }
         var text = ""
         for (name, ok, fix) in checks { text += (ok ? "✓ " : "✗ ") + name + (ok ? "" : " — \(fix)") + "\n" }
         let data: JSONValue = .array(
             checks.map { .object(["check": .string($0.0), "ok": .bool($0.1), "fix": $0.1 ? .null : .string($0.2)]) }
         )
         out.success(text, data: data)
+        if let daemonExit { return daemonExit.rawValue }
         return checks.allSatisfy(\.1) ? 0 : ExitCode.verdictFailed.rawValue
     }
 }

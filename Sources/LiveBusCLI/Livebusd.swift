@@ -365,6 +365,7 @@ public enum LivebusdCommand {
                     exit: error.unreachable ? .daemonUnreachable : .usage
                 )
             }
+            var urlFile: FileIdentity?
             if let http = a.value("http") {
                 let root = a.value("http-root") ?? LivebusdCommand.dashboardRoot()
                 do {
@@ -373,6 +374,7 @@ public enum LivebusdCommand {
                     )
                     try? Data((url + "\n").utf8).write(to: URL(fileURLWithPath: options.socketPath + ".dashboard"))
                     _ = chmod(options.socketPath + ".dashboard", 0o600)
+                    urlFile = FileIdentity(path: options.socketPath + ".dashboard")
                     print("dashboard: \(url)")
                     fflush(nil)
                 } catch {
@@ -381,7 +383,8 @@ public enum LivebusdCommand {
                 }
             }
             loop.run()
-            unlink(options.socketPath + ".dashboard")
+            // Only the file this daemon wrote: a daemon that took the socket path since wrote its own.
+            _ = urlFile?.removeIfUnchanged(options.socketPath + ".dashboard")
             loop.close()
             logger.log(.notice, "livebusd stopped")
             return 0

@@ -25,14 +25,48 @@ extension StatusText {
 }
 
 extension LivebusCommand {
+    /// How long `doctor` waits for the daemon's answer to `status`, in ms: as long as `livebus status` waits.
+    static let doctorAnswerTimeoutMs: UInt64 = 5000
+
+    /// The `doctor` check that a daemon answers on `socket`: a HELLO and a `status` COMMAND sent, its RESULT read
+    /// within ``doctorAnswerTimeoutMs`` (a socket that accepts and never answers, as a stopped daemon's, fails it:
+    /// review finding 3). `fix` says what to do.
+    /// - Parameter socket: The daemon's socket, on which a process accepts connections.
+    /// - Returns: (check, ok, fix), the exit code the failure maps to (README "Exit codes": 4 when nothing
+    ///   answered in time, 3 otherwise), and the `status` data when it answered.
+    static func answerCheck(socket: String) -> (check: (String, Bool, String), exit: ExitCode?, status: JSONValue?) {
+        do {
+            let r = try AdminClient.request(socket: socket, command: "status", timeoutMs: doctorAnswerTimeoutMs)
+            guard r.ok, let data = r.data else {
+                let why = r.error.map { "\($0.code): \($0.message)" } ?? "its status answer has no data"
+                return (
+                    ("daemon answering on \(socket)", false, "it answered `status` with an error (\(why))"),
+                    .daemonUnreachable, nil
+                )
+            }
+            return (("daemon answering on \(socket)", true, ""), nil, data)
+        } catch {
+            if error.exit == .timedOut {
+                return (
+                    (
+                        "daemon not answering within \(doctorAnswerTimeoutMs) ms on \(socket)", false,
+                        "a process accepts connections there but sends no answer: a stopped or stuck livebusd (resume it with kill -CONT PID, or restart it), or a program that does not speak the LiveBus protocol (fuser -v \(socket) shows which)"
+                    ),
+                    .timedOut, nil
+                )
+            }
+            return (
+                ("daemon answering on \(socket)", false, error.message + (error.recovery.map { "; \($0)" } ?? "")),
+                error.exit, nil
+            )
+        }
+    }
+
     /// The `doctor` check of a live daemon's store: fails while the daemon is degraded, with the reason and what to
-    /// do. `nil` when the daemon does not answer `status` (the daemon check already says why).
-    /// - Parameter socket: The daemon's socket.
+    /// do.
+    /// - Parameter data: The daemon's answer to `status`.
     /// - Returns: (check, ok, fix).
-    static func storeCheck(socket: String) -> (String, Bool, String)? {
-        guard let r = try? AdminClient.request(socket: socket, command: "status", timeoutMs: 2000), r.ok,
-            let data = r.data
-        else { return nil }
+    static func storeCheck(status data: JSONValue) -> (String, Bool, String) {
         guard let g = data["degraded"], g != .null else { return ("daemon's store accepts writes", true, "") }
         let held = Int(StatusText.num(g["heldEvents"]))
         return (

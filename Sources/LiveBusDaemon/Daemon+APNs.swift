@@ -160,7 +160,7 @@ extension Daemon {
         if let path = o.socketPath {
             // A socket file left by a daemon killed with -9 is removed, a live or another user's one refused (as
             // the bus socket: Daemon.clearSocketPath).
-            do { try Daemon.clearSocketPath(path, logger: logger) } catch {
+            do { try Daemon.clearSocketPath(path, hello: false, logger: logger) } catch {
                 server.close()
                 throw DaemonError("--apns-socket: \(error.message)", unreachable: error.unreachable)
             }

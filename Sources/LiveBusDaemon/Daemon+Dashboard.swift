@@ -83,8 +83,10 @@ final class Dashboard {
     var queued: [(UInt64, CommandBody)] = []
     /// Push id → the relayed `push` arguments, until the phones answer (newest 64).
     var pushes: [String: [String: JSONValue]] = [:]
-    /// The page's Unix socket, removed at shutdown.
+    /// The page's Unix socket, removed at shutdown while the path still names it (``unixFile``).
     var unixPath: String?
+    /// The page's socket file as bound (`lstat(2)` after the bind).
+    var unixFile: FileIdentity?
     /// Phone → a timer at its board's next deadline (stale date), so the mark is drawn when it passes.
     var deadlines: [String: any BusTimer] = [:]
 
@@ -171,7 +173,7 @@ extension Daemon {
         }
         let token = o.token ?? Daemon.makeDashboardToken()
         // A stale socket file of this user is removed, a live one or another user's refused (as for the bus).
-        if unix { try Daemon.clearSocketPath(host, logger: logger) }
+        if unix { try Daemon.clearSocketPath(host, hello: false, logger: logger) }
         let server = try DashboardServer(
             loop: uvLoop.rawLoop,
             host: host,
@@ -185,6 +187,7 @@ extension Daemon {
         let shown = unix ? "unix:\(host)" : "http://\(host):\(server.port ?? port)"
         let d = Dashboard(server: server, url: unix ? "\(shown)?token=\(token)" : "\(shown)/?token=\(token)")
         d.unixPath = unix ? host : nil
+        d.unixFile = unix ? FileIdentity(path: host) : nil
         dashboard = d
         server.onSubscribe = { [unowned self] key in self.dashboardSnapshot(to: key) }
         server.onCommand = { [unowned self] key, body in self.dashboardCommand(key: key, body: body) }
@@ -205,7 +208,9 @@ extension Daemon {
         for t in d.deadlines.values { t.cancel() }
         d.admin?.close()
         d.server.close()
-        if let path = d.unixPath { unlink(path) }
+        if let path = d.unixPath, let file = d.unixFile {
+            Daemon.logSocketFileRemoval(file.removeIfUnchanged(path), path: path, logger: logger)
+        }
     }
 
     static func makeDashboardToken() -> String {

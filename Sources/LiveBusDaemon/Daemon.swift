@@ -381,33 +381,81 @@ public final class Daemon {
         if store.isDurable { turn.removeResume(token: token) }
     }
 
-    /// Removes a stale socket file at `path` (this user's, connect refused) and refuses every other occupant: a
-    /// live daemon, another user's socket (never removed, whatever connect says: issue 14 "socket theft"), a socket
-    /// whose connect failed otherwise (EACCES, EPERM, EAGAIN), or a file that is not a socket.
-    /// - Throws: ``DaemonError`` naming the path, its owner and what to do.
-    static func clearSocketPath(_ path: String, logger: Logger) throws(DaemonError) {
-        switch SocketProbe.probe(path: path) {
-        case .live:
-            throw DaemonError(
-                "another livebusd is already serving \(path); stop it first or choose another --socket path",
-                unreachable: true
-            )
+    /// Removes a stale socket file at `path` (this user's, connect refused) and refuses every other occupant, saying
+    /// which it is (``SocketHolder``, review finding 11): a livebusd (it answered a HELLO), a process that does not
+    /// speak the LiveBus protocol or does not answer, another user's socket (never removed, whatever connect says:
+    /// issue 14 "socket theft"; stale or listening, as far as can be told), a socket whose connect failed otherwise
+    /// (EACCES, EPERM, EAGAIN), or a file that is not a socket.
+    /// - Parameters:
+    ///   - path: The socket path.
+    ///   - hello: Whether the path is the bus's, so a listener on it is asked a HELLO (the APNs endpoint's and the
+    ///     dashboard's sockets speak HTTP: a listener there is only said to be listening).
+    ///   - logger: Where the removal of a stale file is logged.
+    /// - Throws: ``DaemonError`` naming the path, its holder and what to do.
+    static func clearSocketPath(_ path: String, hello: Bool = true, logger: Logger) throws(DaemonError) {
+        let mine = getuid()
+        let holder = SocketHolder.identify(path: path, hello: hello)
+        let defaultPath = "the default, \(SocketPath.defaultPath()), is private to you"
+        let elsewhere = "choose another --socket path (\(defaultPath))"
+        let elsewhereSentence = "Choose another --socket path (\(defaultPath))"
+        switch holder {
+        case .absent:
+            break
         case .stale:
             logger.log(.notice, "removing stale socket file", [("socket", path)])
             unlink(path)
-        case .foreign(let owner):
+        case .notSocket:
+            throw DaemonError("\(path) exists and is not a socket; remove it or choose another --socket path")
+        case .livebusd(let owner, _, _) where owner == mine:
             throw DaemonError(
-                "a daemon of user \(userName(uid: owner)) owns \(path); it is not removed. Choose another --socket path (the default, \(SocketPath.defaultPath()), is private to you)",
+                "another livebusd is already serving \(path) (\(holder.who)); stop it first or choose another --socket path",
                 unreachable: true
             )
-        case .undecided(let code):
+        case .otherProtocol(let owner, _, _) where owner == mine, .silent(let owner, _, _, _) where owner == mine,
+            .listening(let owner, _, _) where owner == mine:
+            throw DaemonError(
+                "\(path) is held by \(holder.who); it is not removed. Stop that process, or \(elsewhere)",
+                unreachable: true
+            )
+        case .undecided(let owner, let code) where owner == mine:
             throw DaemonError(
                 "\(path) is a socket that cannot be probed (connect: \(String(cString: strerror(code)))), so a daemon may be serving it; it is not removed. Stop that daemon or remove the file yourself, or choose another --socket path",
                 unreachable: true
             )
-        case .notSocket:
-            throw DaemonError("\(path) exists and is not a socket; remove it or choose another --socket path")
+        case .foreignStale:
+            throw DaemonError(
+                "\(path) is \(holder.who); it is not removed: only its owner or root may remove it. Have it removed, or \(elsewhere)",
+                unreachable: true
+            )
+        case .foreignListening, .undecided:
+            throw DaemonError("\(path) is \(holder.who); it is not removed. \(elsewhereSentence)", unreachable: true)
+        case .livebusd, .otherProtocol, .silent, .listening:
+            throw DaemonError(
+                "\(path) is held by \(holder.who); it is not removed. \(elsewhereSentence)",
+                unreachable: true
+            )
+        }
+    }
+
+    /// Logs what closing a listener did with its socket file at `path`: a file that replaced the daemon's socket
+    /// (another daemon took the path) was left in place (notice, with its owner); one already gone is said at info.
+    static func logSocketFileRemoval(_ removal: FileIdentity.Removal?, path: String, logger: Logger) {
+        switch removal {
+        case .replaced(let owner):
+            logger.log(
+                .notice,
+                "socket path now belongs to someone else; left in place",
+                [("socket", path), ("owner", userName(uid: owner))]
+            )
         case .absent:
+            logger.info("socket file already removed by someone else", [("socket", path)])
+        case .failed(let code):
+            logger.log(
+                .warning,
+                "cannot remove socket file",
+                [("socket", path), ("error", String(cString: strerror(code)))]
+            )
+        case .removed, nil:
             break
         }
     }
@@ -456,7 +504,10 @@ public final class Daemon {
         wallClockWatch = nil
         resumeSweep?.cancel()
         resumeSweep = nil
-        listener?.close()
+        if let l = listener {
+            l.close()
+            Daemon.logSocketFileRemoval(l.socketFileRemoval, path: l.path, logger: logger)
+        }
         listener = nil
         stopAPNs()
         stopFederation()

@@ -356,6 +356,10 @@ public final class PipeListener: LoopClosable {
     private var closed = false
     /// The socket path.
     public let path: String
+    /// The socket file bound at ``path`` (`lstat(2)` right after the bind), `nil` before a successful bind.
+    private var bound: FileIdentity?
+    /// What ``close()`` did with the socket file: `nil` before the close (or when the bind failed).
+    public private(set) var socketFileRemoval: FileIdentity.Removal?
     /// Called on the loop thread with each accepted connection (not yet reading).
     public var onConnection: ((Connection) -> Void)?
     /// Called on the loop thread when accepting failed (`EMFILE`, `ENFILE`, …), after the pending connection was
@@ -412,6 +416,15 @@ public final class PipeListener: LoopClosable {
         let old = umask(0o177)  // the socket file is created 0600: only the daemon's user may connect
         let rc = uv_pipe_bind(pipe, path)
         umask(old)
+        if rc == 0 {
+            // The socket file this listener made, so close removes only it: libuv would unlink whatever is at the
+            // path when the handle closes (src/unix/pipe.c, uv__pipe_close), so its copy of the path is taken back.
+            bound = FileIdentity(path: path)
+            if let name = pipe.pointee.pipe_fname {
+                free(UnsafeMutableRawPointer(mutating: name))
+                pipe.pointee.pipe_fname = nil
+            }
+        }
         try listen(afterBind: rc, asStream(pipe), backlog: backlog, address: path)
     }
 
@@ -436,13 +449,17 @@ public final class PipeListener: LoopClosable {
         onAcceptError?(LoopError(status, "accept"), refused)
     }
 
-    /// Stops listening and removes the socket file (libuv unlinks a bound path on close).
+    /// Stops listening and removes the socket file when ``path`` still names the socket this listener bound (same
+    /// device and inode, ``FileIdentity``); a file that replaced it (another daemon's socket) is left in place.
+    /// What happened is in ``socketFileRemoval``. The file is removed before the descriptor closes, as libuv does,
+    /// so a socket bound at the path after the close is never the one removed.
     public func close() {
         guard !closed else { return }
         closed = true
         if reserveDescriptor >= 0 { Glibc.close(reserveDescriptor) }
         reserveDescriptor = -1
         onConnection = nil
+        socketFileRemoval = bound?.removeIfUnchanged(path)
         closeHandle(asHandle(pipe))
     }
 

@@ -168,7 +168,11 @@ struct E2EOtherUserTests {
 
         let thief = try other.run(other.binaries + "/livebusd", ["--socket", socket, "--memory"])
         #expect(thief.exit != 0)
-        #expect(thief.stderr.contains("a daemon of user root (uid 0) owns \(socket)"), "\(thief.stderr)")
+        // It cannot connect (mode 0600), but /proc/net/unix lists a listener: not "stale", not "a livebusd".
+        #expect(
+            thief.stderr.contains("\(socket) is a socket of user root (uid 0) that a process is listening on"),
+            "\(thief.stderr)"
+        )
         #expect(SocketProbe.probe(path: socket) == .live, "the victim's socket is still there and served")
         let status = try OtherUser.sh(Self.livebus, ["status", "--socket", socket])
         #expect(status.exit == 0, "the victim keeps serving: \(status.stderr)")
@@ -207,8 +211,25 @@ struct E2EOtherUserTests {
         #expect(SocketProbe.probe(path: path) == .foreign(owner: other.uid))
         let r = try OtherUser.sh(Self.livebusd, ["--socket", path, "--memory"])
         #expect(r.exit == 3, "\(r.stderr)")
-        #expect(r.stderr.contains("a daemon of user \(other.name) (uid \(other.uid)) owns \(path)"), "\(r.stderr)")
+        // Named as what it is: a stale file, no daemon (review finding 11).
+        let stale = "\(path) is a stale socket file of user \(other.name) (uid \(other.uid)) (nothing listening)"
+        #expect(r.stderr.contains(stale + "; it is not removed"), "\(r.stderr)")
+        #expect(!r.stderr.contains("a daemon of user"), "\(r.stderr)")
+        let status = try OtherUser.sh(Self.livebus, ["status", "--socket", path])
+        #expect(status.exit == 3, "\(status.stderr)")
+        #expect(status.stderr.contains(stale + ": no daemon runs there"), "\(status.stderr)")
         #expect(SocketProbe.owner(of: path) == other.uid, "the other user's socket file is still there")
+        // The other way round: root's stale socket (mode 0600), which the other user may not connect to (EACCES):
+        // /proc/net/unix lists no listener on it, so it is stale too, not "a daemon".
+        chown(path, 0, 0)
+        chmod(path, 0o600)
+        let theirs = try other.run(other.binaries + "/livebusd", ["--socket", path, "--memory"])
+        #expect(theirs.exit == 3, "\(theirs.stderr)")
+        #expect(
+            theirs.stderr.contains("\(path) is a stale socket file of user root (uid 0) (nothing listening)"),
+            "\(theirs.stderr)"
+        )
+        #expect(SocketProbe.owner(of: path) == 0, "root's socket file is still there")
     }
 
     /// Another user's APNs endpoint socket (EACCES on connect) is named as theirs, as the bus socket is, not as a
