@@ -14,7 +14,8 @@ struct GroupCommitTests {
         var bytes: [UInt8] = []
         for i in 0..<n {
             var body = GoldenVectorsForTests.event
-            body.contentState.status = "s\(firstID - 1 + UInt64(i))"
+            // The marker is in a summary text: the status must be one of PROTOCOL.md §5.1's (PublishRules).
+            body.contentState.summary.en = "s\(firstID - 1 + UInt64(i))"
             let f = Frame(
                 type: .publish,
                 sequence: firstID + UInt64(i),
@@ -148,9 +149,9 @@ struct GroupCommitKillTests {
         for a in acks {
             guard let seq = try? WireJSON.decode(AckBody.self, from: a.body).sequence else { continue }
             let stored = store.events(topic: a.topic, from: seq, limit: 1)?.first
-            // The PUBLISH with frame id `a.sequence` carried status "s<index>", index = id − 1.
+            // The PUBLISH with frame id `a.sequence` carried the summary "s<index>", index = id − 1.
             #expect(stored?.sequence == seq, "ACK \(a.sequence) on \(a.topic) seq \(seq) is not stored")
-            #expect(stored?.body.contentState.status == "s\(a.sequence - 1)", "ACK \(a.sequence): wrong body")
+            #expect(stored?.body.contentState.summary.en == "s\(a.sequence - 1)", "ACK \(a.sequence): wrong body")
             checked += 1
         }
         #expect(checked >= 1500)
