@@ -62,7 +62,8 @@ struct GroupCommitTests {
         bus.shutdown()
     }
 
-    /// No ACK before the commit: a batch the store refuses gets the publisher an ERROR and not one ACK.
+    /// No ACK before the commit: a batch the store refuses gets the publisher an ERROR per PUBLISH (non-fatal
+    /// `storeUnavailable`, in order, PROTOCOL.md §5.7) and not one ACK; the connection stays open.
     @Test func aRefusedBatchIsNeverAcknowledged() throws {
         let bus = try TestBus(scenario: nil)
         let control = StoreSwitch()
@@ -74,9 +75,12 @@ struct GroupCommitTests {
             p.send(hello(role: .publisher, device: nil))
             p.connection.write(Self.publishes(50))
         }
-        #expect(bus.run(timeoutMs: 5000) { publisher?.closed ?? false })
+        #expect(bus.run(timeoutMs: 5000) { (publisher?.errors.count ?? 0) == 50 })
         #expect(publisher?.frames.contains { $0.type == .ack } == false)
+        #expect(publisher?.frames.filter { $0.type == .error }.map(\.sequence) == Array(1...50), "in PUBLISH order")
+        #expect(publisher?.errors.allSatisfy { $0.name == "storeUnavailable" && !$0.fatal } == true)
         #expect(publisher?.errors.first?.message.contains("nothing was stored") == true)
+        #expect(publisher?.closed == false)
         #expect(control.commits == 0 && control.refusals >= 1)
         bus.shutdown()
     }
