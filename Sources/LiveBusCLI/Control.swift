@@ -209,6 +209,8 @@ enum ControlCommands {
             options: Set(["socket", "order", "expect", "session"]).union(PushHTTP2.options),
             flags: ["json", "all"]
         )
+        // Every argument is checked before anything is sent: a usage error (exit 2) has no side effect.
+        let expected = try a.choice("expect", ["applied", "ignored"], default: "applied")
         if let via = a.value("via") {
             guard via == "http2" else {
                 throw .usage(
@@ -328,11 +330,7 @@ enum ControlCommands {
         {
             return ExitCode.usage.rawValue
         }
-        if let expect = a.value("expect") {
-            let want = try a.choice("expect", ["applied", "ignored"], default: "applied")
-            _ = expect
-            if (want == "applied") != allApplied { return ExitCode.verdictFailed.rawValue }
-        }
+        if a.value("expect") != nil, (expected == "applied") != allApplied { return ExitCode.verdictFailed.rawValue }
         return 0
     }
 

@@ -139,6 +139,8 @@ extension Daemon {
                 for s in late { releaseWelcome(s) }
             }
         }
+        // The batch's items, for the topics of a refusal (a reference to the array, not a copy).
+        let items = batch.events
         store.commit(batch) { [weak self] result in
             guard let self else { return }
             // The new sessions' WELCOMEs first (their records are in the batch), then the ACKs and the fan-out.
@@ -148,7 +150,7 @@ extension Daemon {
                 logger.log(.warning, "WELCOME sent before its resume record was stored", [("error", e.message)])
             }
             for s in welcomes { releaseWelcome(s) }
-            batchCommitted(result, waiters: waiters)
+            batchCommitted(result, waiters: waiters, items: items)
         }
     }
 
@@ -161,7 +163,15 @@ extension Daemon {
     static let fanOutFlushInterval = 32
 
     /// The input "batch committed": ACK and fan out what was stored, or refuse every PUBLISH of the batch.
-    private func batchCommitted(_ result: Result<[StoredEvent], StoreError>, waiters: [PublishWaiter]) {
+    /// - Parameters:
+    ///   - result: The store's answer.
+    ///   - waiters: The batch's PUBLISHes, `waiters[i]` for `items[i]`.
+    ///   - items: The batch's events (their topics go in a refusal's ERROR).
+    private func batchCommitted(
+        _ result: Result<[StoredEvent], StoreError>,
+        waiters: [PublishWaiter],
+        items: [StoreItem]
+    ) {
         for w in waiters { w.session.pendingAcks -= 1 }
         switch result {
         case .success(let stored):
@@ -200,13 +210,23 @@ extension Daemon {
             }
             if held.noteRefused(e, nowMs: nowMs()) { degradationBegan(e) }
             armHeldRetry()
+            // Not the publisher's fault, and retryable: each PUBLISH is refused alone (non-fatal, PROTOCOL.md §5.7),
+            // its connection kept.
             let c = StoreCondition(e)
+            let fix =
+                c == .storeError
+                ? "see the daemon's log"
+                : "free space on the filesystem of \(options.dataDirectory ?? "the data directory")"
             let refusal = WireError(
-                .internalError,
-                "cannot store the event: \(c.words) (\(e.message)); nothing was stored: "
-                    + (c == .storeError ? "see the daemon's log" : "publish again once there is space")
+                .storeUnavailable,
+                "cannot store the event: the daemon's store refuses writes: \(c.words) (\(e.message)); nothing was "
+                    + "stored and no sequence taken. The daemon is degraded until the store takes writes again "
+                    + "(`livebus status`): \(fix), then publish it again"
             )
-            for w in waiters where w.session.phase != .closed { fail(w.session, refusal) }
+            for (i, w) in waiters.enumerated() where w.session.phase == .established {
+                let topic = i < items.count ? items[i].topic : ""
+                send(w.session, .error, sequence: w.id, topic: topic, body: ErrorBody(refusal, fatal: false))
+            }
         }
     }
 

@@ -790,8 +790,15 @@ public final class Daemon {
             command(b, id: f.sequence, from: s)
         case .publish:
             // A canonical body (what EventJSON.encode writes) is stored and fanned out as the client sent it.
-            let (b, canonical) = try EventJSON.decodeCanonical(f.body)
-            try publishFromClient(s, topic: f.topic, id: f.sequence, body: b, encoded: canonical ? f.body : nil)
+            let p = try EventJSON.decodePublish(f.body)
+            try publishFromClient(
+                s,
+                topic: f.topic,
+                id: f.sequence,
+                body: p.body,
+                encoded: p.isCanonical ? f.body : nil,
+                contentStateBytes: p.contentStateBytes
+            )
         case .bye:
             closeSession(s, reason: "client said bye", flush: true)
             // The phone ended its session: nothing will resume it, so its name is free at once (PROTOCOL.md §5.3).
@@ -1257,7 +1264,8 @@ public final class Daemon {
         topic: String,
         id: UInt64,
         body: EventBody,
-        encoded: [UInt8]?
+        encoded: [UInt8]?,
+        contentStateBytes: Int
     ) throws(WireError) {
         guard s.role == .publisher || s.role == .admin else {
             throw WireError(.notPermitted, "PUBLISH needs the publisher or admin role in HELLO")
@@ -1266,7 +1274,28 @@ public final class Daemon {
             try Topic.validate(topic)
             s.lastPublishTopic = topic
         }
+        // A value PROTOCOL.md §5.1 does not allow is this event's fault, not the connection's: refused alone.
+        do throws(WireError) {
+            try PublishRules.check(body, contentStateBytes: contentStateBytes)
+        } catch {
+            refusePublish(s, id: id, topic: topic, error)
+            return
+        }
         stageClientEvent(topic: topic, body: body, encoded: encoded, from: s, id: id)
+    }
+
+    /// Refuses one PUBLISH with a non-fatal ERROR carrying its topic and request id (PROTOCOL.md §3, §6); the
+    /// connection stays open and nothing of the event is stored or numbered. The turn's earlier PUBLISHes of the
+    /// session are committed first, so its ACKs and ERRORs leave in the order of its PUBLISHes.
+    func refusePublish(_ s: Session, id: UInt64, topic: String, _ e: WireError) {
+        if s.pendingAcks > 0 { commitTurn() }
+        guard s.phase == .established else { return }
+        logger.log(
+            .notice,
+            "publish refused",
+            [("session.id", s.id), ("topic", topic), ("id", "\(id)"), ("code", e.code.name), ("message", e.message)]
+        )
+        send(s, .error, sequence: id, topic: topic, body: ErrorBody(e, fatal: false))
     }
 
     // MARK: - Clock probes

@@ -39,14 +39,18 @@ extension EventJSON {
     }
 
     /// The body when `raw` is canonical, else `nil` (without a word on why: the general reader says it).
-    static func canonical(_ raw: UnsafeRawBufferPointer) -> EventBody? {
+    static func canonical(_ raw: UnsafeRawBufferPointer) -> EventBody? { canonicalMeasured(raw)?.body }
+
+    /// The body when `raw` is canonical, with its `contentState` member's size in bytes (measured while reading:
+    /// the canonical encoding of the content state is that slice of `raw`), else `nil`.
+    static func canonicalMeasured(_ raw: UnsafeRawBufferPointer) -> (body: EventBody, contentStateBytes: Int)? {
         var r = CanonicalReader(raw)
         guard let body = r.eventBody(), r.i == raw.count else { return nil }
         assert(
             (try? EventJSON.encode(body)) == Array(raw),
             "the canonical reader accepted bytes EventJSON.encode does not write"
         )
-        return body
+        return (body, r.contentStateBytes)
     }
 }
 
@@ -55,6 +59,8 @@ extension EventJSON {
 struct CanonicalReader {
     let b: UnsafeRawBufferPointer
     var i = 0
+    /// The size of the `contentState` member's value once ``eventBody()`` read it, bytes.
+    var contentStateBytes = 0
 
     init(_ b: UnsafeRawBufferPointer) { self.b = b }
 
@@ -253,7 +259,10 @@ struct CanonicalReader {
     }
 
     mutating func eventBody() -> EventBody? {
-        guard literal("{\"contentState\":"), let content = contentState() else { return nil }
+        guard literal("{\"contentState\":") else { return nil }
+        let contentStart = i
+        guard let content = contentState() else { return nil }
+        contentStateBytes = i - contentStart
         var dismissal: Int64?
         if literal(",\"dismissalDate\":") {
             guard let d = int64() else { return nil }

@@ -150,9 +150,8 @@ struct JSONWriter {
         out.append(UInt8(ascii: "}"))
     }
 
-    mutating func event(_ e: EventBody) throws(WireError) {
-        let c = e.contentState
-        raw("{\"contentState\":{\"etaTarget\":")
+    mutating func contentState(_ c: ContentStateBody) throws(WireError) {
+        raw("{\"etaTarget\":")
         integer(c.etaTarget)
         raw(",\"lastConfirmed\":")
         integer(c.lastConfirmed)
@@ -180,6 +179,11 @@ struct JSONWriter {
         member("en", c.summary.en, &self)
         member("ko", c.summary.ko, &self)
         raw("}}")
+    }
+
+    mutating func event(_ e: EventBody) throws(WireError) {
+        raw("{\"contentState\":")
+        try contentState(e.contentState)
         if let d = e.dismissalDate {
             raw(",\"dismissalDate\":")
             integer(d)

@@ -51,6 +51,9 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
         /// An instant or duration is outside the allowed range (PROTOCOL.md §3: ±100 years around the Unix epoch,
         /// in milliseconds); the message names the field.
         public static let invalidValue = Code(18, "invalidValue")
+        /// The daemon's store refuses writes (a full disk or quota, an I/O error): the PUBLISH was not stored and took
+        /// no sequence; the connection stays open, publish again once the store takes writes (PROTOCOL.md §5.7).
+        public static let storeUnavailable = Code(19, "storeUnavailable")
         /// The session sent frames faster than its limit for longer than the grace period (frames per second, PROTOCOL.md §5.6).
         public static let messageRateTooHigh = Code(20, "messageRateTooHigh")
         /// A SUBSCRIBE, or a HELLO's resume (its `patterns` with the session's record), would take the session past its
@@ -73,7 +76,7 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
             .malformedFrame, .frameTooLarge, .unknownFrameType, .unsupportedVersion, .handshakeRequired,
             .checksumMismatch, .invalidBody, .invalidTopic, .slowConsumer, .shuttingDown, .notPermitted,
             .invalidPosture, .unknownDevice, .resumeRejected, .rejected, .duplicateHello, .internalError,
-            .invalidValue,
+            .invalidValue, .storeUnavailable,
             // 20–29: resource limits (PROTOCOL.md §5.6).
             .messageRateTooHigh, .tooManySubscriptions, .replyQueueFull, .handshakeTimeout, .idleTimeout,
             .tooManyConnections,

@@ -332,42 +332,50 @@ struct DaemonFullStoreTests {
         bus.shutdown()
     }
 
-    /// A publisher's refused PUBLISH gets an error and takes no sequence; it makes the daemon degraded too (with no
-    /// simulator there is nothing to retry with, so it stays degraded), and the next stored PUBLISH ends it.
+    /// A publisher's refused PUBLISH gets a non-fatal `storeUnavailable` ERROR with its topic and id, takes no
+    /// sequence and keeps its connection (review finding 8: it was a fatal `internalError`); it makes the daemon
+    /// degraded too (with no simulator there is nothing to retry with, so it stays degraded), and the next stored
+    /// PUBLISH, on the same connection, ends it and gets sequence 1.
     @Test func aRefusedPublishMakesTheDaemonDegradedUntilAPublishIsStored() throws {
         let bus = try TestBus(scenario: nil)
         let control = StoreSwitch()
         control.full = true
         bus.daemon.store = FlakyStore(control: control)
-        func publish(_ status: String) -> RawPeer? {
-            var peer: RawPeer?
-            RawPeer.connect(bus) { p in
-                peer = p
-                p.send(hello(role: .publisher, device: nil))
-                var body = GoldenVectorsForTests.event
-                body.contentState.status = status
-                p.send(Frame(type: .publish, sequence: 7, topic: "orders/P1", body: try! WireJSON.encode(body)))
-            }
-            bus.run(timeoutMs: 5000) { peer?.frames.contains { $0.type == .ack || $0.type == .error } ?? false }
-            return peer
+        func publishFrame(_ status: String, id: UInt64) -> Frame {
+            var body = GoldenVectorsForTests.event
+            body.contentState.status = status
+            return Frame(type: .publish, sequence: id, topic: "orders/P1", body: try! WireJSON.encode(body))
         }
-        let refused = publish("cooking")
-        #expect(refused?.errors.first?.name == "internalError")
-        #expect(refused?.errors.first?.message.contains("database or disk is full") == true)
-        #expect(refused?.errors.first?.message.contains("publish again once there is space") == true)
+        var peer: RawPeer?
+        RawPeer.connect(bus) { p in
+            peer = p
+            p.send(hello(role: .publisher, device: nil))
+            p.send(publishFrame("cooking", id: 7))
+        }
+        bus.run(timeoutMs: 5000) { peer?.frames.contains { $0.type == .ack || $0.type == .error } ?? false }
+        let refusedFrame = peer?.frames.first { $0.type == .error }
+        #expect(refusedFrame?.sequence == 7 && refusedFrame?.topic == "orders/P1", "the ERROR carries the PUBLISH's id")
+        let refused = peer?.errors.first
+        #expect(refused?.name == "storeUnavailable" && refused?.code == 19, "\(String(describing: refused))")
+        #expect(refused?.fatal == false)
+        #expect(refused?.message.contains("database or disk is full") == true)
+        #expect(refused?.message.contains("the daemon's store refuses writes") == true)
+        #expect(refused?.message.contains("then publish it again") == true)
         #expect(bus.daemon.statusData()["degraded"]?["condition"]?.stringValue == "full")
         bus.run(timeoutMs: 2500) { false }
+        #expect(peer?.closed == false, "the publisher's connection is kept")
         #expect(bus.daemon.held.isDegraded, "degraded cleared without a write")
         control.full = false
-        let accepted = publish("pickedUp")
-        let ack = accepted?.frames.first { $0.type == .ack }
+        peer?.send(publishFrame("pickedUp", id: 8))
+        bus.run(timeoutMs: 5000) { peer?.frames.contains { $0.type == .ack } ?? false }
+        let ack = peer?.frames.first { $0.type == .ack }
+        #expect(ack?.sequence == 8)
         #expect(ack.flatMap { try? WireJSON.decode(AckBody.self, from: $0.body) }?.sequence == 1)
         #expect(bus.daemon.statusData()["degraded"] == .null)
         let log = bus.logLines.lines
         #expect(log.contains { $0.hasPrefix("warning degraded: the store refuses writes") })
         #expect(log.contains { $0.hasPrefix("warning degraded period over") })
-        refused?.connection.close()
-        accepted?.connection.close()
+        peer?.connection.close()
         bus.shutdown()
     }
 }

@@ -14,7 +14,8 @@ struct GroupCommitTests {
         var bytes: [UInt8] = []
         for i in 0..<n {
             var body = GoldenVectorsForTests.event
-            body.contentState.status = "s\(firstID - 1 + UInt64(i))"
+            // The marker is in a summary text: the status must be one of PROTOCOL.md §5.1's (PublishRules).
+            body.contentState.summary.en = "s\(firstID - 1 + UInt64(i))"
             let f = Frame(
                 type: .publish,
                 sequence: firstID + UInt64(i),
@@ -61,7 +62,8 @@ struct GroupCommitTests {
         bus.shutdown()
     }
 
-    /// No ACK before the commit: a batch the store refuses gets the publisher an ERROR and not one ACK.
+    /// No ACK before the commit: a batch the store refuses gets the publisher an ERROR per PUBLISH (non-fatal
+    /// `storeUnavailable`, in order, PROTOCOL.md §5.7) and not one ACK; the connection stays open.
     @Test func aRefusedBatchIsNeverAcknowledged() throws {
         let bus = try TestBus(scenario: nil)
         let control = StoreSwitch()
@@ -73,9 +75,12 @@ struct GroupCommitTests {
             p.send(hello(role: .publisher, device: nil))
             p.connection.write(Self.publishes(50))
         }
-        #expect(bus.run(timeoutMs: 5000) { publisher?.closed ?? false })
+        #expect(bus.run(timeoutMs: 5000) { (publisher?.errors.count ?? 0) == 50 })
         #expect(publisher?.frames.contains { $0.type == .ack } == false)
+        #expect(publisher?.frames.filter { $0.type == .error }.map(\.sequence) == Array(1...50), "in PUBLISH order")
+        #expect(publisher?.errors.allSatisfy { $0.name == "storeUnavailable" && !$0.fatal } == true)
         #expect(publisher?.errors.first?.message.contains("nothing was stored") == true)
+        #expect(publisher?.closed == false)
         #expect(control.commits == 0 && control.refusals >= 1)
         bus.shutdown()
     }
@@ -148,9 +153,9 @@ struct GroupCommitKillTests {
         for a in acks {
             guard let seq = try? WireJSON.decode(AckBody.self, from: a.body).sequence else { continue }
             let stored = store.events(topic: a.topic, from: seq, limit: 1)?.first
-            // The PUBLISH with frame id `a.sequence` carried status "s<index>", index = id − 1.
+            // The PUBLISH with frame id `a.sequence` carried the summary "s<index>", index = id − 1.
             #expect(stored?.sequence == seq, "ACK \(a.sequence) on \(a.topic) seq \(seq) is not stored")
-            #expect(stored?.body.contentState.status == "s\(a.sequence - 1)", "ACK \(a.sequence): wrong body")
+            #expect(stored?.body.contentState.summary.en == "s\(a.sequence - 1)", "ACK \(a.sequence): wrong body")
             checked += 1
         }
         #expect(checked >= 1500)

@@ -125,6 +125,7 @@ ERROR_CODES = {
     "duplicateHello": 16,
     "internalError": 17,
     "invalidValue": 18,
+    "storeUnavailable": 19,
     "messageRateTooHigh": 20,
     "tooManySubscriptions": 21,
     "replyQueueFull": 22,
