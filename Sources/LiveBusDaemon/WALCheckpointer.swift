@@ -21,7 +21,8 @@ import LiveBusCore
 /// copies every frame and the batch's transaction starts the WAL over. The WAL thus holds at most ``capFrames``
 /// frames plus one batch's: with 4 KiB pages a frame is 4,120 bytes, 16,000 frames 65.9 MB (62.9 MiB, under 64
 /// MiB). The wait is one loop turn as long as the end of the checkpoint running and one more of the last frames
-/// (two fsyncs each), once per ``capFrames`` frames written while the checkpoints lose the race; none while they
+/// (two fsyncs each; 4–192 ms under strace on a loaded machine, BENCHMARKS.md "Profiles of 2026-12-03 (the WAL's
+/// bound, issue 15)"), once per ``capFrames`` frames written while the checkpoints lose the race; none while they
 /// keep up. (A RESTART or TRUNCATE checkpoint instead would need the writer's lock: on the loop thread it gets
 /// SQLITE_BUSY at once, without its busy handler, whenever this thread holds the checkpoint lock; on this thread
 /// the loop's BEGIN IMMEDIATE would need a busy timeout and wait just as long.) A reader of another process that
