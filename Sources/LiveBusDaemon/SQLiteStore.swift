@@ -50,6 +50,24 @@ public final class SQLiteStore: EventStore {
     private var trimEvents: OpaquePointer?
     /// The WAL's checkpoints, on their own thread (``WALCheckpointer``): none runs in a COMMIT on the loop thread.
     private var checkpointer: WALCheckpointer?
+    /// WAL frames after which the next batch waits for a checkpoint first (``WALCheckpointer/capFrames``; tests
+    /// lower it).
+    var walCapFrames = WALCheckpointer.capFrames
+    /// The WAL's frame count when the last wait's checkpoint could not copy every frame (a reader of another process
+    /// held it back), else 0: the next wait comes ``walCapFrames`` frames after it, not at every batch.
+    private var walWaitFailedAt: Int32 = 0
+    /// Batches that waited for a checkpoint first (tests, measurements).
+    private(set) var walWaits = 0
+    /// `PRAGMA journal_size_limit` while it is in force, bytes (``WALCheckpointer/sizeLimitBytes``; tests lower it).
+    var walSizeLimit = Int32(WALCheckpointer.sizeLimitBytes) {
+        didSet { if walSizeLimited { limitWALFile(true) } }
+    }
+    /// Whether `journal_size_limit` is in force on this connection: not from a wait for the cap until a reset
+    /// without one (``boundWAL()``).
+    private var walSizeLimited = true
+    /// The WAL's frame count after the commit before the last, and whether the last batch waited first.
+    private var walFramesBefore: Int32 = 0
+    private var walWaitedBefore = false
     /// Per topic, the sequence below which every event is deleted (the replay log's oldest end, for ``trim(_:)``).
     private var trimFloor: [String: UInt64] = [:]
     private var nextSequence: [String: UInt64] = [:]
@@ -148,6 +166,10 @@ public final class SQLiteStore: EventStore {
             // files in 2.5 s of `bench fanout --subs 1 --topics 10 --rate 10000`).
             // Source: https://www.sqlite.org/tempfiles.html §4
             try exec("PRAGMA temp_store=MEMORY")
+            // The WAL file is truncated back to this size in the first commit after a reset, instead of keeping the
+            // size of its longest run (``WALCheckpointer/sizeLimitBytes``).
+            // Source: https://www.sqlite.org/pragma.html#pragma_journal_size_limit
+            try exec("PRAGMA journal_size_limit=\(walSizeLimit)")
             try exec("PRAGMA application_id=\(Self.applicationID)")
             try exec("PRAGMA user_version=\(Self.schemaVersion)")
             try exec(
@@ -230,9 +252,10 @@ public final class SQLiteStore: EventStore {
         sqlite3_wal_hook(
             db,
             { context, _, _, frames in
-                if frames >= WALCheckpointer.thresholdFrames, let context {
-                    Unmanaged<WALCheckpointer>.fromOpaque(context).takeUnretainedValue().request()
-                }
+                guard let context else { return SQLITE_OK }
+                let c = Unmanaged<WALCheckpointer>.fromOpaque(context).takeUnretainedValue()
+                c.walFrames = frames
+                if frames >= WALCheckpointer.thresholdFrames { c.request() }
                 return SQLITE_OK
             },
             Unmanaged.passUnretained(c).toOpaque()
@@ -241,6 +264,48 @@ public final class SQLiteStore: EventStore {
 
     /// Checkpoints the background thread completed, and the WAL frames they copied into the database file (tests).
     var checkpoints: (checkpoints: Int, frames: Int) { checkpointer?.completed ?? (0, 0) }
+
+    /// Holds the checkpoint thread back from the WAL hook's requests, as a sustained load does (tests of the bound).
+    func holdBackCheckpoints(_ on: Bool) { checkpointer?.heldBack = on }
+
+    /// The size of the WAL file in bytes, 0 when there is none (tests).
+    var walFileSize: Int {
+        var st = stat()
+        return stat(path + "-wal", &st) == 0 ? Int(st.st_size) : 0
+    }
+
+    /// `PRAGMA journal_size_limit` of this connection, bytes (tests).
+    var journalSizeLimit: Int32? { try? scalar("PRAGMA journal_size_limit") }
+
+    /// Frames in the WAL after the last commit (the WAL hook), 0 without a checkpoint thread (tests).
+    var walFrames: Int32 { checkpointer?.walFrames ?? 0 }
+
+    /// Puts `PRAGMA journal_size_limit` in force (``walSizeLimit``) or lifts it (-1: no limit).
+    private func limitWALFile(_ on: Bool) {
+        _ = try? scalar("PRAGMA journal_size_limit=\(on ? walSizeLimit : -1)")
+        walSizeLimited = on
+    }
+
+    /// Once the last commit left ``walCapFrames`` frames or more in the WAL, waits for a checkpoint of all of them
+    /// (``WALCheckpointer/checkpointAndWait()``), so that this batch's transaction starts the WAL over.
+    ///
+    /// That reset keeps the file's size (at most the cap and one batch): `journal_size_limit` is lifted before the
+    /// wait, since SQLite truncates in the first commit after a reset, on this thread, and truncating a 60 MB WAL
+    /// took 36–44 ms (strace, loaded machine), once per cap while the load lasts. It is put back once a commit
+    /// starts the WAL over without a wait (the checkpoints keep up again), so the reset after that one truncates.
+    private func boundWAL() {
+        guard let c = checkpointer else { return }
+        let frames = c.walFrames
+        if !walSizeLimited && frames < walFramesBefore && !walWaitedBefore { limitWALFile(true) }
+        walFramesBefore = frames
+        walWaitedBefore = false
+        if frames < walWaitFailedAt { walWaitFailedAt = 0 }
+        guard frames >= walCapFrames + walWaitFailedAt else { return }
+        if walSizeLimited { limitWALFile(false) }
+        walWaits += 1
+        walWaitedBefore = true
+        walWaitFailedAt = c.checkpointAndWait() ? 0 : frames
+    }
 
     /// Waits up to `seconds` for a checkpoint after the first `count` (tests).
     /// - Returns: Whether one completed.
@@ -430,6 +495,7 @@ public final class SQLiteStore: EventStore {
         // A transaction left open by a failed COMMIT (SQLite may keep it after SQLITE_FULL or SQLITE_IOERR) would
         // make every later BEGIN fail: end it first. Source: https://www.sqlite.org/lang_transaction.html
         if sqlite3_get_autocommit(db) == 0 { try? exec("ROLLBACK") }
+        boundWAL()
         try step(beginBatch)
         var out: [StoredEvent] = []
         out.reserveCapacity(batch.events.count)

@@ -98,4 +98,88 @@ struct SQLiteStoreCheckpointTests {
         #expect(s.events(topic: "t/d", from: 1)?.count == 3000)
         #expect(s.latest(topic: "t/d")?.sequence == 3000)
     }
+
+    /// An integer a pragma reads back on the store's connection.
+    static func pragma(_ s: SQLiteStore, _ name: String) throws -> Int {
+        let stmt = try s.prepareStatement("PRAGMA \(name)")
+        defer { sqlite3_finalize(stmt) }
+        guard sqlite3_step(stmt) == SQLITE_ROW else { throw StoreError(s.lastErrorMessage) }
+        return Int(sqlite3_column_int64(stmt, 0))
+    }
+
+    /// The WAL's bound (issue 15). The checkpoint thread is held back from the WAL hook's requests, so every
+    /// checkpoint loses the race, as under a sustained load (where the WAL grew to 101–441 MB): the WAL file stays
+    /// within the cap plus one batch, and the batch after the cap waits for a checkpoint and starts the WAL over,
+    /// keeping the file's size while the load lasts. Once the checkpoints keep up again, a reset truncates the file
+    /// to `journal_size_limit`; a reopened store reads every event.
+    @Test func theWALStaysWithinItsCapWhileCheckpointsLoseTheRace() throws {
+        let dir = Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let commits = 4000
+        var total = 0
+        do {
+            let s = try SQLiteStore(directory: dir, logCapacity: 100_000)
+            #expect(s.journalSizeLimit == Int32(WALCheckpointer.sizeLimitBytes))
+            s.holdBackCheckpoints(true)
+            let cap: Int32 = 1500
+            let limit: Int32 = 1 << 20
+            s.walCapFrames = cap
+            s.walSizeLimit = limit
+            #expect(s.journalSizeLimit == limit)
+            // A WAL frame is a 24-byte header and a page; the file starts with a 32-byte header.
+            let frame = try Self.pragma(s, "page_size") + 24
+            var most = 0
+            var largestBatch = 0
+            var resets = 0
+            var previous = s.walFileSize
+            for i in 0..<commits {
+                let waits = s.walWaits
+                _ = try Self.commit(s, [("t/w", StoreConformance.event("w\(i)"))])
+                total += 1
+                let size = s.walFileSize
+                most = max(most, size)
+                if s.walWaits > waits {
+                    resets += 1
+                    #expect(s.walFrames < 64, "commit \(i) after the wait started the WAL over: \(s.walFrames) frames")
+                    #expect(size >= previous, "the reset kept the file's size while the load lasts: \(size) bytes")
+                } else {
+                    largestBatch = max(largestBatch, size - previous)
+                }
+                previous = size
+            }
+            // 265-byte bodies, one row a commit: at least 2 frames each (the events leaf, the topic's counter).
+            #expect(resets >= commits * 2 / Int(cap) - 1, "the WAL started over \(resets) times")
+            #expect(largestBatch <= 16 * frame, "one batch wrote \(largestBatch) bytes of WAL")
+            let bound = 32 + Int(cap) * frame + largestBatch
+            #expect(most <= bound, "the WAL file reached \(most) bytes; the cap and one batch are \(bound)")
+            #expect(most > Int(limit), "the file grew past the limit: \(most) bytes")
+            // The checkpoints keep up again: each one runs with no commit beside it, so the next commit resets the
+            // WAL without a wait; the limit is back in force from then on, and the reset after that truncates.
+            s.holdBackCheckpoints(false)
+            var truncatedAfter: Int?
+            for i in 0..<commits {
+                let done = s.checkpoints.checkpoints
+                _ = try Self.commit(s, [("t/w", StoreConformance.event("k\(i)"))])
+                total += 1
+                if s.walFileSize <= Int(limit) {
+                    truncatedAfter = i + 1
+                    break
+                }
+                if s.walFrames >= WALCheckpointer.thresholdFrames {
+                    #expect(s.waitForCheckpoint(after: done, seconds: 60), "a checkpoint completed")
+                }
+            }
+            #expect(truncatedAfter != nil, "the WAL file is \(s.walFileSize) bytes, above the limit \(limit)")
+        }
+        let s = try SQLiteStore(directory: dir, logCapacity: 100_000, recentCapacity: 0)
+        #expect(s.events(topic: "t/w", from: 1)?.count == total)
+    }
+
+    /// `journal_size_limit` is set under `--sync full` too (SQLite's automatic checkpoint resets the WAL there).
+    @Test func fullSyncLimitsTheWALFileToo() throws {
+        let dir = Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let s = try SQLiteStore(directory: dir, fullSync: true)
+        #expect(s.journalSizeLimit == Int32(WALCheckpointer.sizeLimitBytes))
+    }
 }
