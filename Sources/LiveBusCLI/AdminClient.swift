@@ -25,67 +25,56 @@ enum AdminClient {
         try checkSocketDirectory(socket)
         var connection: Connection?
         let timer = loop.schedule(after: timeoutMs) { loop.stop() }
-        Connection.connect(loop: loop, path: socket) { r in
-            switch r {
-            case .failure(let e):
-                outcome = .failure(.unreachable(socket, e))
+        connectToDaemon(
+            loop: loop,
+            socket: socket,
+            failed: { e in
+                outcome = .failure(e)
                 timer.cancel()
-            case .success(let c):
-                connection = c
-                // Before anything is sent: the process serving the socket must be this user's (SO_PEERCRED).
-                if let e = c.checkPeer(path: socket) {
-                    outcome = .failure(.impostor(e))
+            },
+            onFrame: { c, f in
+                switch f.type {
+                case .result:
+                    if let r = try? WireJSON.decode(ResultBody.self, from: f.body) { outcome = .success(r) }
                     timer.cancel()
                     c.close()
-                    return
-                }
-                var decoder = FrameDecoder()
-                c.onRead = { bytes in
-                    decoder.append(bytes)
-                    while let f = try? decoder.next() {
-                        switch f.type {
-                        case .result:
-                            if let r = try? WireJSON.decode(ResultBody.self, from: f.body) { outcome = .success(r) }
-                            timer.cancel()
-                            c.close()
-                        case .error:
-                            let e = try? WireJSON.decode(ErrorBody.self, from: f.body)
-                            outcome = .failure(
-                                CLIError(
-                                    e?.name ?? "error",
-                                    "daemon refused: \(e?.message ?? "unknown error")",
-                                    exit: .daemonUnreachable
-                                )
-                            )
-                            timer.cancel()
-                            c.close()
-                        default:
-                            break
-                        }
-                    }
-                }
-                c.onClose = { _ in timer.cancel() }
-                try? c.startReading()
-                let now = SystemServerClock().now().millisecondsSinceEpoch
-                for (type, body) in [
-                    (
-                        FrameType.hello,
-                        try? WireJSON.encode(
-                            HelloBody(client: "livebus-cli/\(liveBusVersion)", role: .admin, clientTime: now)
+                case .error:
+                    let e = try? WireJSON.decode(ErrorBody.self, from: f.body)
+                    outcome = .failure(
+                        CLIError(
+                            e?.name ?? "error",
+                            "daemon refused: \(e?.message ?? "unknown error")",
+                            exit: .daemonUnreachable
                         )
-                    ),
-                    (.command, try? WireJSON.encode(CommandBody(command: command, args: args))),
-                ] {
-                    c.write { buf in
-                        try? Frame.encode(
-                            type: type,
-                            flags: [],
-                            sequence: 1,
-                            topic: [],
-                            bodyParts: [body ?? []],
-                            into: &buf
-                        )
-                    }
+                    )
+                    timer.cancel()
+                    c.close()
+                default:
+                    break
+                }
+            }
+        ) { c in
+            connection = c
+            c.onClose = { _ in timer.cancel() }
+            let now = SystemServerClock().now().millisecondsSinceEpoch
+            for (type, body) in [
+                (
+                    FrameType.hello,
+                    try? WireJSON.encode(
+                        HelloBody(client: "livebus-cli/\(liveBusVersion)", role: .admin, clientTime: now)
+                    )
+                ),
+                (.command, try? WireJSON.encode(CommandBody(command: command, args: args))),
+            ] {
+                c.write { buf in
+                    try? Frame.encode(
+                        type: type,
+                        flags: [],
+                        sequence: 1,
+                        topic: [],
+                        bodyParts: [body ?? []],
+                        into: &buf
+                    )
                 }
             }
         }
@@ -114,6 +103,44 @@ enum AdminClient {
             }
             list += page
             if page.isEmpty || Double(list.count) >= (r.data?["total"]?.doubleValue ?? 0) { return list }
+        }
+    }
+}
+
+/// Connects to the daemon at `socket` on `loop`, the one way `livebus` commands connect: before anything is sent the
+/// process serving the socket must be this user's (SO_PEERCRED); then every frame the daemon sends goes to `onFrame`,
+/// in order, and `opened` runs once to send the HELLO (reading has started).
+/// - Parameters:
+///   - loop: The loop the connection runs on.
+///   - socket: The daemon's socket path.
+///   - failed: Runs once, with ``CLIError/unreachable(_:_:)`` or ``CLIError/impostor(_:)``, when no connection is
+///     made.
+///   - onFrame: Each frame, with the connection it came on.
+///   - opened: The connection, checked.
+func connectToDaemon(
+    loop: EventLoop,
+    socket: String,
+    failed: @escaping (CLIError) -> Void,
+    onFrame: @escaping (Connection, Frame) -> Void,
+    opened: @escaping (Connection) -> Void
+) {
+    Connection.connect(loop: loop, path: socket) { r in
+        switch r {
+        case .failure(let e):
+            failed(.unreachable(socket, e))
+        case .success(let c):
+            if let e = c.checkPeer(path: socket) {
+                c.close()
+                failed(.impostor(e))
+                return
+            }
+            var decoder = FrameDecoder()
+            c.onRead = { bytes in
+                decoder.append(bytes)
+                while let f = try? decoder.next() { onFrame(c, f) }
+            }
+            try? c.startReading()
+            opened(c)
         }
     }
 }

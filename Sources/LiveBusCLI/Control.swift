@@ -646,81 +646,71 @@ enum WatchCommand {
         warnUnmatched(patterns, socket: socket)
         var failure: CLIError?
         var connection: Connection?
-        Connection.connect(loop: loop, path: socket) { r in
-            switch r {
-            case .failure(let e):
-                failure = .unreachable(socket, e)
+        connectToDaemon(
+            loop: loop,
+            socket: socket,
+            failed: { e in
+                failure = e
                 loop.stop()
-            case .success(let c):
-                connection = c
-                if let e = c.checkPeer(path: socket) {
-                    failure = .impostor(e)
-                    c.close()
-                    loop.stop()
-                    return
-                }
-                var decoder = FrameDecoder()
-                c.onRead = { bytes in
-                    decoder.append(bytes)
-                    while let f = try? decoder.next() {
-                        switch f.type {
-                        case .event:
-                            guard let b = try? EventJSON.decode(f.body) else { continue }
-                            if out.json {
-                                var flags: [JSONValue] = []
-                                if f.flags.contains(.replay) { flags.append(.string("replay")) }
-                                if f.flags.contains(.snapshot) { flags.append(.string("snapshot")) }
-                                if f.flags.contains(.terminal) { flags.append(.string("terminal")) }
-                                out.printJSON(
-                                    JSONValue.object([
-                                        "type": .string("event"), "topic": .string(f.topic),
-                                        "seq": .number(Double(f.sequence)),
-                                        "flags": .array(flags),
-                                        "body": Self.watchBody(f),
-                                    ])
-                                )
-                            } else {
-                                // One write per line: flushed at once into a pipe, and EPIPE ends the process
-                                // quietly (exit 0), as for --json.
-                                StandardStream.out(
-                                    "\(f.topic)#\(f.sequence) \(b.event) \(b.contentState.status) (\(b.contentState.summary.ko) · \(b.contentState.summary.en)) priority \(b.priority)"
-                                        + (f.flags.contains(.replay) ? " [replay]" : "") + "\n"
-                                )
-                            }
-                        case .ping:
-                            c.write { buf in Frame.appendPong(answering: f, into: &buf) }
-                        case .error:
-                            let e = try? WireJSON.decode(ErrorBody.self, from: f.body)
-                            failure = CLIError(e?.name ?? "error", "daemon refused: \(e?.message ?? "?")", exit: .usage)
-                            loop.stop()
-                        default:
-                            break
-                        }
-                    }
-                }
-                c.onClose = { _ in loop.stop() }
-                try? c.startReading()
-                let now = SystemServerClock().now().millisecondsSinceEpoch
-                let hello = try? WireJSON.encode(
-                    HelloBody(
-                        client: "livebus-watch/\(liveBusVersion)",
-                        role: .observer,
-                        name: "watch-\(getpid())",
-                        clientTime: now
-                    )
-                )
-                let sub = try? WireJSON.encode(SubscribeBody(patterns: patterns))
-                for (type, body) in [(FrameType.hello, hello), (.subscribe, sub)] {
-                    c.write { buf in
-                        try? Frame.encode(
-                            type: type,
-                            flags: [],
-                            sequence: 0,
-                            topic: [],
-                            bodyParts: [body ?? []],
-                            into: &buf
+            },
+            onFrame: { c, f in
+                switch f.type {
+                case .event:
+                    guard let b = try? EventJSON.decode(f.body) else { return }
+                    if out.json {
+                        var flags: [JSONValue] = []
+                        if f.flags.contains(.replay) { flags.append(.string("replay")) }
+                        if f.flags.contains(.snapshot) { flags.append(.string("snapshot")) }
+                        if f.flags.contains(.terminal) { flags.append(.string("terminal")) }
+                        out.printJSON(
+                            JSONValue.object([
+                                "type": .string("event"), "topic": .string(f.topic),
+                                "seq": .number(Double(f.sequence)),
+                                "flags": .array(flags),
+                                "body": Self.watchBody(f),
+                            ])
+                        )
+                    } else {
+                        // One write per line: flushed at once into a pipe, and EPIPE ends the process
+                        // quietly (exit 0), as for --json.
+                        StandardStream.out(
+                            "\(f.topic)#\(f.sequence) \(b.event) \(b.contentState.status) (\(b.contentState.summary.ko) · \(b.contentState.summary.en)) priority \(b.priority)"
+                                + (f.flags.contains(.replay) ? " [replay]" : "") + "\n"
                         )
                     }
+                case .ping:
+                    c.write { buf in Frame.appendPong(answering: f, into: &buf) }
+                case .error:
+                    let e = try? WireJSON.decode(ErrorBody.self, from: f.body)
+                    failure = CLIError(e?.name ?? "error", "daemon refused: \(e?.message ?? "?")", exit: .usage)
+                    loop.stop()
+                default:
+                    break
+                }
+            }
+        ) { c in
+            connection = c
+            c.onClose = { _ in loop.stop() }
+            let now = SystemServerClock().now().millisecondsSinceEpoch
+            let hello = try? WireJSON.encode(
+                HelloBody(
+                    client: "livebus-watch/\(liveBusVersion)",
+                    role: .observer,
+                    name: "watch-\(getpid())",
+                    clientTime: now
+                )
+            )
+            let sub = try? WireJSON.encode(SubscribeBody(patterns: patterns))
+            for (type, body) in [(FrameType.hello, hello), (.subscribe, sub)] {
+                c.write { buf in
+                    try? Frame.encode(
+                        type: type,
+                        flags: [],
+                        sequence: 0,
+                        topic: [],
+                        bodyParts: [body ?? []],
+                        into: &buf
+                    )
                 }
             }
         }

@@ -162,62 +162,51 @@ enum PublishCommand {
             send(c, .publish, id: UInt64(verdicts.count + 1), topic: topic, body: events[verdicts.count].body)
         }
         armTimer()
-        Connection.connect(loop: loop, path: socket) { r in
-            switch r {
-            case .failure(let e):
-                failure = .unreachable(socket, e)
+        connectToDaemon(
+            loop: loop,
+            socket: socket,
+            failed: { e in
+                failure = e
                 timer?.cancel()
-            case .success(let c):
-                connection = c
-                // Before anything is sent: the process serving the socket must be this user's (SO_PEERCRED).
-                if let e = c.checkPeer(path: socket) {
-                    failure = .impostor(e)
-                    timer?.cancel()
-                    c.close()
-                    return
-                }
-                var decoder = FrameDecoder()
-                c.onRead = { bytes in
-                    decoder.append(bytes)
-                    while let f = try? decoder.next() {
-                        switch f.type {
-                        case .welcome:
-                            welcomed = true
-                            next(c)
-                        case .ack:
-                            let seq = (try? WireJSON.decode(AckBody.self, from: f.body))?.sequence ?? 0
-                            verdicts.append(.stored(seq))
-                            next(c)
-                        case .error:
-                            let e = try? WireJSON.decode(ErrorBody.self, from: f.body)
-                            guard welcomed else {
-                                failure = CLIError(
-                                    e?.name ?? "error",
-                                    "the daemon refused the publisher: \(e?.message ?? "unknown error")",
-                                    exit: .daemonUnreachable
-                                )
-                                timer?.cancel()
-                                c.close()
-                                return
-                            }
-                            verdicts.append(.refused(e?.name ?? "error", e?.message ?? "unknown error"))
-                            if e?.fatal ?? true {
-                                timer?.cancel()
-                                c.close()
-                            } else {
-                                next(c)
-                            }
-                        default:
-                            break
-                        }
+            },
+            onFrame: { c, f in
+                switch f.type {
+                case .welcome:
+                    welcomed = true
+                    next(c)
+                case .ack:
+                    let seq = (try? WireJSON.decode(AckBody.self, from: f.body))?.sequence ?? 0
+                    verdicts.append(.stored(seq))
+                    next(c)
+                case .error:
+                    let e = try? WireJSON.decode(ErrorBody.self, from: f.body)
+                    guard welcomed else {
+                        failure = CLIError(
+                            e?.name ?? "error",
+                            "the daemon refused the publisher: \(e?.message ?? "unknown error")",
+                            exit: .daemonUnreachable
+                        )
+                        timer?.cancel()
+                        c.close()
+                        return
                     }
+                    verdicts.append(.refused(e?.name ?? "error", e?.message ?? "unknown error"))
+                    if e?.fatal ?? true {
+                        timer?.cancel()
+                        c.close()
+                    } else {
+                        next(c)
+                    }
+                default:
+                    break
                 }
-                c.onClose = { _ in timer?.cancel() }
-                try? c.startReading()
-                let now = SystemServerClock().now().millisecondsSinceEpoch
-                let hello = HelloBody(client: "livebus-cli/\(liveBusVersion)", role: .publisher, clientTime: now)
-                send(c, .hello, id: 0, topic: "", body: (try? WireJSON.encode(hello)) ?? [])
             }
+        ) { c in
+            connection = c
+            c.onClose = { _ in timer?.cancel() }
+            let now = SystemServerClock().now().millisecondsSinceEpoch
+            let hello = HelloBody(client: "livebus-cli/\(liveBusVersion)", role: .publisher, clientTime: now)
+            send(c, .hello, id: 0, topic: "", body: (try? WireJSON.encode(hello)) ?? [])
         }
         loop.run()
         connection?.close()

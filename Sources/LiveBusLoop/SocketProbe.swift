@@ -35,21 +35,27 @@ public enum SocketProbe: Sendable, Equatable {
         let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { return .undecided(errno: errno) }
         defer { close(fd) }
+        guard let rc = connectUnix(fd, path: path) else { return .notSocket }
+        if rc == 0 { return .live }
+        return errno == ECONNREFUSED ? .stale : .undecided(errno: errno)
+    }
+
+    /// A blocking `connect(2)` of the socket `fd` to the Unix socket at `path`.
+    /// - Returns: `connect`'s result (0, or -1 with `errno` set), or `nil` when `path` does not fit `sun_path`.
+    public static func connectUnix(_ fd: Int32, path: String) -> Int32? {
         var addr = sockaddr_un()
         addr.sun_family = sa_family_t(AF_UNIX)
         let bytes = Array(path.utf8)
-        guard bytes.count < MemoryLayout.size(ofValue: addr.sun_path) else { return .notSocket }
+        guard bytes.count < MemoryLayout.size(ofValue: addr.sun_path) else { return nil }
         withUnsafeMutableBytes(of: &addr.sun_path) { raw in
             raw.copyBytes(from: bytes)
             raw[bytes.count] = 0
         }
-        let rc = withUnsafePointer(to: &addr) {
+        return withUnsafePointer(to: &addr) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
             }
         }
-        if rc == 0 { return .live }
-        return errno == ECONNREFUSED ? .stale : .undecided(errno: errno)
     }
 
     /// The owner of the file at `path` itself (`lstat(2)`: a symbolic link is not followed).
