@@ -246,12 +246,17 @@ public struct APNsValidator: Sendable {
         if r.bodyLength == 0 {
             throw APNsRejection(.payloadEmpty, "the payload is empty; send a JSON object with an aps dictionary")
         }
-        let parsed = try? JSONSerialization.jsonObject(with: Data(r.body), options: [.fragmentsAllowed])
+        // Foundation's reader says what it could not read (where the text breaks off, a number out of range, or
+        // nesting past its 512 levels, which is valid JSON it will not read): that detail goes in the reason.
+        let parsed: Any
+        do {
+            parsed = try JSONSerialization.jsonObject(with: Data(r.body), options: [.fragmentsAllowed])
+        } catch {
+            let detail = (error as NSError).userInfo[NSDebugDescriptionErrorKey] as? String
+            throw APNsRejection(.badPayload, "the payload cannot be read as JSON" + (detail.map { ": \($0)" } ?? ""))
+        }
         guard parsed is [String: Any] else {
-            throw APNsRejection(
-                .badPayload,
-                parsed == nil ? "the payload is not JSON" : "the payload is JSON but not an object ({\"aps\": {…}})"
-            )
+            throw APNsRejection(.badPayload, "the payload is JSON but not an object ({\"aps\": {…}})")
         }
         // 6. the token
         if case .device(let deviceToken) = route {

@@ -790,7 +790,18 @@ public final class Daemon {
             command(b, id: f.sequence, from: s)
         case .publish:
             // A canonical body (what EventJSON.encode writes) is stored and fanned out as the client sent it.
-            let p = try EventJSON.decodePublish(f.body)
+            // A body that does not decode is this PUBLISH's fault, not the connection's (its frame was whole and
+            // its CRC held): refused alone with a non-fatal ERROR, as a value PROTOCOL.md §5.1 does not allow is.
+            let p: (body: EventBody, isCanonical: Bool, contentStateBytes: Int)
+            do throws(WireError) {
+                p = try EventJSON.decodePublish(f.body)
+            } catch {
+                guard s.role == .publisher || s.role == .admin else {
+                    throw WireError(.notPermitted, "PUBLISH needs the publisher or admin role in HELLO")
+                }
+                refusePublish(s, id: f.sequence, topic: f.topic, error)
+                return
+            }
             try publishFromClient(
                 s,
                 topic: f.topic,

@@ -281,8 +281,16 @@ public final class JetStreamStore: EventStore {
             }
         }
         guard created == NATS_OK else {
+            // JetStream puts each replica on a server of its own: say how many servers this cluster has (the ones
+            // libnats knows, given and discovered), so the advice fits it (review 2026-12-03: 5 replicas asked of
+            // 3 servers were told "a single server holds 1 replica").
+            let servers = NATSLink.servers(link.nc).count
+            let advice =
+                servers <= 1
+                ? "a single server holds 1 replica: pass --federate-replicas 1, or run a cluster (tools/nats-cluster start runs 3 servers)"
+                : "JetStream keeps each replica on a server of its own and this cluster has \(servers) servers: pass --federate-replicas \(min(servers, o.replicas - 1)) or fewer, or add servers to the cluster"
             throw FederationError(
-                "cannot create the JetStream stream \(o.stream) with \(o.replicas) replica\(o.replicas == 1 ? "" : "s"): \(NATSLink.lastError(created)) (JetStream error \(jerr.rawValue)); a single server holds 1 replica: run a cluster (tools/nats-cluster start) or pass --federate-replicas 1"
+                "cannot create the JetStream stream \(o.stream) with \(o.replicas) replica\(o.replicas == 1 ? "" : "s"): \(NATSLink.lastError(created)) (JetStream error \(jerr.rawValue)); \(advice)"
             )
         }
         return o.replicas

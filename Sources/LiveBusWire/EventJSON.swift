@@ -248,6 +248,15 @@ struct JSONScanner {
         return WireError(.invalidBody, "\(what) body: field '\(field)' should be \(expected)")
     }
 
+    /// A member name met twice in one object.
+    func duplicate(_ key: [UInt8]) -> WireError {
+        let p = (path.map { "\($0)" } + [String(decoding: key, as: UTF8.self)]).joined(separator: ".")
+        return WireError(
+            .invalidBody,
+            "\(what) body: field '\(p)' appears twice; each member name may appear once (RFC 8259 §4)"
+        )
+    }
+
     func missing(_ key: StaticString) -> WireError {
         let p = (path.map { "\($0)" } + ["\(key)"]).joined(separator: ".")
         return WireError(.invalidBody, "\(what) body: field '\(p)' is missing")
@@ -272,6 +281,9 @@ struct JSONScanner {
 
     /// Reads an object's members: `member` is called with the raw key bytes (escapes decoded when present) and
     /// must consume the value.
+    /// - Throws: ``WireError`` `invalidBody` for a syntax error, and for a member name that appears twice in one
+    ///   object (`field 'event' appears twice`): RFC 8259 §4 leaves such an object's meaning to the reader, and a
+    ///   body whose first and last `event` differ would be stored as one and read as the other by another reader.
     mutating func object(
         _ member: (inout JSONScanner, UnsafeRawBufferPointer) throws(WireError) -> Void
     ) throws(WireError) {
@@ -286,6 +298,10 @@ struct JSONScanner {
             depth -= 1
             return
         }
+        // The names read so far in this object: byte ranges of `b` for plain names (no allocation), decoded bytes
+        // for the rare escaped one. Objects here have a handful of members, so a linear scan is the cheapest check.
+        var seen: [Range<Int>] = []
+        var seenEscaped: [[UInt8]] = []
         while true {
             skipWhitespace()
             guard peek() == UInt8(ascii: "\"") else { throw syntax("expected a member name in quotes") }
@@ -294,6 +310,10 @@ struct JSONScanner {
             if hasEscape {
                 i = start - 1
                 let key = Array(try readString().utf8)
+                if seenEscaped.contains(key) || seen.contains(where: { b[$0].elementsEqual(key) }) {
+                    throw duplicate(key)
+                }
+                seenEscaped.append(key)
                 try expect(UInt8(ascii: ":"), "expected ':' after a member name")
                 skipWhitespace()
                 let result: Result<Void, WireError> = key.withUnsafeBytes { k in
@@ -301,7 +321,14 @@ struct JSONScanner {
                 }
                 try result.get()
             } else {
-                let key = UnsafeRawBufferPointer(rebasing: b[start..<(i - 1)])
+                let range = start..<(i - 1)
+                let key = UnsafeRawBufferPointer(rebasing: b[range])
+                if seen.contains(where: { b[$0].elementsEqual(key) })
+                    || seenEscaped.contains(where: { $0.elementsEqual(key) })
+                {
+                    throw duplicate(Array(key))
+                }
+                seen.append(range)
                 try expect(UInt8(ascii: ":"), "expected ':' after a member name")
                 skipWhitespace()
                 try member(&self, key)

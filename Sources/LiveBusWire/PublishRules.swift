@@ -86,11 +86,17 @@ extension EventJSON {
     /// `raw`), another's by encoding the content state (the general reader's path, which is slower anyway).
     /// - Returns: The body; whether `raw` is its canonical encoding (then store and fan out `raw`); the size of the
     ///   content state's canonical encoding, bytes.
-    /// - Throws: ``WireError`` `invalidBody` or `invalidValue` for a body that does not decode (as `decodeCanonical`);
-    ///   the rules are not checked here.
+    /// - Throws: ``WireError`` `invalidBody` for an empty body, or `invalidBody` or `invalidValue` for a body that
+    ///   does not decode (as `decodeCanonical`); the rules are not checked here.
     public static func decodePublish(_ raw: UnsafeRawBufferPointer) throws(WireError) -> (
         body: EventBody, isCanonical: Bool, contentStateBytes: Int
     ) {
+        if raw.isEmpty {
+            throw WireError(
+                .invalidBody,
+                "PUBLISH body is empty: a PUBLISH carries an event body, a JSON object with event, timestamp and contentState (PROTOCOL.md §5.1)"
+            )
+        }
         if let (body, size) = canonicalMeasured(raw) {
             try body.validate()
             return (body, true, size)

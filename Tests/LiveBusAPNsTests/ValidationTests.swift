@@ -126,6 +126,27 @@ struct ValidationTests {
         #expect(reason(request(body: "\"aps\"")) == .badPayload)
     }
 
+    /// A payload Foundation will not read says why, not only "not JSON" (new-user review 2026-12-03: 600 levels of
+    /// valid nesting were called "not JSON"); one that is JSON but not an object says that.
+    @Test func aPayloadThatCannotBeReadSaysWhy() {
+        func message(_ body: String) -> String? {
+            var v = APNsValidator()
+            if case .failure(let e) = judge(
+                request(body: body),
+                validator: &v,
+                directory: [token: .active(bundleID: bundle)]
+            )
+            .result {
+                return e.reason == .badPayload ? e.message : nil
+            }
+            return nil
+        }
+        let deep = "{\"aps\":" + String(repeating: "[", count: 600) + String(repeating: "]", count: 600) + "}"
+        #expect(message(deep)?.contains("nested") == true, "\(message(deep) ?? "accepted")")
+        #expect(message("{\"aps\":")?.hasPrefix("the payload cannot be read as JSON: ") == true)
+        #expect(message("[1,2]") == "the payload is JSON but not an object ({\"aps\": {…}})")
+    }
+
     @Test func tokenDirectory() {
         #expect(reason(request(path: "/3/device/\(otherToken)")) == .badDeviceToken)
         #expect(

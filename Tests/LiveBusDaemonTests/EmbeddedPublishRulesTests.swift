@@ -93,6 +93,60 @@ import Testing
         #expect(!publisher.isClosed)
     }
 
+    /// A PUBLISH body that does not decode at all is refused alone too (new-user review 2026-12-03: each of these
+    /// closed the publisher's connection with a fatal ERROR, and a pipelining publisher lost its other PUBLISHes'
+    /// answers): empty, cut short, not an object, a field of the wrong type, a member name twice (the first
+    /// `event` says `end`, the last `update`: two readers would disagree on what was published).
+    @Test func undecodableBodiesGetANonFatalErrorNamingWhatIsWrong() throws {
+        let (bus, _) = try embeddedDaemon()
+        let publisher = bus.connect()
+        try publisher.attach(helloFrame(role: .publisher, name: "pub", device: nil))
+        let good = try EventJSON.encode(eventBody())
+        let text = String(decoding: good, as: UTF8.self)
+        let duplicated = text.replacingOccurrences(
+            of: "\"event\":\"update\"",
+            with: "\"event\":\"end\",\"event\":\"update\""
+        )
+        #expect(duplicated != text)
+        let cases: [(String, [UInt8], String)] = [
+            ("empty", [], "PUBLISH body is empty"),
+            ("cut short", Array(good.prefix(40)), "is not a valid JSON object"),
+            ("an array", Array("[1,2]".utf8), "expected '{' at byte 0"),
+            ("event a number", Array("{\"event\":1}".utf8), "field 'event' should be a string"),
+            ("event twice", Array(duplicated.utf8), "field 'event' appears twice"),
+        ]
+        var id: UInt64 = 0
+        for (what, body, words) in cases {
+            id += 1
+            // Each refusal pipelined with a good PUBLISH behind it: ERROR, then ACK, on the same connection.
+            try publisher.writeInbound([
+                Frame(type: .publish, sequence: id, topic: Self.topic, body: body),
+                publishFrame(topic: Self.topic, id: id + 100),
+            ])
+            let frames = try publisher.readOutboundFrames()
+            #expect(frames.types == [.error, .ack], "\(what): \(frames.types)")
+            #expect(frames.first?.sequence == id && frames.first?.topic == Self.topic, "\(what)")
+            let e = try #require(frames.errors.first, "\(what)")
+            #expect(e.name == "invalidBody" && !e.fatal, "\(what): \(e)")
+            #expect(e.message.contains(words), "\(what): \(e.message)")
+            #expect(!publisher.isClosed, "\(what): the connection stays open")
+        }
+        #expect(
+            bus.engine.store.latest(topic: Self.topic)?.sequence == UInt64(cases.count),
+            "only the good ones stored"
+        )
+    }
+
+    /// A session that is not a publisher still gets the fatal `notPermitted` for a PUBLISH, whatever its body.
+    @Test func aPhonesPublishIsStillNotPermittedWhateverItsBody() throws {
+        let (bus, _) = try embeddedDaemon()
+        let phone = bus.connect()
+        try phone.attach(helloFrame(name: "p"))
+        try phone.writeInbound(Frame(type: .publish, sequence: 1, topic: Self.topic, body: Array("nope".utf8)))
+        let frames = try phone.readOutboundFrames()
+        #expect(frames.errors.first.map { $0.name == "notPermitted" && $0.fatal } == true, "\(frames.errors)")
+    }
+
     /// The wire's statuses are the simulator's: a status the daemon's own backend emits is never refused.
     @Test func theAllowedStatusesAreTheSimulatorsOrderStatuses() {
         #expect(PublishRules.statuses == OrderStatus.allCases.map(\.rawValue))

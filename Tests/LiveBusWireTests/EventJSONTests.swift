@@ -109,6 +109,33 @@ struct EventJSONTests {
         #expect(throws: WireError(.invalidBody, message)) { _ = try EventJSON.decode(Array(text.utf8)) }
     }
 
+    /// A member name twice in one object is refused, naming it with its path, at any depth and whether or not the
+    /// name is escaped (RFC 8259 §4 leaves such an object's meaning to each reader); the same names in different
+    /// objects are fine.
+    @Test(arguments: [
+        (#"{"event":"end","event":"update"}"#, "field 'event' appears twice"),
+        (#"{"event":"end","\u0065vent":"update"}"#, "field 'event' appears twice"),
+        (#"{"\u0065vent":"end","event":"update"}"#, "field 'event' appears twice"),
+        (
+            #"{"event":"a","contentState":{"status":"s","status":"t"}}"#,
+            "field 'contentState.status' appears twice"
+        ),
+    ])
+    func refusesADuplicateMemberName(text: String, words: String) {
+        #expect {
+            _ = try EventJSON.decode(Array(text.utf8))
+        } throws: { error in
+            (error as? WireError).map { $0.code == .invalidBody && $0.message.contains(words) } ?? false
+        }
+    }
+
+    @Test func theSameNameInTwoObjectsIsNotADuplicate() throws {
+        let text =
+            #"{"event":"a","timestamp":1,"relevanceScore":1,"priority":10,"contentState":{"status":"s","summary":{"ko":"k","en":"e"},"etaTarget":1,"progress":0,"lastConfirmed":1},"places":{"store":{"latitude":1,"longitude":2},"customer":{"latitude":3,"longitude":4}}}"#
+        let body = try EventJSON.decode(Array(text.utf8))
+        #expect(body.places?.customer?.latitude == 3 && body.places?.store?.longitude == 2)
+    }
+
     /// Invalid UTF-8 inside a string and nesting past 64 levels are refused, never crash.
     @Test func refusesBadUTF8AndDeepNesting() {
         let bad: [UInt8] = Array(#"{"event":""#.utf8) + [0xC3, 0x28] + Array(#""}"#.utf8)
