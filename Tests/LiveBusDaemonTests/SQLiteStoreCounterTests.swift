@@ -112,4 +112,26 @@ struct SQLiteStoreCounterTests {
             #expect(error.message.contains("event \(far) of topic 'orders/a' lies outside"), "\(error.message)")
         }
     }
+
+    /// A schema-1 file (exact counters) opens, numbers on, and is marked schema 2 (a lagging counter in it from then
+    /// on is refused by a schema-1 livebusd as newer, not called damage).
+    @Test func aSchemaOneFileOpensAndBecomesSchemaTwo() throws {
+        let dir = Self.directory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        do {
+            let s = try SQLiteStore(directory: dir)
+            for i in 1...3 { _ = try Self.commit(s, "orders/a", "s\(i)") }
+        }
+        var db: OpaquePointer?
+        #expect(sqlite3_open(dir + "/livebus.db", &db) == SQLITE_OK)
+        #expect(sqlite3_exec(db, "PRAGMA user_version=1", nil, nil, nil) == SQLITE_OK)
+        sqlite3_close(db)
+        let s = try SQLiteStore(directory: dir)
+        #expect(try Self.commit(s, "orders/a", "s4").sequence == 4)
+        let stmt = try s.prepareStatement("PRAGMA user_version")
+        defer { sqlite3_finalize(stmt) }
+        #expect(sqlite3_step(stmt) == SQLITE_ROW)
+        #expect(sqlite3_column_int(stmt, 0) == 2)
+        #expect(SQLiteStore.schemaVersion == 2)
+    }
 }
