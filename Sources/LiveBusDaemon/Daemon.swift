@@ -497,7 +497,7 @@ public final class Daemon {
         guard !isShuttingDown else { return }
         commitTurn()
         // Exact topic counters in the file before the data directory's lock goes (SQLiteStore.counterSlack).
-        (store as? SQLiteStore)?.writeLaggingCounters()
+        store.flushDeferredState()
         isShuttingDown = true
         simulatorTimer?.cancel()
         stopRetryingHeldEvents()

@@ -397,7 +397,10 @@ public final class SQLiteStore: EventStore {
     /// Writes every topic counter that lags its newest event (``counterSlack``), in one transaction: a clean close
     /// (the daemon's shutdown, and the store's deinit) leaves exact counters, as schema 1 did. A failure (a full
     /// disk) leaves them lagging, as a kill -9 does.
-    public func writeLaggingCounters() {
+    public func flushDeferredState() { writeLaggingCounters() }
+
+    /// Writes the lagging counters now (see ``flushDeferredState()``).
+    func writeLaggingCounters() {
         guard db != nil, upsertTopic != nil else { return }
         let lagging = nextSequence.filter { storedCounter[$0.key] != $0.value }
         guard !lagging.isEmpty else { return }
