@@ -190,6 +190,11 @@ public protocol EventStore: AnyObject {
     /// events, and other daemons', come back through its stream consumer), so the caller does not fan out what
     /// ``commit(_:completion:)`` returns. `false` for the in-memory and SQLite stores.
     var announcesCommittedEvents: Bool { get }
+    /// Writes what the store defers between commits, before the daemon lets go of it (its shutdown): the SQLite
+    /// store's lagging topic counters (`SQLiteStore.counterSlack`). Nothing for a store that defers nothing (the
+    /// default). A failure is not reported: what was committed stays committed, and the next open recovers the
+    /// deferred state as it does after a kill -9.
+    func flushDeferredState()
 }
 
 /// A store whose reads come from an in-memory store while it decides its commits itself: the test doubles of a
@@ -213,6 +218,8 @@ extension ForwardingEventStore {
 
 extension EventStore {
     public var announcesCommittedEvents: Bool { false }
+
+    public func flushDeferredState() {}
 
     /// The record of `token` among ``resumeRecords()``: O(records), for a store without an index of its own.
     public func resumeRecord(token: String) -> ResumeRecord? { resumeRecords().first { $0.token == token } }

@@ -496,6 +496,8 @@ public final class Daemon {
     public func shutdown(reason: String) {
         guard !isShuttingDown else { return }
         commitTurn()
+        // Exact topic counters in the file before the data directory's lock goes (SQLiteStore.counterSlack).
+        store.flushDeferredState()
         isShuttingDown = true
         simulatorTimer?.cancel()
         stopRetryingHeldEvents()

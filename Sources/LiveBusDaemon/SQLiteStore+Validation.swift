@@ -56,8 +56,9 @@ extension SQLiteStore {
     ///
     /// - SQLite's `PRAGMA quick_check` (corrupt pages, broken b-trees);
     /// - each topic's `next_seq` is 1…2^53;
-    /// - each topic's events are one run without holes that ends at `next_seq − 1` (the replay log trims from the
-    ///   oldest end only, so any other gap is lost data), and no event lies outside its topic's counter;
+    /// - each topic's events are one run without holes that ends at `next_seq − 1` or later (the replay log trims
+    ///   from the oldest end only, so any other gap is lost data), and no event lies `counterSlack` or more past its
+    ///   topic's counter (the counter may lag the newest event by less: ``SQLiteStore/counterSlack``);
     /// - each event decodes, with every instant within PROTOCOL.md §3's range (``WireRange``).
     /// - Throws: ``StoreOpenError`` naming the data directory, the first problem found, and what to do.
     func validateStoredState(directory: String) throws(StoreOpenError) {
@@ -78,7 +79,7 @@ extension SQLiteStore {
         let stray = rows(
             """
             SELECT e.topic, e.seq FROM events e LEFT JOIN topics t ON t.topic = e.topic
-            WHERE t.topic IS NULL OR typeof(e.seq) != 'integer' OR e.seq < 1 OR e.seq >= t.next_seq LIMIT 1
+            WHERE t.topic IS NULL OR typeof(e.seq) != 'integer' OR e.seq < 1 OR e.seq >= t.next_seq + \(Self.counterSlack) LIMIT 1
             """
         ) { stmt in (Self.text(stmt, 0), Self.text(stmt, 1)) }
         if let (topic, seq) = stray?.first {
@@ -97,7 +98,7 @@ extension SQLiteStore {
         }
         guard let runs else { throw refuse("the topics cannot be read (\(lastErrorMessage))") }
         for (topic, next, first, last, count) in runs where next > 1 {
-            if count == 0 || last != next - 1 {
+            if count == 0 || last < next - 1 {
                 throw refuse("topic '\(topic)' is missing its latest event \(next - 1)")
             }
             if count != last - first + 1 {

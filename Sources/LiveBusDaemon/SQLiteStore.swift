@@ -23,7 +23,20 @@ public final class SQLiteStore: EventStore {
     /// `PRAGMA application_id` of a LiveBus data file: "LBUS".
     public static let applicationID: Int32 = 0x4C42_5553
     /// The schema this build writes and reads.
-    public static let schemaVersion: Int32 = 1
+    /// Schema 2: a topic's `next_seq` may lag its newest event by up to ``counterSlack`` − 1 events (schema 1: it
+    /// was exact after every batch). A schema-1 file opens as is (its counters are exact); a schema-1 livebusd
+    /// refuses a schema-2 file ("newer than this livebusd") instead of calling a lagging counter damage.
+    public static let schemaVersion: Int32 = 2
+    /// Events a topic may hold past its stored counter (`topics.next_seq`): a batch writes the counter only for a
+    /// new topic or once the topic's newest sequence is `counterSlack` past the stored value, and a clean close
+    /// writes every lagging one. At open the counter is `max(next_seq, max(seq) + 1)`: the replay-log trim always
+    /// keeps a topic's latest event, so no sequence is ever taken twice, after a kill -9 too. The upsert in every
+    /// batch cost 9.0 k instructions and one more B-tree page, so one more WAL frame (two `pwrite64`s), per commit:
+    /// at 10,000 msg/s to N = 1 nearly every commit holds one PUBLISH (callgrind and strace, BENCHMARKS.md "Profiles
+    /// of 2026-12-03 (store: …)"). What it still detects: a deleted latest event of a cleanly closed store, or one
+    /// more than `counterSlack` − 1 events behind the counter after a crash, and any event `counterSlack` or more
+    /// past it (``validateStoredState(directory:)``).
+    static let counterSlack: UInt64 = 32
     private var db: OpaquePointer?
     /// `INSERT OR ROLLBACK INTO events … VALUES(?, ?, ?), …` of ``insertRowCounts`` rows each, largest first: a
     /// batch's events go in as few statements as those sizes allow. One statement per row cost 11.7 k instructions
@@ -70,7 +83,12 @@ public final class SQLiteStore: EventStore {
     private var walWaitedBefore = false
     /// Per topic, the sequence below which every event is deleted (the replay log's oldest end, for ``trim(_:)``).
     private var trimFloor: [String: UInt64] = [:]
+    /// The counters the batch being written stores (kept for its capacity).
+    private var counterWrites: [String: UInt64] = [:]
     private var nextSequence: [String: UInt64] = [:]
+    /// Per topic, its `next_seq` as stored in the `topics` table (at most ``counterSlack`` − 1 behind
+    /// ``nextSequence`` after any commit).
+    private var storedCounter: [String: UInt64] = [:]
     private var latestCache: [String: StoredEvent] = [:]
     /// The newest committed events of each topic, decoded (``RecentEvents``): replays and scheduler releases read
     /// them without a query and a JSON decode per event.
@@ -316,6 +334,7 @@ public final class SQLiteStore: EventStore {
     deinit { close() }
 
     private func close() {
+        writeLaggingCounters()
         // The checkpoint thread's connection goes first: the last connection to close checkpoints and removes
         // the WAL (on this thread, at shutdown).
         if let c = checkpointer {
@@ -375,6 +394,27 @@ public final class SQLiteStore: EventStore {
         return sqlite3_column_int(stmt, 0)
     }
 
+    /// Writes every topic counter that lags its newest event (``counterSlack``), in one transaction: a clean close
+    /// (the daemon's shutdown, and the store's deinit) leaves exact counters, as schema 1 did. A failure (a full
+    /// disk) leaves them lagging, as a kill -9 does.
+    public func flushDeferredState() { writeLaggingCounters() }
+
+    /// Writes the lagging counters now (see ``flushDeferredState()``).
+    func writeLaggingCounters() {
+        guard db != nil, upsertTopic != nil else { return }
+        let lagging = nextSequence.filter { storedCounter[$0.key] != $0.value }
+        guard !lagging.isEmpty else { return }
+        if sqlite3_get_autocommit(db) == 0 { try? exec("ROLLBACK") }
+        do {
+            try exec("BEGIN IMMEDIATE")
+            try storeCounters(lagging)
+            try exec("COMMIT")
+            for (topic, next) in lagging { storedCounter[topic] = next }
+        } catch {
+            try? exec("ROLLBACK")
+        }
+    }
+
     /// Loads the topics' counters and latest events; ``validateStoredState(directory:)`` has checked them.
     private func loadTopics() throws(StoreOpenError) {
         guard let stmt = try? prepare("SELECT topic, next_seq FROM topics") else {
@@ -384,7 +424,22 @@ public final class SQLiteStore: EventStore {
         while sqlite3_step(stmt) == SQLITE_ROW {
             let topic = String(cString: sqlite3_column_text(stmt, 0))
             // Checked to be 1…largestSequence by validateStoredState: the conversion cannot trap.
-            nextSequence[topic] = UInt64(clamping: sqlite3_column_int64(stmt, 1))
+            let stored = UInt64(clamping: sqlite3_column_int64(stmt, 1))
+            storedCounter[topic] = stored
+            nextSequence[topic] = stored
+        }
+        // A counter that lags (``counterSlack``): the newest stored event + 1 (one indexed lookup per topic).
+        guard let newest = try? prepare("SELECT max(seq) FROM events WHERE topic = ?") else {
+            throw StoreOpenError("cannot read the events of \(path): \(lastError); \(Self.whatToDo)")
+        }
+        defer { sqlite3_finalize(newest) }
+        for (topic, stored) in nextSequence {
+            bindText(newest, 1, topic)
+            if sqlite3_step(newest) == SQLITE_ROW, sqlite3_column_type(newest, 0) == SQLITE_INTEGER {
+                nextSequence[topic] = max(stored, UInt64(clamping: sqlite3_column_int64(newest, 0)) + 1)
+            }
+            sqlite3_reset(newest)
+            sqlite3_clear_bindings(newest)
         }
         for topic in nextSequence.keys {
             if let next = nextSequence[topic], next > 1, let e = events(topic: topic, from: next - 1)?.last {
@@ -464,8 +519,8 @@ public final class SQLiteStore: EventStore {
         try step(stmt)
     }
 
-    /// Writes the topics' sequence counters once per batch (one row per topic the batch appended to, not one per
-    /// event: a 256-event batch of one topic was 256 upserts of the same row).
+    /// Writes topics' sequence counters (one row per topic, not one per event: a 256-event batch of one topic was
+    /// 256 upserts of the same row).
     private func storeCounters(_ pending: [String: UInt64]) throws(StoreError) {
         for (topic, next) in pending {
             bindText(upsertTopic, 1, topic)
@@ -510,7 +565,13 @@ public final class SQLiteStore: EventStore {
             }
             try insertRows(out)
             counters = pending.finish()
-            try storeCounters(counters)
+            // Only a new topic's counter, and those `counterSlack` or more behind (``counterSlack``).
+            counterWrites.removeAll(keepingCapacity: true)
+            for (topic, next) in counters {
+                if let stored = storedCounter[topic], next < stored + Self.counterSlack { continue }
+                counterWrites[topic] = next
+            }
+            try storeCounters(counterWrites)
             if let state = batch.simulatorState {
                 bindBlob(upsertSimulator, 1, Array(state))
                 try step(upsertSimulator)
@@ -541,6 +602,7 @@ public final class SQLiteStore: EventStore {
         }
         // The counters once per topic; the latest at the end of each run of one topic (a later run overwrites it).
         for (topic, next) in counters { nextSequence[topic] = next }
+        for (topic, next) in counterWrites { storedCounter[topic] = next }
         for (i, e) in out.enumerated() {
             if i + 1 == out.count || out[i + 1].topic != e.topic { latestCache[e.topic] = e }
             recent.append(e)
