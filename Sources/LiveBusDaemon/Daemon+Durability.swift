@@ -116,9 +116,18 @@ extension Daemon {
 
     /// Commits everything this loop turn appended as one batch (group commit: one transaction, one fsync under
     /// `--sync full`); on the commit, ACKs the PUBLISHes and fans the events out. Runs at the end of every loop
-    /// turn, and before a session with pending ACKs says BYE or gets an ERROR.
-    func commitTurn() {
+    /// turn, and before a session with pending ACKs says BYE or gets an ERROR. A turn that staged only deferrable
+    /// resume records (a SUBSCRIBE's, ``saveResume(_:deferrable:)``) commits nothing: they go with the next batch,
+    /// at the latest ``deferredRecordMilliseconds`` later (`force`: now, as at shutdown).
+    /// - Parameter force: Commit the deferrable records too.
+    func commitTurn(force: Bool = false) {
         guard !turn.isEmpty else { return }
+        guard force || isShuttingDown || turn.mustCommit else {
+            armDeferredRecordCommit()
+            return
+        }
+        deferredRecordTimer?.cancel()
+        deferredRecordTimer = nil
         let (batch, waiters) = turn.take(nowMilliseconds: nowMs())
         let welcomes = welcomesInTurn
         welcomesInTurn.removeAll(keepingCapacity: true)
@@ -151,6 +160,20 @@ extension Daemon {
             }
             for s in welcomes { releaseWelcome(s) }
             batchCommitted(result, waiters: waiters, items: items)
+        }
+    }
+
+    /// The longest a SUBSCRIBE's resume record waits for a batch to go with, milliseconds (monotonic): a connect
+    /// (HELLO, then SUBSCRIBE) costs one transaction, not two. PROTOCOL.md §5.3.
+    static let deferredRecordMilliseconds: UInt64 = 100
+
+    /// Commits the deferrable resume records ``deferredRecordMilliseconds`` from now unless a batch takes them first.
+    private func armDeferredRecordCommit() {
+        guard deferredRecordTimer == nil, !isShuttingDown else { return }
+        deferredRecordTimer = loop.scheduleTimer(after: Self.deferredRecordMilliseconds, repeat: 0) {
+            [unowned self] in
+            self.deferredRecordTimer = nil
+            self.commitTurn(force: true)
         }
     }
 

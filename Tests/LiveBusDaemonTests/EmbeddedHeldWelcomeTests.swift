@@ -107,3 +107,57 @@ final class DeferredStore: ForwardingEventStore, @unchecked Sendable {  // @unch
         #expect(w?.resumed == true)
     }
 }
+
+/// A connect (HELLO, then SUBSCRIBE) costs one store transaction, not two: the SUBSCRIBE's resume record, which a
+/// resume's `patterns` repeat, goes with the next batch (the next phone's HELLO), or alone at most
+/// ``Daemon/deferredRecordMilliseconds`` later. Before, each SUBSCRIBE committed a batch of its own (issue 15,
+/// BENCHMARKS.md "Profiles of 2026-12-03 (connect path)"). Source: PROTOCOL.md §5.3.
+@Suite struct EmbeddedDeferredRecordTests {
+    /// A phone welcomed on a ``DeferredStore`` (its HELLO's batch committed), then subscribed to `orders/>`.
+    static func subscribedPhone() throws -> (EmbeddedDaemon, DeferredStore, String) {
+        let (bus, log, store, phone) = try EmbeddedHeldWelcomeTests.phoneOnADeferredStore()
+        _ = log
+        bus.advance(by: 1)
+        #expect(store.waiting == 1)
+        store.complete()
+        bus.advance(by: 1)
+        let token = try #require(try phone.readAllOutboundFrames().first(.welcome, as: WelcomeBody.self)).resumeToken
+        try phone.writeInbound(frame(.subscribe, SubscribeBody(patterns: ["orders/>"])))
+        bus.advance(by: 1)
+        return (bus, store, token)
+    }
+
+    @Test func aSubscribesRecordGoesWithTheNextPhonesBatch() throws {
+        let (bus, store, token) = try Self.subscribedPhone()
+        #expect(store.waiting == 0, "the SUBSCRIBE committed a batch of its own")
+        let other = bus.connect()
+        try other.writeInbound(helloFrame(name: "h2"))
+        bus.advance(by: 1)
+        #expect(store.waiting == 1)
+        store.complete()
+        bus.advance(by: 1)
+        #expect(store.committedRecords.last { $0.token == token }?.patterns == ["orders/>"])
+        #expect(store.committedRecords.contains { $0.name == "h2" })
+        #expect(try other.readAllOutboundFrames().first?.type == .welcome)
+        bus.advance(by: Daemon.deferredRecordMilliseconds * 2)
+        #expect(store.waiting == 0, "the record was committed twice")
+    }
+
+    @Test func aSubscribesRecordAloneIsStoredWithinTheDeferral() throws {
+        let (bus, store, token) = try Self.subscribedPhone()
+        bus.advance(by: Daemon.deferredRecordMilliseconds - 2)
+        #expect(store.waiting == 0)
+        bus.advance(by: 2)
+        #expect(store.waiting == 1, "the SUBSCRIBE's record was never stored")
+        store.complete()
+        #expect(store.committedRecords.last { $0.token == token }?.patterns == ["orders/>"])
+    }
+
+    @Test func aShutdownStoresTheDeferredRecord() throws {
+        let (bus, store, token) = try Self.subscribedPhone()
+        bus.engine.shutdown(reason: "test")
+        #expect(store.waiting == 1, "the SUBSCRIBE's record was lost at shutdown")
+        store.complete()
+        #expect(store.committedRecords.last { $0.token == token }?.patterns == ["orders/>"])
+    }
+}
