@@ -131,6 +131,24 @@ extension Daemon {
         let (batch, waiters) = turn.take(nowMilliseconds: nowMs())
         let welcomes = welcomesInTurn
         welcomesInTurn.removeAll(keepingCapacity: true)
+        // The batch's items, for the topics of a refusal (a reference to the array, not a copy).
+        let items = batch.events
+        var completed = false
+        store.commit(batch) { [weak self] result in
+            guard let self else { return }
+            // The new sessions' WELCOMEs first (their records are in the batch), then the ACKs and the fan-out.
+            // A refused batch sends them too: the session works, and its token is as durable as before the change
+            // (a daemon restarted before a later record is stored refuses it with resumeRejected).
+            if case .failure(let e) = result, !welcomes.isEmpty {
+                logger.log(.warning, "WELCOME sent before its resume record was stored", [("error", e.message)])
+            }
+            completed = true
+            for s in welcomes { releaseWelcome(s) }
+            batchCommitted(result, waiters: waiters, items: items)
+        }
+        // A store that answers at once (SQLite) released the WELCOMEs already: no hold timer (one timer per
+        // connect otherwise, armed, kept a second and fired for nothing).
+        guard !completed else { return }
         if !welcomes.isEmpty {
             // A store that does not answer (a frozen NATS node) does not keep phones from attaching.
             loop.scheduleTimer(after: Self.welcomeHoldMilliseconds, repeat: 0) { [weak self] in
@@ -147,19 +165,6 @@ extension Daemon {
                 )
                 for s in late { releaseWelcome(s) }
             }
-        }
-        // The batch's items, for the topics of a refusal (a reference to the array, not a copy).
-        let items = batch.events
-        store.commit(batch) { [weak self] result in
-            guard let self else { return }
-            // The new sessions' WELCOMEs first (their records are in the batch), then the ACKs and the fan-out.
-            // A refused batch sends them too: the session works, and its token is as durable as before the change
-            // (a daemon restarted before a later record is stored refuses it with resumeRejected).
-            if case .failure(let e) = result, !welcomes.isEmpty {
-                logger.log(.warning, "WELCOME sent before its resume record was stored", [("error", e.message)])
-            }
-            for s in welcomes { releaseWelcome(s) }
-            batchCommitted(result, waiters: waiters, items: items)
         }
     }
 

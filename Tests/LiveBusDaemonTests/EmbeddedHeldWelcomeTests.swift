@@ -34,6 +34,16 @@ final class DeferredStore: ForwardingEventStore, @unchecked Sendable {  // @unch
     }
 }
 
+/// A durable store that commits at once, in the call (as SQLite does): in memory.
+final class ImmediateDurableStore: ForwardingEventStore, @unchecked Sendable {  // @unchecked: the test's one thread.
+    let inner = MemoryEventStore()
+    var isDurable: Bool { true }
+
+    func commit(_ batch: StoreBatch, completion: @escaping (Result<[StoredEvent], StoreError>) -> Void) {
+        inner.commit(batch, completion: completion)
+    }
+}
+
 /// A new session's WELCOME follows the commit of its resume record, so the token it gives is known to every later
 /// daemon: before, a federated daemon wrote WELCOME at once and a kill -9 before JetStream stored the record left
 /// the phone with a token the restarted daemon refused (`resumeRejected`: it attached again and applied every update
@@ -93,6 +103,21 @@ final class DeferredStore: ForwardingEventStore, @unchecked Sendable {  // @unch
         store.complete()  // late: nothing more is sent twice
         bus.advance(by: 10)
         #expect(try phone.readAllOutboundFrames().filter { $0.type == .welcome }.isEmpty)
+    }
+
+    /// A store that answers in the call released the WELCOME already: no hold timer is armed for it (before, every
+    /// connect armed one, kept it ``Daemon/welcomeHoldMilliseconds`` and fired it for nothing).
+    @Test func aStoreThatAnswersAtOnceArmsNoHoldTimer() throws {
+        let (bus, _) = try embeddedDaemon()
+        bus.engine.store = ImmediateDurableStore()
+        bus.advance(by: 1)
+        let phone = bus.connect()
+        let helloAt = bus.loop.nowMilliseconds
+        try phone.writeInbound(helloFrame(name: "h1"))
+        bus.advance(by: 1)
+        #expect(try phone.readAllOutboundFrames().first?.type == .welcome)
+        let hold = bus.loop.pendingTimers.filter { $0.deadline == helloAt + Daemon.welcomeHoldMilliseconds }
+        #expect(hold.isEmpty, "a WELCOME hold timer for a record already stored")
     }
 
     @Test func aResumedSessionIsWelcomedAtOnce() throws {
