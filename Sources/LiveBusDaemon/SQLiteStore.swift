@@ -172,17 +172,12 @@ public final class SQLiteStore: EventStore {
             try exec("PRAGMA journal_size_limit=\(walSizeLimit)")
             try exec("PRAGMA application_id=\(Self.applicationID)")
             try exec("PRAGMA user_version=\(Self.schemaVersion)")
-            // `sessions` WITHOUT ROWID (new data directories; an older one keeps its rowid table, read and written
-            // by the same statements): a new session's record is one B-tree insert and one WAL page, not a row and
-            // an index entry in two pages (a connect's transaction, BENCHMARKS.md "Profiles of 2026-12-03 (connect
-            // path)"). Source: https://www.sqlite.org/withoutrowid.html
             try exec(
                 """
                 CREATE TABLE IF NOT EXISTS events(topic TEXT NOT NULL, seq INTEGER NOT NULL, body BLOB NOT NULL,
                     PRIMARY KEY(topic, seq)) WITHOUT ROWID;
                 CREATE TABLE IF NOT EXISTS topics(topic TEXT PRIMARY KEY, next_seq INTEGER NOT NULL);
-                CREATE TABLE IF NOT EXISTS sessions(token TEXT PRIMARY KEY, record BLOB NOT NULL, updated_ms INTEGER NOT NULL)
-                    WITHOUT ROWID;
+                CREATE TABLE IF NOT EXISTS sessions(token TEXT PRIMARY KEY, record BLOB NOT NULL, updated_ms INTEGER NOT NULL);
                 CREATE TABLE IF NOT EXISTS simulator(id INTEGER PRIMARY KEY CHECK (id = 1), state BLOB NOT NULL);
                 CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
                 """

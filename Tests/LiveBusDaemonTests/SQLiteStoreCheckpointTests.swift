@@ -183,37 +183,3 @@ struct SQLiteStoreCheckpointTests {
         #expect(s.journalSizeLimit == Int32(WALCheckpointer.sizeLimitBytes))
     }
 }
-
-/// A new session's resume record is one page of the WAL (`sessions` WITHOUT ROWID), not two (a rowid table's row
-/// and its token index's entry): the transaction that every connect's WELCOME waits for writes half as much (issue
-/// 15, BENCHMARKS.md "Profiles of 2026-12-03 (connect path)").
-struct SQLiteStoreResumeRecordPageTests {
-    /// Frames in the WAL now (`PRAGMA wal_checkpoint(PASSIVE)`'s second column).
-    static func walFrames(_ s: SQLiteStore) throws -> Int {
-        let stmt = try s.prepareStatement("PRAGMA wal_checkpoint(PASSIVE)")
-        defer { sqlite3_finalize(stmt) }
-        guard sqlite3_step(stmt) == SQLITE_ROW else { throw StoreError(s.lastErrorMessage) }
-        return Int(sqlite3_column_int64(stmt, 1))
-    }
-
-    @Test func aNewSessionsRecordIsOneWALPage() throws {
-        let dir = SQLiteStoreCheckpointTests.directory()
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let s = try SQLiteStore(directory: dir, logCapacity: 100)
-        // A few records first, so the table is not empty; then a checkpoint that lets the next commit restart the WAL.
-        for i in 0..<3 {
-            let r = ResumeRecord(token: "t\(i)", name: "p\(i)", patterns: ["orders/>"], lastSent: [:])
-            _ = s.commitInTurn(StoreBatch(resumeRecords: [r]))
-        }
-        let stmt = try s.prepareStatement("PRAGMA wal_checkpoint(TRUNCATE)")
-        _ = sqlite3_step(stmt)
-        sqlite3_finalize(stmt)
-        let r = ResumeRecord(token: "t9", name: "p9", patterns: ["orders/>"], lastSent: [:])
-        guard case .success = s.commitInTurn(StoreBatch(resumeRecords: [r])) else {
-            Issue.record("the record was not stored")
-            return
-        }
-        #expect(try Self.walFrames(s) == 1, "a new record wrote more than one page")
-        #expect(s.resumeRecord(token: "t9")?.name == "p9")
-    }
-}
