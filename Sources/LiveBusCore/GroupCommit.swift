@@ -14,6 +14,8 @@ public struct GroupCommit<Waiter> {
     private var resumeIndex: [String: Int] = [:]
     private var removed: [String] = []
     private var meta: [(key: String, value: String)] = []
+    /// Whether a resume record was staged that must not wait (``saveResume(_:deferrable:)``).
+    private var urgentResume = false
 
     /// Creates an empty turn.
     public init() {}
@@ -22,6 +24,10 @@ public struct GroupCommit<Waiter> {
     public var isEmpty: Bool { items.isEmpty && resume.isEmpty && removed.isEmpty && meta.isEmpty }
     /// Events staged so far.
     public var eventCount: Int { items.count }
+    /// Whether what is staged must be committed at the end of this turn: an event, a deletion, metadata or a resume
+    /// record staged without `deferrable`. `false` when only deferrable resume records wait (or nothing does): they
+    /// stay staged for a later turn's batch.
+    public var mustCommit: Bool { !items.isEmpty || !removed.isEmpty || !meta.isEmpty || urgentResume }
 
     /// Stages an event.
     /// - Parameters:
@@ -34,9 +40,15 @@ public struct GroupCommit<Waiter> {
         waiters.append(waiter)
     }
 
-    /// Stages a resume record; a later record of the same token in the same turn replaces it.
-    /// - Parameter record: The record.
-    public mutating func saveResume(_ record: ResumeRecord) {
+    /// Stages a resume record; a later record of the same token staged before the next ``take(nowMilliseconds:)``
+    /// replaces it.
+    /// - Parameters:
+    ///   - record: The record.
+    ///   - deferrable: Whether the record may wait for a later batch (``mustCommit`` stays as it was): a SUBSCRIBE's
+    ///     change, which a resume's `patterns` repeat (PROTOCOL.md §5.3). A new session's record, whose WELCOME
+    ///     waits for its commit, is not deferrable.
+    public mutating func saveResume(_ record: ResumeRecord, deferrable: Bool = false) {
+        if !deferrable { urgentResume = true }
         removed.removeAll { $0 == record.token }
         if let i = resumeIndex[record.token] {
             resume[i] = record
@@ -82,6 +94,7 @@ public struct GroupCommit<Waiter> {
         resumeIndex.removeAll(keepingCapacity: true)
         removed.removeAll(keepingCapacity: true)
         meta.removeAll(keepingCapacity: true)
+        urgentResume = false
         return (batch, w)
     }
 }

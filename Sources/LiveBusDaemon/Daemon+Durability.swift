@@ -116,12 +116,39 @@ extension Daemon {
 
     /// Commits everything this loop turn appended as one batch (group commit: one transaction, one fsync under
     /// `--sync full`); on the commit, ACKs the PUBLISHes and fans the events out. Runs at the end of every loop
-    /// turn, and before a session with pending ACKs says BYE or gets an ERROR.
-    func commitTurn() {
+    /// turn, and before a session with pending ACKs says BYE or gets an ERROR. A turn that staged only deferrable
+    /// resume records (a SUBSCRIBE's, ``saveResume(_:deferrable:)``) commits nothing: they go with the next batch,
+    /// at the latest ``deferredRecordMilliseconds`` later (`force`: now, as at shutdown).
+    /// - Parameter force: Commit the deferrable records too.
+    func commitTurn(force: Bool = false) {
         guard !turn.isEmpty else { return }
+        guard force || isShuttingDown || turn.mustCommit else {
+            armDeferredRecordCommit()
+            return
+        }
+        deferredRecordTimer?.cancel()
+        deferredRecordTimer = nil
         let (batch, waiters) = turn.take(nowMilliseconds: nowMs())
         let welcomes = welcomesInTurn
         welcomesInTurn.removeAll(keepingCapacity: true)
+        // The batch's items, for the topics of a refusal (a reference to the array, not a copy).
+        let items = batch.events
+        var completed = false
+        store.commit(batch) { [weak self] result in
+            guard let self else { return }
+            // The new sessions' WELCOMEs first (their records are in the batch), then the ACKs and the fan-out.
+            // A refused batch sends them too: the session works, and its token is as durable as before the change
+            // (a daemon restarted before a later record is stored refuses it with resumeRejected).
+            if case .failure(let e) = result, !welcomes.isEmpty {
+                logger.log(.warning, "WELCOME sent before its resume record was stored", [("error", e.message)])
+            }
+            completed = true
+            for s in welcomes { releaseWelcome(s) }
+            batchCommitted(result, waiters: waiters, items: items)
+        }
+        // A store that answers at once (SQLite) released the WELCOMEs already: no hold timer (one timer per
+        // connect otherwise, armed, kept a second and fired for nothing).
+        guard !completed else { return }
         if !welcomes.isEmpty {
             // A store that does not answer (a frozen NATS node) does not keep phones from attaching.
             loop.scheduleTimer(after: Self.welcomeHoldMilliseconds, repeat: 0) { [weak self] in
@@ -139,18 +166,19 @@ extension Daemon {
                 for s in late { releaseWelcome(s) }
             }
         }
-        // The batch's items, for the topics of a refusal (a reference to the array, not a copy).
-        let items = batch.events
-        store.commit(batch) { [weak self] result in
-            guard let self else { return }
-            // The new sessions' WELCOMEs first (their records are in the batch), then the ACKs and the fan-out.
-            // A refused batch sends them too: the session works, and its token is as durable as before the change
-            // (a daemon restarted before a later record is stored refuses it with resumeRejected).
-            if case .failure(let e) = result, !welcomes.isEmpty {
-                logger.log(.warning, "WELCOME sent before its resume record was stored", [("error", e.message)])
-            }
-            for s in welcomes { releaseWelcome(s) }
-            batchCommitted(result, waiters: waiters, items: items)
+    }
+
+    /// The longest a SUBSCRIBE's resume record waits for a batch to go with, milliseconds (monotonic): a connect
+    /// (HELLO, then SUBSCRIBE) costs one transaction, not two. PROTOCOL.md §5.3.
+    static let deferredRecordMilliseconds: UInt64 = 100
+
+    /// Commits the deferrable resume records ``deferredRecordMilliseconds`` from now unless a batch takes them first.
+    private func armDeferredRecordCommit() {
+        guard deferredRecordTimer == nil, !isShuttingDown else { return }
+        deferredRecordTimer = loop.scheduleTimer(after: Self.deferredRecordMilliseconds, repeat: 0) {
+            [unowned self] in
+            self.deferredRecordTimer = nil
+            self.commitTurn(force: true)
         }
     }
 

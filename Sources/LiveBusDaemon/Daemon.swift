@@ -77,6 +77,8 @@ public final class Daemon {
     /// reserved while they may resume, looked up in O(1).
     var reservedNames: [String: Set<String>] = [:]
     private var resumeSweep: (any BusTimer)?
+    /// Commits the deferrable resume records staged with no batch to go with (``commitTurn(force:)``).
+    var deferredRecordTimer: (any BusTimer)?
     private var scenarioFinishedLogged = false
     let startedAt: ServerInstant
     var relays: [UInt64: PendingRelay] = [:]
@@ -495,7 +497,7 @@ public final class Daemon {
     /// Says BYE to every session, closes the listener (removing the socket file) and stops the loop.
     public func shutdown(reason: String) {
         guard !isShuttingDown else { return }
-        commitTurn()
+        commitTurn(force: true)
         // Exact topic counters in the file before the data directory's lock goes (SQLiteStore.counterSlack).
         store.flushDeferredState()
         isShuttingDown = true
@@ -1066,9 +1068,15 @@ public final class Daemon {
     }
 
     /// Stages the session's resume record in this turn's batch (a durable store only).
-    func saveResume(_ s: Session) {
+    /// - Parameters:
+    ///   - s: The session.
+    ///   - deferrable: Whether the record may wait for a later batch (a SUBSCRIBE's: ``commitTurn(force:)``).
+    func saveResume(_ s: Session, deferrable: Bool = false) {
         guard store.isDurable, s.role == .session else { return }
-        turn.saveResume(ResumeRecord(token: s.resumeToken, name: s.name, patterns: s.patterns, lastSent: s.lastSent))
+        turn.saveResume(
+            ResumeRecord(token: s.resumeToken, name: s.name, patterns: s.patterns, lastSent: s.lastSent),
+            deferrable: deferrable
+        )
     }
 
     static let appStates = SessionHandshake.appStates
@@ -1115,7 +1123,8 @@ public final class Daemon {
     private func subscribe(_ s: Session, patterns: [String]) throws(WireError) {
         // LiveBusCore's SessionSubscriptions checks, merges and compiles them once.
         let compiled = try s.subscribe(patterns, limit: limits.maximumSubscriptions)
-        saveResume(s)
+        // A resume's `patterns` repeat it (PROTOCOL.md §5.3): it goes with the next batch, within 100 ms.
+        saveResume(s, deferrable: true)
         for topic in store.topics where compiled.contains(where: { $0.matches(topic) }) {
             catchUp(s, topic: topic, after: s.sent(topic), force: false)
         }
