@@ -4,6 +4,15 @@
 // only LiveBusLoop imports libuv, only LiveBusDaemon imports SQLite.
 import PackageDescription
 
+// tools/fuzz's build (LIVEBUS_FUZZ_BUILD=1, in .build-fuzz): libFuzzer's coverage and AddressSanitizer for the modules
+// the fuzz inputs drive (the frame decoder, the daemon's sessions, its core, its loop, the activity rules it applies
+// and the fuzz targets themselves); the others are compiled as in a debug build (cheaper: the instrumentation is
+// part of every compile). Every other build leaves these empty.
+let fuzzBuild = Context.environment["LIVEBUS_FUZZ_BUILD"] == "1"
+let fuzzed: [SwiftSetting] = fuzzBuild ? [.unsafeFlags(["-sanitize=fuzzer,address"])] : []
+let fuzzTarget: [SwiftSetting] = fuzzBuild ? [.unsafeFlags(["-sanitize=fuzzer,address"]), .define("LIVEBUS_FUZZ")] : []
+let fuzzLink: [LinkerSetting] = fuzzBuild ? [.unsafeFlags(["-sanitize=fuzzer,address"])] : []
+
 let package = Package(
     name: "LiveBus",
     products: [
@@ -37,15 +46,16 @@ let package = Package(
         ),
 
         // MARK: - Pure rule targets (no sockets, no real clock)
-        .target(name: "LiveBusWire", dependencies: ["CZlib"]),
-        .target(name: "LiveBusClock"),
+        .target(name: "LiveBusWire", dependencies: ["CZlib"], swiftSettings: fuzzed),
+        .target(name: "LiveBusClock", swiftSettings: fuzzed),
         .target(name: "LiveBusSimulator", dependencies: ["LiveBusClock"]),
         .target(name: "LiveBusScheduler", dependencies: ["LiveBusClock"]),
         .target(
             name: "LiveBusActivity",
             dependencies: ["LiveBusClock", "LiveBusSimulator"],
             // The built-in delivery activity schema; Protocol/activity-schemas/delivery.json links to it.
-            resources: [.copy("Resources/delivery.json")]
+            resources: [.copy("Resources/delivery.json")],
+            swiftSettings: fuzzed
         ),
         // Network faults on demand: toxiproxy-named toxics applied to a session's byte and frame stream (pure).
         .target(name: "LiveBusFaults"),
@@ -56,20 +66,21 @@ let package = Package(
         // The bus without I/O: the store protocol and its conformance suite, the in-memory store, the topic →
         // subscribers index, the group commit of one loop turn, the transport seam (loop, connection, timer) and the
         // embedded driver on virtual time, EmbeddedBus (../shared/DESIGN.md "The core and its adapters").
-        .target(name: "LiveBusCore", dependencies: ["LiveBusWire", "LiveBusClock"]),
+        .target(name: "LiveBusCore", dependencies: ["LiveBusWire", "LiveBusClock"], swiftSettings: fuzzed),
 
         // Real text measurement (FreeType + HarfBuzz with a Hangul-covering Debian font) for the layout engine.
         .target(name: "LiveBusText", dependencies: ["LiveBusLayout", "CFreeType", "CHarfBuzz"]),
 
         // MARK: - I/O and composition
-        .target(name: "LiveBusLoop", dependencies: ["CLibUV"]),
+        .target(name: "LiveBusLoop", dependencies: ["CLibUV"], swiftSettings: fuzzed),
         .target(
             name: "LiveBusDaemon",
             dependencies: [
                 "LiveBusWire", "LiveBusCore", "LiveBusLoop", "LiveBusClock", "LiveBusSimulator", "LiveBusScheduler",
                 "LiveBusActivity", "LiveBusLayout", "LiveBusFaults", "CSQLite",
                 "CLibWebSockets", "LiveBusClient", "LiveBusAPNs", "LiveBusAPNsServer", "LiveBusFederation",
-            ]
+            ],
+            swiftSettings: fuzzed
         ),
         .target(
             name: "LiveBusClient",
@@ -93,7 +104,9 @@ let package = Package(
         .systemLibrary(name: "CFuzzerDriver"),
         .executableTarget(
             name: "LiveBusFuzz",
-            dependencies: ["LiveBusDaemon", "LiveBusWire", "LiveBusLoop", "LiveBusClock", "CFuzzerDriver"]
+            dependencies: ["LiveBusDaemon", "LiveBusWire", "LiveBusLoop", "LiveBusClock", "CFuzzerDriver"],
+            swiftSettings: fuzzTarget,
+            linkerSettings: fuzzLink
         ),
 
         // MARK: - Executables (wiring only)
