@@ -63,7 +63,7 @@ public struct ClockConversionMap: Sendable, Equatable {
     /// rounding to whole ms included), as ``ClockSync/toClient(_:now:)`` gives them.
     /// - Parameter now: The server's current time.
     /// - Returns: The offset (ms, client − server) and the uncertainty (ms).
-    /// - Complexity: O(``vertexCapacity``), no allocation, no reference counting.
+    /// - Complexity: O(``vertexCapacity``), no allocation, no reference counting, no call into libm.
     public func conversion(at now: ServerInstant) -> (offset: Int64, uncertainty: Int) {
         let x = Double(now.millisecondsSinceEpoch) - reference
         let offset = offsetAtReference + frequency * x
@@ -72,7 +72,28 @@ public struct ClockConversionMap: Sendable, Equatable {
             bound = max(bound, abs(vertexOffsets[i] + vertexFrequencies[i] * x))
         }
         if hasHeld { bound = max(bound, heldDisagreement + heldSlope * abs(x - heldX)) }
-        return (Int64(saturating: offset), Int(saturating: (bound + 0.5).rounded(.up)))
+        return (Self.roundedToNearest(offset), Int(Self.roundedUp(bound + 0.5)))
+    }
+
+    /// `Int64(saturating: v)` (to nearest, halves away from zero) without a call into libm: below 2⁵² in magnitude
+    /// the truncation and the fraction `v − trunc(v)` are exact, so the result is the same to the bit; beyond (and
+    /// NaN) the saturating conversion itself.
+    @inline(__always)
+    static func roundedToNearest(_ v: Double) -> Int64 {
+        guard abs(v) < 0x1p52 else { return Int64(saturating: v) }
+        var t = Int64(v)  // toward zero
+        let fraction = v - Double(t)
+        if fraction >= 0.5 { t += 1 } else if fraction <= -0.5 { t -= 1 }
+        return t
+    }
+
+    /// `Int64(saturating: v.rounded(.up))` without a call into libm (exact below 2⁵² in magnitude, as above).
+    @inline(__always)
+    static func roundedUp(_ v: Double) -> Int64 {
+        guard abs(v) < 0x1p52 else { return Int64(saturating: v.rounded(.up)) }
+        var t = Int64(v)  // toward zero
+        if Double(t) < v { t += 1 }
+        return t
     }
 
     public static func == (l: Self, r: Self) -> Bool {

@@ -77,4 +77,25 @@ struct ClockConversionMapTests {
         #expect(mapped > 40 * 24 / 2)
         #expect(held > 0)
     }
+
+    /// The map's roundings (no libm) give what `Int64(saturating:)` and `.rounded(.up)` give, at the halves, next to
+    /// them, at the 2⁵² edge, beyond it, and for NaN and the infinities.
+    @Test func roundingsMatchTheSaturatingConversions() {
+        var values: [Double] = [
+            0, -0.0, 0.5, -0.5, 1.5, -1.5, 2.5, -2.5, 0.49999999999999994, -0.49999999999999994, 1e-300, -1e-300,
+            0x1p52 - 0.5, -(0x1p52 - 0.5), 0x1p52, -0x1p52, 0x1p53 + 2, 1e19, -1e19, .nan, .infinity, -.infinity,
+            .greatestFiniteMagnitude, 123_456.75, -123_456.25,
+        ]
+        var mix = Mix(state: 7)
+        for _ in 0..<2_000 {
+            let whole = Double(mix.next(-10_000_000...10_000_000))
+            values.append(whole + Double(mix.next(0...1_000)) / 1_000)
+            values.append((whole + 0.5).nextUp)
+            values.append((whole + 0.5).nextDown)
+        }
+        for v in values {
+            #expect(ClockConversionMap.roundedToNearest(v) == Int64(saturating: v), "\(v)")
+            #expect(ClockConversionMap.roundedUp(v) == Int64(saturating: v.rounded(.up)), "\(v)")
+        }
+    }
 }
