@@ -157,6 +157,29 @@ public struct ClockSync: Sendable {
         )
     }
 
+    /// The current estimate's conversion as plain numbers (``ClockConversionMap``): what ``toClient(_:now:)`` computes,
+    /// for any `now`, until the next ``add(_:)``. `nil` before the first accepted sample, and when the estimate's
+    /// polygon has more than ``ClockConversionMap/vertexCapacity`` vertices (convert with ``toClient(_:now:)`` then).
+    public var conversionMap: ClockConversionMap? {
+        guard let fit else { return nil }
+        var held: (x: Double, disagreement: Double, slope: Double)?
+        if let h = pending {
+            let xHeld = fit.x(ofMidpointTwice: h.midpointTwice)
+            let estimateAtHeld = fit.base + fit.aCentre + fit.fCentre * xHeld
+            let disagreement = max(abs(h.upper - estimateAtHeld), abs(estimateAtHeld - h.lower))
+            let tolerance = configuration.frequencyTolerancePPM * 1e-6
+            held = (xHeld, disagreement, tolerance + abs(fit.fCentre))
+        }
+        return ClockConversionMap(
+            offsetAtReference: fit.base + fit.aCentre,
+            frequency: fit.fCentre,
+            reference: fit.reference,
+            aCentre: fit.aCentre,
+            vertices: fit.region.vertices,
+            held: held
+        )
+    }
+
     /// Converts a client-clock instant (for example a PONG's or a posture report's timestamp) to the server clock,
     /// with the offset estimated at server time `now`: the inverse of ``toClient(_:now:)``.
     /// - Parameters:

@@ -42,6 +42,8 @@ final class Session {
         private var conversionAt: Int64?
         private var conversionOffset: Int64 = 0
         private var conversionUncertainty = 0
+        /// ``clock``'s conversion as plain numbers (``ClockSync/conversionMap``), taken whenever ``clock`` changes.
+        private var conversionMap: ClockConversionMap?
     #else
         @exclusivity(unchecked) var phase = Phase.awaitingHello
         @exclusivity(unchecked) var role = ClientRole.session
@@ -61,6 +63,8 @@ final class Session {
         @exclusivity(unchecked) private var conversionAt: Int64?
         @exclusivity(unchecked) private var conversionOffset: Int64 = 0
         @exclusivity(unchecked) private var conversionUncertainty = 0
+        /// ``clock``'s conversion as plain numbers (``ClockSync/conversionMap``), taken whenever ``clock`` changes.
+        @exclusivity(unchecked) private var conversionMap: ClockConversionMap?
     #endif
     /// The handshake's state machine (LiveBusCore): the daemon feeds it and carries out its actions.
     var handshake: SessionHandshake
@@ -147,7 +151,12 @@ final class Session {
     }
     /// Topic → highest sequence the client acknowledged.
     var lastAcked: [String: UInt64] = [:]
-    var clock = ClockSync() { didSet { conversionAt = nil } }
+    var clock = ClockSync() {
+        didSet {
+            conversionAt = nil
+            conversionMap = clock.conversionMap
+        }
+    }
     /// Offset (client − server, ms) seen in HELLO; used until the first probe converges.
     var handshakeOffsetMilliseconds: Double = 0 { didSet { conversionAt = nil } }
     var probeTimer: (any BusTimer)?
@@ -247,10 +256,16 @@ final class Session {
     func conversion(at now: ServerInstant) -> (offset: Int64, uncertainty: Int) {
         let ms = now.millisecondsSinceEpoch
         if conversionAt == ms { return (conversionOffset, conversionUncertainty) }
-        let c = convert(ServerInstant(millisecondsSinceEpoch: 0), now: now)
         conversionAt = ms
-        conversionOffset = c.client.millisecondsSinceEpoch
-        conversionUncertainty = c.uncertaintyMilliseconds
+        if let map = conversionMap {
+            // The estimate's arithmetic on plain numbers (the same values as `convert`, to the bit): no copy of the
+            // ClockSync, no array retained (≈ 400 instructions per miss before; at N = 1,000 every delivery misses).
+            (conversionOffset, conversionUncertainty) = map.conversion(at: now)
+        } else {
+            let c = convert(ServerInstant(millisecondsSinceEpoch: 0), now: now)
+            conversionOffset = c.client.millisecondsSinceEpoch
+            conversionUncertainty = c.uncertaintyMilliseconds
+        }
         return (conversionOffset, conversionUncertainty)
     }
 
