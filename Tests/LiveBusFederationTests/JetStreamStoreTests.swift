@@ -109,7 +109,8 @@ struct JetStreamStoreFederationTests {
         #expect {
             _ = try JetStreamStore(o)
         } throws: { e in
-            "\(e)".contains("3 replicas") && "\(e)".contains("a single server holds 1 replica: pass --federate-replicas 1")
+            "\(e)".contains("3 replicas")
+                && "\(e)".contains("a single server holds 1 replica: pass --federate-replicas 1")
         }
         // An existing stream of 1 replica is refused when 2 are asked for.
         o.replicas = 1
