@@ -22,7 +22,7 @@ struct OutOfRangeE2ETests {
         return frame(.publish, text.replacingOccurrences(of: old, with: new), topic: "orders/X", sequence: 7)
     }
 
-    /// PUBLISHes with instants near ±2^63 are refused and stored nowhere, while a phone an hour ahead (a positive
+    /// PUBLISHes with instants near ±2^63 are refused alone (non-fatal) and stored nowhere, while a phone an hour ahead (a positive
     /// offset) stays attached and then gets the good event that follows, converted.
     @Test func publishOutOfRangeIsRefusedAndNothingIsStored() throws {
         let bus = try TestBus(scenario: nil)
@@ -62,12 +62,17 @@ struct OutOfRangeE2ETests {
                 p.send(hello(role: .publisher, device: nil))
                 p.send(f)
             }
-            #expect(bus.run(timeoutMs: 10_000) { peer?.closed == true })
+            // Refused alone (PROTOCOL.md §6): a non-fatal ERROR with the PUBLISH's id; the connection stays open.
+            #expect(bus.run(timeoutMs: 10_000) { peer?.errors.isEmpty == false })
             let frames = peer?.frames ?? []
             #expect(!frames.contains { $0.type == .ack }, "\(field): acknowledged")
             #expect(peer?.errors.first?.name == "invalidValue", "\(field): \(peer?.errors ?? [])")
+            #expect(peer?.errors.first?.fatal == false, "\(field): \(peer?.errors ?? [])")
+            #expect(frames.first { $0.type == .error }?.sequence == 7, "\(field): the ERROR names the PUBLISH's id")
             #expect(peer?.errors.first?.message.contains("field '\(field)'") == true, "\(peer?.errors ?? [])")
+            #expect(peer?.closed == false, "\(field): the connection was closed")
             #expect(bus.daemon.store.topics.isEmpty, "\(field): stored")
+            peer?.connection.close()
         }
         var good: RawPeer?
         RawPeer.connect(bus) { p in

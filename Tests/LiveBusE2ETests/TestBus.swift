@@ -85,12 +85,15 @@ final class RawPeer {
 
     init(_ c: Connection) {
         connection = c
-        c.onRead = { [unowned self] bytes in
+        // Weak, not unowned: a test may drop its peer while the connection is still open, and the daemon's close
+        // at shutdown must not reach a freed peer (a crash of the whole test process, CI of 2026-12-03).
+        c.onRead = { [weak self] bytes in
+            guard let self else { return }
             self.received.append(contentsOf: bytes)
             self.decoder.append(bytes)
             while let f = try? self.decoder.next() { self.frames.append(f) }
         }
-        c.onClose = { [unowned self] _ in self.closed = true }
+        c.onClose = { [weak self] _ in self?.closed = true }
         try? c.startReading()
     }
 
