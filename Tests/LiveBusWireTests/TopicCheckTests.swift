@@ -114,4 +114,17 @@ struct TopicCheckTests {
             try Topic.validate(t)
         }
     }
+
+    /// An encoder given a topic over 255 bytes (the frame's limit, PROTOCOL.md §2) throws, in the validator's words,
+    /// rather than writing a frame whose topic length is cut.
+    @Test func encodersRefuseATopicOver255Bytes() throws {
+        let long = "orders/" + String(repeating: "x", count: 249)
+        let refusal = WireError(.invalidTopic, "topic is 256 bytes; at most 255")
+        #expect(throws: refusal) { _ = try Frame(type: .publish, sequence: 1, topic: long, body: []).encoded() }
+        #expect(throws: refusal) {
+            _ = try EventTemplate(topic: long, sequence: 1, body: GoldenVectors.json(GoldenVectors.event))
+        }
+        #expect(Self.message { () throws(WireError) in try Topic.validate(long) } == refusal.message)
+        _ = try Frame(type: .publish, sequence: 1, topic: String(long.dropLast()), body: []).encoded()
+    }
 }
