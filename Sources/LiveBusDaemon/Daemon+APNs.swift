@@ -314,9 +314,11 @@ extension Daemon {
         let aps =
             ((try? JSONSerialization.jsonObject(with: Data(push.body))) as? [String: Any])?["aps"] as? [String: Any]
             ?? [:]
+        // An id that is not one topic segment (Topic.validate: no whitespace or control characters, no wildcard;
+        // PROTOCOL.md §5.1) is not used: it would name the activity in logs, status and the phone's topics.
         var order =
             ((aps["attributes"] as? [String: Any])?["orderID"] as? String).flatMap {
-                $0.isEmpty || $0.count > 64 || $0.contains("/") ? nil : $0
+                $0.count > 64 || $0.contains("/") || (try? Topic.validate("orders/" + $0)) == nil ? nil : $0
             } ?? "pts-" + push.apnsID.prefix(8).lowercased()
         let base = order
         var n = 1

@@ -793,16 +793,24 @@ public final class Daemon {
             let b = try WireJSON.decode(CommandBody.self, from: f.body)
             command(b, id: f.sequence, from: s)
         case .publish:
-            // A canonical body (what EventJSON.encode writes) is stored and fanned out as the client sent it.
-            // A body that does not decode is this PUBLISH's fault, not the connection's (its frame was whole and
-            // its CRC held): refused alone with a non-fatal ERROR, as a value PROTOCOL.md §5.1 does not allow is.
+            guard s.role == .publisher || s.role == .admin else {
+                throw WireError(.notPermitted, "PUBLISH needs the publisher or admin role in HELLO")
+            }
+            // A topic Topic.validate refuses, or a body that does not decode, is this PUBLISH's fault, not the
+            // connection's (its frame was whole and its CRC held): refused alone with a non-fatal ERROR, as a value
+            // PROTOCOL.md §5.1 does not allow is. A canonical body (what EventJSON.encode writes) is stored and
+            // fanned out as the client sent it.
+            if f.topic != s.lastPublishTopic {
+                do throws(WireError) { try Topic.validate(f.topic) } catch {
+                    refusePublish(s, id: f.sequence, topic: f.topic, error)
+                    return
+                }
+                s.lastPublishTopic = f.topic
+            }
             let p: (body: EventBody, isCanonical: Bool, contentStateBytes: Int)
             do throws(WireError) {
                 p = try EventJSON.decodePublish(f.body)
             } catch {
-                guard s.role == .publisher || s.role == .admin else {
-                    throw WireError(.notPermitted, "PUBLISH needs the publisher or admin role in HELLO")
-                }
                 refusePublish(s, id: f.sequence, topic: f.topic, error)
                 return
             }
@@ -1289,13 +1297,7 @@ public final class Daemon {
         encoded: [UInt8]?,
         contentStateBytes: Int
     ) throws(WireError) {
-        guard s.role == .publisher || s.role == .admin else {
-            throw WireError(.notPermitted, "PUBLISH needs the publisher or admin role in HELLO")
-        }
-        if topic != s.lastPublishTopic {
-            try Topic.validate(topic)
-            s.lastPublishTopic = topic
-        }
+        // The role and the topic are checked by the caller (handle(_:from:)).
         // A value PROTOCOL.md §5.1 does not allow is this event's fault, not the connection's: refused alone.
         do throws(WireError) {
             try PublishRules.check(body, contentStateBytes: contentStateBytes)
@@ -1308,16 +1310,23 @@ public final class Daemon {
 
     /// Refuses one PUBLISH with a non-fatal ERROR carrying its topic and request id (PROTOCOL.md §3, §6); the
     /// connection stays open and nothing of the event is stored or numbered. The turn's earlier PUBLISHes of the
-    /// session are committed first, so its ACKs and ERRORs leave in the order of its PUBLISHes.
+    /// session are committed first, so its ACKs and ERRORs leave in the order of its PUBLISHes. A topic longer than
+    /// a frame can carry (255 bytes) is left out of the ERROR's header (empty), which still carries the request id.
     func refusePublish(_ s: Session, id: UInt64, topic: String, _ e: WireError) {
         if s.pendingAcks > 0 { commitTurn() }
         guard s.phase == .established else { return }
         logger.log(
             .notice,
             "publish refused",
-            [("session.id", s.id), ("topic", topic), ("id", "\(id)"), ("code", e.code.name), ("message", e.message)]
+            [
+                ("session.id", s.id),
+                // A topic with a control character is logged escaped (`"orders/a\0b"`), never as its raw bytes.
+                ("topic", topic.unicodeScalars.contains(where: Topic.isForbidden) ? String(reflecting: topic) : topic),
+                ("id", "\(id)"), ("code", e.code.name), ("message", e.message),
+            ]
         )
-        send(s, .error, sequence: id, topic: topic, body: ErrorBody(e, fatal: false))
+        let echoed = topic.utf8.count <= Frame.maximumTopicLength ? topic : ""
+        send(s, .error, sequence: id, topic: echoed, body: ErrorBody(e, fatal: false))
     }
 
     // MARK: - Clock probes

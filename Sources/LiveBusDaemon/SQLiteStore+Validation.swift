@@ -138,7 +138,11 @@ extension SQLiteStore {
         }
     }
 
+    /// A column's text for a message: whole (an embedded NUL kept), with a control character shown escaped
+    /// (`orders/a\0b`, as Swift writes it) rather than written raw to the log or the terminal.
     private static func text(_ stmt: OpaquePointer?, _ i: Int32) -> String {
-        sqlite3_column_text(stmt, i).map { String(cString: $0) } ?? "NULL"
+        guard let s = columnText(stmt, i) else { return "NULL" }
+        guard s.unicodeScalars.contains(where: { $0 != " " && Topic.isForbidden($0) }) else { return s }
+        return String(String(reflecting: s).dropFirst().dropLast())
     }
 }

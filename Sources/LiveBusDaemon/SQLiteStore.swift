@@ -422,7 +422,7 @@ public final class SQLiteStore: EventStore {
         }
         defer { sqlite3_finalize(stmt) }
         while sqlite3_step(stmt) == SQLITE_ROW {
-            let topic = String(cString: sqlite3_column_text(stmt, 0))
+            guard let topic = Self.columnText(stmt, 0) else { continue }
             // Checked to be 1…largestSequence by validateStoredState: the conversion cannot trap.
             let stored = UInt64(clamping: sqlite3_column_int64(stmt, 1))
             storedCounter[topic] = stored
@@ -461,8 +461,21 @@ public final class SQLiteStore: EventStore {
         }
     }
 
+    /// Binds `s` as text with its explicit UTF-8 byte count (copied by SQLite, `SQLITE_TRANSIENT`): a length of
+    /// -1 made SQLite read up to the first NUL, so a topic with an embedded NUL was stored cut short in `topics`
+    /// beside its whole bytes in `events`, and the next start refused the directory as damaged (fresh-user review
+    /// 2026-12-03). Every text bind of the store goes through here or binds an explicit length itself.
     private func bindText(_ stmt: OpaquePointer?, _ i: Int32, _ s: String) {
-        sqlite3_bind_text(stmt, i, s, -1, CSQLite_transient())
+        let n = Int32(s.utf8.count)
+        _ = s.withCString { sqlite3_bind_text(stmt, i, $0, n, CSQLite_transient()) }
+    }
+
+    /// A text column read with its byte count (``bindText(_:_:_:)``'s inverse: an embedded NUL is kept); `nil` for
+    /// SQL NULL.
+    static func columnText(_ stmt: OpaquePointer?, _ i: Int32) -> String? {
+        guard let p = sqlite3_column_text(stmt, i) else { return nil }
+        let n = Int(sqlite3_column_bytes(stmt, i))
+        return String(decoding: UnsafeRawBufferPointer(start: p, count: n), as: UTF8.self)
     }
 
     private func bindBlob(_ stmt: OpaquePointer?, _ i: Int32, _ b: some ContiguousBytes) {
@@ -773,7 +786,7 @@ public final class SQLiteStore: EventStore {
         defer { sqlite3_finalize(stmt) }
         bindText(stmt, 1, key)
         guard sqlite3_step(stmt) == SQLITE_ROW else { return nil }
-        return String(cString: sqlite3_column_text(stmt, 0))
+        return Self.columnText(stmt, 0)
     }
 
     /// Every stored resume record.

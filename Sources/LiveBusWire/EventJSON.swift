@@ -46,9 +46,15 @@ public enum EventJSON {
     }
 
     /// The strict general reader: any member order, whitespace, escapes, unknown members; words every error.
+    /// - Parameters:
+    ///   - raw: The body's bytes.
+    ///   - what: The first word of every error message: `Event`, or `PUBLISH` on the PUBLISH path
+    ///     (``decodePublish(_:)-(UnsafeRawBufferPointer)``), whose range and rule messages say `PUBLISH body:` too.
+    /// - Returns: The decoded body.
     /// - Throws: as ``decode(_:)-(some Collection<UInt8>)``.
-    static func decodeGeneral(_ raw: UnsafeRawBufferPointer) throws(WireError) -> EventBody {
-        var r = JSONScanner(raw, what: "Event")
+    static func decodeGeneral(_ raw: UnsafeRawBufferPointer, what: String = "Event") throws(WireError) -> EventBody {
+        var r = JSONScanner(raw, what: what)
+        r.wholeNumbersAreIntegers = true
         r.skipWhitespace()
         let body = try r.eventBody()
         r.skipWhitespace()
@@ -229,6 +235,10 @@ struct JSONScanner {
     var path: [StaticString] = []
     var depth = 0
     static let maximumDepth = 64
+    /// Whether ``readInt64()`` takes a number written with a fraction or an exponent when its value is exactly a
+    /// whole number (`10.0`, `1e1`, `1.5e1`), as JSON has one number type (RFC 8259 §6): the event body's reader
+    /// (PROTOCOL.md §3), whose re-encoding writes the integer form. `10.5` is refused either way.
+    var wholeNumbersAreIntegers = false
 
     init(_ b: UnsafeRawBufferPointer, what: String) {
         self.b = b
@@ -483,6 +493,7 @@ struct JSONScanner {
     mutating func readInt64() throws(WireError) -> Int64 {
         let (r, integral) = try numberToken()
         guard integral else {
+            if wholeNumbersAreIntegers, let v = try wholeNumber(r) { return v }
             i = r.lowerBound
             throw wrongType("an integer")
         }
@@ -509,6 +520,69 @@ struct JSONScanner {
         guard m <= UInt64(Int64.max) else {
             throw WireError(.invalidBody, "\(what) body: field '\(field)' is out of range for a 64-bit integer")
         }
+        return Int64(m)
+    }
+
+    /// The value of the number token `r` (with a fraction or an exponent) when it is exactly a whole number, computed
+    /// from its decimal digits (no `Double` rounding: `9007199254740993.0` is 9007199254740993); `nil` when it has a
+    /// non-zero fractional part.
+    /// - Throws: ``WireError`` `invalidBody` when the whole number is outside `Int64`.
+    func wholeNumber(_ r: Range<Int>) throws(WireError) -> Int64? {
+        func tooLarge() -> WireError {
+            WireError(.invalidBody, "\(what) body: field '\(field)' is out of range for a 64-bit integer")
+        }
+        var k = r.lowerBound
+        let negative = b[k] == UInt8(ascii: "-")
+        if negative { k += 1 }
+        // The significant digits (integer part, then fraction), and how many of them are the fraction's.
+        var digits: [UInt8] = []
+        var fraction = 0
+        var inFraction = false
+        while k < r.upperBound, b[k] != UInt8(ascii: "e"), b[k] != UInt8(ascii: "E") {
+            if b[k] == UInt8(ascii: ".") {
+                inFraction = true
+            } else {
+                digits.append(b[k] - UInt8(ascii: "0"))
+                if inFraction { fraction += 1 }
+            }
+            k += 1
+        }
+        var exponent = 0
+        if k < r.upperBound {
+            k += 1
+            var negativeExponent = false
+            if b[k] == UInt8(ascii: "+") || b[k] == UInt8(ascii: "-") {
+                negativeExponent = b[k] == UInt8(ascii: "-")
+                k += 1
+            }
+            while k < r.upperBound {
+                exponent = min(exponent * 10 + Int(b[k] - UInt8(ascii: "0")), 100_000)  // saturates; far past Int64
+                k += 1
+            }
+            if negativeExponent { exponent = -exponent }
+        }
+        guard let first = digits.firstIndex(where: { $0 != 0 }) else { return 0 }  // 0.0, -0e5: zero
+        // value = digits × 10^(exponent − fraction): whole when the digits dropped by a negative power are zeros.
+        var scale = exponent - fraction
+        var end = digits.count
+        while scale < 0, end > first, digits[end - 1] == 0 {
+            end -= 1
+            scale += 1
+        }
+        if scale < 0 { return nil }
+        guard end - first + scale <= 19 else { throw tooLarge() }
+        var m: UInt64 = 0
+        for d in digits[first..<end] + [UInt8](repeating: 0, count: scale) {
+            let (x, o1) = m.multipliedReportingOverflow(by: 10)
+            let (y, o2) = x.addingReportingOverflow(UInt64(d))
+            guard !o1, !o2 else { throw tooLarge() }
+            m = y
+        }
+        if negative {
+            guard m <= UInt64(Int64.max) + 1 else { throw tooLarge() }
+            return m == UInt64(Int64.max) + 1 ? Int64.min : -Int64(m)
+        }
+        guard m <= UInt64(Int64.max) else { throw tooLarge() }
         return Int64(m)
     }
 

@@ -156,7 +156,7 @@ public struct EventTemplate: Sendable {
     public init(topic: String, sequence: UInt64, body: some Collection<UInt8>) throws(WireError) {
         let t = topic.utf8.count
         guard t <= Frame.maximumTopicLength else {
-            throw WireError(.invalidTopic, "topic is \(t) bytes; the limit is \(Frame.maximumTopicLength)")
+            throw WireError(.invalidTopic, "topic is \(t) bytes; at most \(Frame.maximumTopicLength)")
         }
         let size = Frame.headerSize + t + body.count + EventTrailer.size
         // One allocation and two memcpys (the generic `append(contentsOf:)` went byte by byte here).

@@ -264,7 +264,7 @@ public struct Frame: Sendable, Hashable {
         into buffer: inout [UInt8]
     ) throws(WireError) {
         guard topic.count <= maximumTopicLength else {
-            throw WireError(.invalidTopic, "topic is \(topic.count) bytes; the limit is \(maximumTopicLength)")
+            throw WireError(.invalidTopic, "topic is \(topic.count) bytes; at most \(maximumTopicLength)")
         }
         guard (type == .event) == (trailer != nil) || version == 1 else {
             throw WireError(

@@ -101,7 +101,7 @@ extension EventJSON {
             try body.validate()
             return (body, true, size)
         }
-        let body = try decodeGeneral(raw)
+        let body = try decodeGeneral(raw, what: "PUBLISH")
         return (body, false, try contentStateBytes(body.contentState))
     }
 

@@ -1,11 +1,14 @@
 /// Topic names and patterns.
 ///
-/// A topic is 1–255 UTF-8 bytes of `/`-separated, non-empty segments without wildcards, e.g. `orders/A1001`.
+/// A topic is 1–255 UTF-8 bytes of `/`-separated, non-empty segments without wildcards, whitespace or control
+/// characters (``isForbidden(_:)``), e.g. `orders/A1001`.
 /// A pattern may use `*` for exactly one segment and, as its last segment, `>` for one or more segments
 /// (NATS subject semantics). Source: nats-server `server/sublist.go`.
 public enum Topic {
     /// Checks a topic name.
-    /// - Throws: ``WireError`` `invalidTopic` naming the problem.
+    /// - Throws: ``WireError`` `invalidTopic` naming the problem: `topic is 300 bytes; at most 255`, or, for a
+    ///   character ``isForbidden(_:)`` refuses, its code point and byte offset (`topic 'orders/a\u{0000}b' contains
+    ///   the control character U+0000 at byte 8; …`).
     public static func validate(_ topic: String) throws(WireError) {
         try check(topic, allowWildcards: false)
     }
@@ -19,21 +22,27 @@ public enum Topic {
     private static func check(_ s: String, allowWildcards: Bool) throws(WireError) {
         let what = allowWildcards ? "topic pattern" : "topic"
         guard !s.isEmpty else { throw WireError(.invalidTopic, "\(what) is empty") }
-        guard s.utf8.count <= Frame.maximumTopicLength else {
-            throw WireError(.invalidTopic, "\(what) '\(s.prefix(40))…' is over \(Frame.maximumTopicLength) bytes")
+        let bytes = s.utf8.count
+        guard bytes <= Frame.maximumTopicLength else {
+            throw WireError(.invalidTopic, "\(what) is \(bytes) bytes; at most \(Frame.maximumTopicLength)")
         }
         // Every PUBLISH checks its topic: a valid ASCII name is checked in one pass over its bytes, without the
         // Substrings, Character comparisons and Foundation `contains` below (34 k instructions per PUBLISH in the
         // callgrind profile of the publish workload, more than storing the event). The pass only says "valid"
-        // for names the full check accepts; anything else (a problem, non-ASCII text, a CR, whose grapheme rules
-        // differ from bytes) goes through the full check, so the verdict and its message are unchanged.
+        // for names the full check accepts; anything else (a problem, non-ASCII text, a control character) goes
+        // through the full check, so the verdict and its message are unchanged.
         if isPlainValid(s, allowWildcards: allowWildcards) { return }
+        if let (scalar, offset) = firstForbidden(s) {
+            let kind = scalar.properties.isWhitespace ? "whitespace" : "the control character"
+            throw WireError(
+                .invalidTopic,
+                "\(what) '\(shown(s))' contains \(kind) \(codePoint(scalar)) at byte \(offset); a topic is "
+                    + "printable UTF-8 without whitespace or control characters (PROTOCOL.md §5.1)"
+            )
+        }
         let segments = s.split(separator: "/", omittingEmptySubsequences: false)
         for (i, seg) in segments.enumerated() {
             guard !seg.isEmpty else { throw WireError(.invalidTopic, "\(what) '\(s)' has an empty segment") }
-            if seg.contains(where: { $0 == " " || $0 == "\n" || $0 == "\t" }) {
-                throw WireError(.invalidTopic, "\(what) '\(s)' contains whitespace")
-            }
             let wildcard = seg == "*" || seg == ">"
             if !allowWildcards && (wildcard || seg.contains("*") || seg.contains(">")) {
                 throw WireError(.invalidTopic, "topic '\(s)' contains a wildcard; wildcards are for SUBSCRIBE patterns")
@@ -47,8 +56,47 @@ public enum Topic {
         }
     }
 
-    /// `true` when `s` is ASCII without CR and valid for ``check(_:allowWildcards:)``; `false` means "not known
-    /// valid" (the full check decides and names the problem).
+    /// Whether a topic may not hold `c`: a C0 control character (U+0000–U+001F), DEL (U+007F), a C1 control
+    /// character (U+0080–U+009F), or Unicode whitespace (the `White_Space` property: U+0020, U+00A0, U+1680,
+    /// U+2000–U+200A, U+2028, U+2029, U+202F, U+205F, U+3000 and the controls among them). Source: PROTOCOL.md §5.1
+    /// ("no whitespace"); Unicode `PropList.txt` for `White_Space`. A NUL cut the topic short where it was stored
+    /// as a C string (fresh-user review 2026-12-03: a data directory refused as damaged at the next start).
+    public static func isForbidden(_ c: Unicode.Scalar) -> Bool {
+        c.value < 0x20 || (c.value >= 0x7F && c.value < 0xA0) || c.properties.isWhitespace
+    }
+
+    /// The first scalar of `s` that ``isForbidden(_:)`` refuses, with the offset of its first UTF-8 byte.
+    private static func firstForbidden(_ s: String) -> (Unicode.Scalar, Int)? {
+        var offset = 0
+        for c in s.unicodeScalars {
+            if isForbidden(c) { return (c, offset) }
+            offset += UTF8.width(c)
+        }
+        return nil
+    }
+
+    /// `U+0000`: a scalar's code point, at least 4 upper-case hex digits.
+    private static func codePoint(_ c: Unicode.Scalar) -> String {
+        let hex = String(c.value, radix: 16, uppercase: true)
+        return "U+" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex
+    }
+
+    /// `s` for a message: each forbidden scalar written `\u{XXXX}`, so a NUL or an ESC never reaches a log or a
+    /// terminal as itself.
+    private static func shown(_ s: String) -> String {
+        var out = ""
+        for c in s.unicodeScalars {
+            if isForbidden(c) && c != " " {
+                out += "\\u{" + codePoint(c).dropFirst(2) + "}"
+            } else {
+                out.unicodeScalars.append(c)
+            }
+        }
+        return out
+    }
+
+    /// `true` when `s` is printable ASCII (U+0021–U+007E) and valid for ``check(_:allowWildcards:)``; `false`
+    /// means "not known valid" (the full check decides and names the problem).
     /// - Complexity: O(bytes), no allocation.
     private static func isPlainValid(_ s: String, allowWildcards: Bool) -> Bool {
         var s = s
@@ -70,8 +118,8 @@ public enum Topic {
                     segmentStart = i + 1
                     star = false
                     greater = false
-                } else if c >= 0x80 || c == 0x0D || c == UInt8(ascii: " ") || c == 0x0A || c == 0x09 {
-                    return false
+                } else if c <= UInt8(ascii: " ") || c >= 0x7F {
+                    return false  // a control character, whitespace, DEL or non-ASCII
                 } else if c == UInt8(ascii: "*") {
                     star = true
                 } else if c == UInt8(ascii: ">") {

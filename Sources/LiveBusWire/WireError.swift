@@ -28,7 +28,7 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let checksumMismatch = Code(6, "checksumMismatch")
         /// The JSON body is missing a field, has a wrong type or an impossible value.
         public static let invalidBody = Code(7, "invalidBody")
-        /// A topic or topic pattern is empty, too long or has an invalid wildcard.
+        /// A topic or topic pattern is empty, over 255 bytes, holds whitespace or a control character, or has an invalid wildcard.
         public static let invalidTopic = Code(8, "invalidTopic")
         /// The session's outbound queue passed its hard limit; it may resume with its token.
         public static let slowConsumer = Code(9, "slowConsumer")

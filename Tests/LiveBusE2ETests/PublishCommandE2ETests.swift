@@ -46,7 +46,7 @@ struct PublishCommandE2ETests {
         #expect(code == 0, "\(text)")
         for want in [
             "orders/P1 #1 stored (\(dir)/ev.json:1)", "one=0", "orders/P1 #2 stored (standard input:1)",
-            "err: error: standard input:3: refused: invalidBody: Event body: field 'timestamp' is missing",
+            "err: error: standard input:3: refused: invalidBody: PUBLISH body: field 'timestamp' is missing",
             "ndjson=1", "json ok=False lines=[1, 3]", "notjson=2", "nodaemon=3", "watched three or more",
         ] {
             #expect(text.contains(want), "want \(want) in:\n\(text)")
