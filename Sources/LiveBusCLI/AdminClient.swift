@@ -57,25 +57,15 @@ enum AdminClient {
             connection = c
             c.onClose = { _ in timer.cancel() }
             let now = SystemServerClock().now().millisecondsSinceEpoch
-            for (type, body) in [
-                (
-                    FrameType.hello,
-                    try? WireJSON.encode(
-                        HelloBody(client: "livebus-cli/\(liveBusVersion)", role: .admin, clientTime: now)
-                    )
-                ),
-                (.command, try? WireJSON.encode(CommandBody(command: command, args: args))),
-            ] {
-                c.write { buf in
-                    try? Frame.encode(
-                        type: type,
-                        flags: [],
-                        sequence: 1,
-                        topic: [],
-                        bodyParts: [body ?? []],
-                        into: &buf
-                    )
-                }
+            do throws(CLIError) {
+                let hello = HelloBody(client: "livebus-cli/\(liveBusVersion)", role: .admin, clientTime: now)
+                try sendFrame(c, .hello, sequence: 1, body: try frameBody(hello))
+                try sendFrame(c, .command, sequence: 1, body: try frameBody(CommandBody(command: command, args: args)))
+            } catch {
+                // A command too large for a frame (a huge push payload) is said at once, not waited for.
+                outcome = .failure(error)
+                timer.cancel()
+                c.close()
             }
         }
         loop.run()
@@ -102,6 +92,32 @@ enum AdminClient {
                 )
             }
             list += page
+            if page.isEmpty || Double(list.count) >= (r.data?["total"]?.doubleValue ?? 0) { return list }
+        }
+    }
+}
+
+extension AdminClient {
+    /// Every topic the daemon's store holds (`topic.list {limit, offset}`, pages of 200): the simulator's orders and
+    /// the topics published on.
+    /// - Throws: ``CLIError`` when the daemon cannot be reached or answers with an error.
+    static func allTopics(socket: String, timeoutMs: UInt64 = 5000) throws(CLIError) -> [String] {
+        var list: [String] = []
+        while true {
+            let r = try request(
+                socket: socket,
+                command: "topic.list",
+                args: ["limit": .number(200), "offset": .number(Double(list.count))],
+                timeoutMs: timeoutMs
+            )
+            guard r.ok, case .array(let page)? = r.data?["topics"] else {
+                throw CLIError(
+                    r.error?.code ?? "invalidAnswer",
+                    r.error?.message ?? "the daemon's topic.list answer has no topics",
+                    exit: .daemonUnreachable
+                )
+            }
+            list += page.compactMap(\.stringValue)
             if page.isEmpty || Double(list.count) >= (r.data?["total"]?.doubleValue ?? 0) { return list }
         }
     }
@@ -152,5 +168,41 @@ func connectToDaemon(
 func checkSocketDirectory(_ socket: String) throws(CLIError) {
     if let e = SocketPath.preparePrivateDirectory(for: socket, create: false), e.name != "ENOENT" {
         throw .impostor(e)
+    }
+}
+
+/// The one way `livebus` commands send a frame: encoded first, then queued on `c`, so no frame is dropped without a
+/// word (a `try?` inside `Connection.write` would leave the command waiting for an answer to a frame never sent).
+/// - Parameters:
+///   - c: The connection.
+///   - type: The frame type.
+///   - sequence: The request id (PUBLISH, COMMAND) or 0.
+///   - topic: The topic (PUBLISH) or empty.
+///   - body: The body bytes.
+/// - Throws: ``CLIError`` `cannotEncode` (exit 2) with the codec's reason: a topic over
+///   `Frame.maximumTopicLength` bytes, a frame over `Frame.maximumSize` (Protocol/PROTOCOL.md §2).
+func sendFrame(_ c: Connection, _ type: FrameType, sequence: UInt64 = 0, topic: String = "", body: [UInt8] = [])
+    throws(CLIError)
+{
+    var bytes: [UInt8] = []
+    do {
+        try Frame.encode(type: type, sequence: sequence, topic: topic, body: body, into: &bytes)
+    } catch {
+        throw CLIError(
+            "cannotEncode",
+            "cannot send the \(type) frame (\(body.count)-byte body): \(error.message)",
+            recovery:
+                "a frame holds at most \(Frame.maximumSize) bytes and a topic at most \(Frame.maximumTopicLength)",
+            exit: .usage
+        )
+    }
+    c.write(bytes)
+}
+
+/// The JSON bytes of a frame body.
+/// - Throws: ``CLIError`` `cannotEncode` (exit 2) with the encoder's reason.
+func frameBody(_ value: some Encodable) throws(CLIError) -> [UInt8] {
+    do { return try WireJSON.encode(value) } catch {
+        throw CLIError("cannotEncode", "cannot encode \(type(of: value)): \(error.message)", exit: .usage)
     }
 }

@@ -610,7 +610,13 @@ enum WatchCommand {
         guard patterns != [">"], let orders = try? AdminClient.allOrders(socket: socket, timeoutMs: 2000) else {
             return
         }
-        let topics = orders.compactMap { o in o["topic"]?.stringValue ?? o["id"]?.stringValue.map { "orders/\($0)" } }
+        // The store's topics (published ones too: counting only the simulator's orders said "none of the 0
+        // current topics" beside five published ones), and the orders whose first event is not stored yet.
+        let stored = (try? AdminClient.allTopics(socket: socket, timeoutMs: 2000)) ?? []
+        let orderTopics = orders.compactMap { o in
+            o["topic"]?.stringValue ?? o["id"]?.stringValue.map { "orders/\($0)" }
+        }
+        let topics = Array(Set(stored + orderTopics)).sorted()
         for (pattern, close) in unmatched(patterns, topics: topics) {
             StandardStream.err(
                 "warning: --topic '\(pattern)' matches none of the \(topics.count) current topics"
@@ -646,6 +652,9 @@ enum WatchCommand {
         warnUnmatched(patterns, socket: socket)
         var failure: CLIError?
         var connection: Connection?
+        // Why the daemon ended the stream: its BYE's reason, or nil (the connection was lost without one).
+        var bye: String?
+        var stopping = false
         connectToDaemon(
             loop: loop,
             socket: socket,
@@ -655,6 +664,8 @@ enum WatchCommand {
             },
             onFrame: { c, f in
                 switch f.type {
+                case .bye:
+                    bye = (try? WireJSON.decode(ByeBody.self, from: f.body))?.reason ?? "no reason given"
                 case .event:
                     guard let b = try? EventJSON.decode(f.body) else { return }
                     if out.json {
@@ -690,33 +701,50 @@ enum WatchCommand {
             }
         ) { c in
             connection = c
-            c.onClose = { _ in loop.stop() }
+            c.onClose = { error in
+                // The daemon ended the stream (we close only after `stopping`): said on stderr, never a silent 0.
+                if !stopping && failure == nil {
+                    if let bye {
+                        StandardStream.err("watch: the daemon closed the connection (BYE: \(bye))\n")
+                    } else {
+                        failure = CLIError(
+                            "connectionLost",
+                            "the daemon closed the connection (\(error.map { "\($0)" } ?? "without BYE"): it "
+                                + "crashed, was killed or was cut off)",
+                            recovery: "is livebusd still running? see its log, then watch again",
+                            exit: .daemonUnreachable
+                        )
+                    }
+                }
+                loop.stop()
+            }
             let now = SystemServerClock().now().millisecondsSinceEpoch
-            let hello = try? WireJSON.encode(
-                HelloBody(
+            do throws(CLIError) {
+                let hello = HelloBody(
                     client: "livebus-watch/\(liveBusVersion)",
                     role: .observer,
                     name: "watch-\(getpid())",
                     clientTime: now
                 )
-            )
-            let sub = try? WireJSON.encode(SubscribeBody(patterns: patterns))
-            for (type, body) in [(FrameType.hello, hello), (.subscribe, sub)] {
-                c.write { buf in
-                    try? Frame.encode(
-                        type: type,
-                        flags: [],
-                        sequence: 0,
-                        topic: [],
-                        bodyParts: [body ?? []],
-                        into: &buf
-                    )
-                }
+                try sendFrame(c, .hello, body: try frameBody(hello))
+                try sendFrame(c, .subscribe, body: try frameBody(SubscribeBody(patterns: patterns)))
+            } catch {
+                failure = error
+                loop.stop()
             }
         }
-        let signals = try? SignalWatcher(loop: loop, signals: [SIGINT, SIGTERM]) { _ in loop.stop() }
-        if let duration { loop.schedule(after: UInt64(max(0, duration))) { loop.stop() } }
+        let signals = try? SignalWatcher(loop: loop, signals: [SIGINT, SIGTERM]) { _ in
+            stopping = true
+            loop.stop()
+        }
+        if let duration {
+            loop.schedule(after: UInt64(max(0, duration))) {
+                stopping = true
+                loop.stop()
+            }
+        }
         loop.run()
+        stopping = true
         signals?.close()
         connection?.close()
         loop.close()
@@ -779,6 +807,14 @@ func isoTime(_ milliseconds: Int64) -> String {
 ///   reason).
 func readInputFile(_ path: String) throws(CLIError) -> Data {
     if path == "-" { return FileHandle.standardInput.readDataToEndOfFile() }
+    return FileHandle(fileDescriptor: try openInputFile(path), closeOnDealloc: true).readDataToEndOfFile()
+}
+
+/// A descriptor open for reading on `path` (a file, a FIFO, a device), checked as ``readInputFile(_:)`` checks it,
+/// for a command that reads its input as it arrives (`publish`). The caller closes it.
+/// - Throws: ``CLIError`` `fileUnreadable` (exit 2): a directory, or a path that cannot be opened (with the system's
+///   reason).
+func openInputFile(_ path: String) throws(CLIError) -> Int32 {
     let fd = open(path, O_RDONLY)
     guard fd >= 0 else {
         throw CLIError(
@@ -793,5 +829,5 @@ func readInputFile(_ path: String) throws(CLIError) -> Data {
         close(fd)
         throw CLIError("fileUnreadable", "\(path) is a directory", recovery: "give a file", exit: .usage)
     }
-    return FileHandle(fileDescriptor: fd, closeOnDealloc: true).readDataToEndOfFile()
+    return fd
 }

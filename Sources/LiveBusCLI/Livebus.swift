@@ -217,7 +217,7 @@ public enum LivebusCommand {
             summary: "Stream every event the daemon publishes (NDJSON with --json)",
             usage: "livebus watch [--topic PATTERN]... [--duration D] [--socket PATH] [--json]",
             details:
-                "Events arrive as published, in the server's clock, outside any phone's refresh scheduler. PATTERN uses * for one segment and > for the rest (default >).",
+                "Events arrive as published, in the server's clock, outside any phone's refresh scheduler. PATTERN uses * for one segment and > for the rest (default >); one that matches none of the daemon's current topics (stored or published, and the orders') is warned about on stderr. The daemon's BYE ends the stream with its reason on stderr (exit 0); a connection lost without BYE (a crash, kill -9) says so on stderr and exits 3.",
             examples: [
                 "livebus watch", "livebus watch --topic 'orders/A1001' --json | jq -c '.body.contentState.status'",
             ]
@@ -412,18 +412,30 @@ public enum LivebusCommand {
             summary: "Publish events on a topic as a backend does (PUBLISH → ACK), from a file or stdin",
             usage: "livebus publish TOPIC [FILE|-] [--socket PATH] [--timeout D] [--json]",
             details: """
-                Connects with the publisher role and sends each event body of FILE (standard input when FILE is
-                - or missing) as a PUBLISH on TOPIC, one after another: FILE holds one JSON event body
+                Connects with the publisher role and streams FILE (standard input when FILE is - or missing)
+                as it arrives, a pipe or `tail -f` too: each event body is sent as a PUBLISH on TOPIC as soon as
+                its line is read, with up to 64 awaiting their verdict. FILE holds one event body per line
+                (NDJSON; blank lines skipped), or one JSON object over several lines (a pretty-printed file)
                 (Protocol/PROTOCOL.md §5.1: event, timestamp in ms since the Unix epoch, contentState,
-                staleDate?, relevanceScore, priority, dismissalDate?), or one per line (NDJSON). Each prints
-                TOPIC #SEQUENCE stored once the daemon acknowledged it (it is in the store: a phone that
-                subscribes gets it), or FILE:LINE: refused: CODE: MESSAGE. Every subscriber on this daemon, and in
-                a federation on every daemon, receives the stored events. Exit 0 when every event was stored, 1
-                when one was refused, 2 on a bad file, 3 when no daemon answers, 4 after --timeout (default 5s)
-                without a verdict.
+                staleDate?, relevanceScore, priority, dismissalDate?). Each prints TOPIC #SEQUENCE stored
+                (FILE:LINE) the moment the daemon acknowledges it (it is in the store: a phone that subscribes
+                gets it), or FILE:LINE: refused: CODE: MESSAGE on stderr. Every subscriber on this daemon, and in
+                a federation on every daemon, receives the stored events. A line that is not an event body (not
+                UTF-8, cut short, a number out of range, an object spread over lines after the first body, not
+                an object) stops the input there: the lines before it are sent and answered, nothing after it,
+                and the error names its line and says how many were sent (exit 2). SIGINT or SIGTERM stops
+                reading, waits up to 2 s for the verdicts in flight, prints them and says what is stored (exit
+                130). --json prints one envelope at the end: data.events [{line, sequence | error, message}],
+                stored, notAcknowledged (sent, no verdict: may or may not be stored), notSent (read, not sent),
+                reason (null, invalidBody, interrupted, connectionLost, refused, timedOut). Exit 0 when every
+                event was stored, 1 when one was refused (or a fatal refusal closed the connection), 2 on a bad
+                line or topic (over 255 bytes: refused before anything is sent), 3 when no daemon answers or the
+                connection is lost without a refusal (a crash, kill -9), 4 after --timeout (default 5s) without
+                a verdict, 130 when interrupted.
                 """,
             examples: [
                 "livebus publish orders/A1001 update.json", "livebus publish orders/A1001 - < events.ndjson",
+                "tail -f events.ndjson | livebus publish orders/A1001",
             ]
         ),
         Command(

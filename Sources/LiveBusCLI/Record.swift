@@ -54,26 +54,17 @@ final class EventTap {
                 }
                 c.onClose = { [self] _ in onEnd?(nil) }
                 try? c.startReading()
-                let hello = try? WireJSON.encode(
-                    HelloBody(
+                do throws(CLIError) {
+                    let hello = HelloBody(
                         client: "livebus-\(name)/\(liveBusVersion)",
                         role: .observer,
                         name: "\(name)-\(getpid())",
                         clientTime: SystemServerClock().now().millisecondsSinceEpoch
                     )
-                )
-                let sub = try? WireJSON.encode(SubscribeBody(patterns: [">"]))
-                for (type, body) in [(FrameType.hello, hello), (.subscribe, sub)] {
-                    c.write { buf in
-                        try? Frame.encode(
-                            type: type,
-                            flags: [],
-                            sequence: 0,
-                            topic: [],
-                            bodyParts: [body ?? []],
-                            into: &buf
-                        )
-                    }
+                    try sendFrame(c, .hello, body: try frameBody(hello))
+                    try sendFrame(c, .subscribe, body: try frameBody(SubscribeBody(patterns: [">"])))
+                } catch {
+                    onEnd?(error)
                 }
             }
         }

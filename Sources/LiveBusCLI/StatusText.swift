@@ -5,6 +5,19 @@ import LiveBusWire
 enum StatusText {
     static func num(_ v: JSONValue?) -> Double { v?.doubleValue ?? 0 }
 
+    /// Milliseconds for a person, by the one rule of the CLI's text (README "Durations"): whole milliseconds
+    /// (`-30000 ms`, as `retried every 500 ms`), a tenth only below 1 ms, where the fraction is the information (a
+    /// local round trip, a settled error bound: `0.3 ms`). The status JSON keeps the daemon's fractional estimates.
+    /// - Parameters:
+    ///   - v: Milliseconds.
+    ///   - signed: Whether a sign is always written (an offset: `+90000 ms`, `-30000 ms`).
+    /// - Returns: The figure with its unit, e.g. `-30000 ms`, `0.3 ms`.
+    static func milliseconds(_ v: Double, signed: Bool = false) -> String {
+        let sign = signed && v >= 0 ? "+" : ""
+        if v != 0 && abs(v) < 1 { return sign + String(format: "%.1f ms", v) }
+        return sign + "\(Int(v.rounded())) ms"
+    }
+
     static func render(_ d: JSONValue) -> String {
         var s = "daemon on \(d["socket"]?.stringValue ?? "?") · scenario \(d["scenario"]?.stringValue ?? "none")"
         s += " at \(LivebusCommand.fmt(num(d["timeScale"])))× · up \(age(Int64(num(d["uptimeMs"]))))\n\n"
@@ -21,13 +34,11 @@ enum StatusText {
             if let p { line += " \(p["foldState"]?.stringValue ?? "") \(p["orientation"]?.stringValue ?? "")" }
             line += " · \(x["appState"]?.stringValue ?? "?")"
             if let c = x["clock"], c != .null {
-                line += String(
-                    format: " · clock offset %+.1f ms ±%.1f, drift %+.1f ppm, rtt %.1f ms",
-                    num(c["offsetMs"]),
-                    num(c["errorBoundMs"]),
-                    num(c["driftPPM"]),
-                    num(c["roundTripMs"])
-                )
+                line +=
+                    " · clock offset \(milliseconds(num(c["offsetMs"]), signed: true))"
+                    + " ±\(milliseconds(num(c["errorBoundMs"])))"
+                    + String(format: ", drift %+.1f ppm", num(c["driftPPM"]))
+                    + ", rtt \(milliseconds(num(c["roundTripMs"])))"
             }
             line += " · \(Int(num(x["eventsSent"]))) events"
             s += line + "\n"

@@ -163,6 +163,8 @@ extension Daemon {
                     )
                 )
             }
+        case "topic.list":
+            topicList(c, id: id, from: s)
         case "order.create":
             orderCreate(c.args, id: id, from: s)
         case "order.cancel":
@@ -174,7 +176,7 @@ extension Daemon {
                 code: "unknownCommand",
                 "unknown command '\(c.command)'",
                 recovery:
-                    "known commands: status, order.list, order.create, order.cancel, session.posture, session.app-state, session.profile, session.clock, session.simulate, push, backend.stall, journal"
+                    "known commands: status, order.list, topic.list, order.create, order.cancel, session.posture, session.app-state, session.profile, session.clock, session.simulate, push, backend.stall, journal"
             )
         }
     }
