@@ -860,12 +860,12 @@ public final class Daemon {
         // `down` refuses phones and publishers, never the admin interface that can remove it.
         if h.role != .admin && FaultPipeline.refusesConnections(daemonToxics) {
             policy = WireError(
-                .rejected,
+                .connectionsRefused,
                 "new connections are refused by the 'down' toxic; `livebus fault remove` ends it"
             )
         } else if h.role == .session, let (name, t) = sessionDown(for: h) {
             policy = WireError(
-                .rejected,
+                .connectionsRefused,
                 "new connections of session '\(name)' are refused by its 'down' toxic '\(t.id)'; `livebus fault remove \(t.id)` ends it"
             )
         }
