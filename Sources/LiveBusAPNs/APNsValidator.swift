@@ -1,13 +1,25 @@
 import Foundation
 import LiveBusClock
 
+/// What a device token was issued for, which decides the pushes it takes.
+public enum APNsTokenKind: Sendable, Equatable {
+    /// An app's device token (`registerForRemoteNotifications`): any push type whose topic names its bundle.
+    case device
+    /// A Live Activity token: an activity's `pushToken` (update, end) or ActivityKit's `pushToStartToken`. It takes
+    /// only `apns-push-type: liveactivity` with `apns-topic: <bundle id>.push-type.liveactivity` (Apple, "Sending
+    /// notification requests to APNs": "If you set this push type, the apns-topic header field must use your app's
+    /// bundle ID with .push-type.liveactivity appended to the end"; "Starting and updating Live Activities with
+    /// ActivityKit push notifications"). Every token LiveBus gives out is one.
+    case liveActivity
+}
+
 /// What LiveBus knows of a device token when a push names it.
 public enum APNsTokenStatus: Sendable, Equatable {
-    /// A phone holds it, for this bundle id (`nil`: the phone's app takes any bundle id's pushes).
-    case active(bundleID: String?)
+    /// A phone holds it, for this bundle id (`nil`: the phone's app takes any bundle id's pushes), issued as `kind`.
+    case active(bundleID: String?, kind: APNsTokenKind = .device)
     /// It was valid until `sinceMilliseconds` (server clock, ms since the Unix epoch; e.g. the activity ended
     /// and was dismissed) and no phone holds it now.
-    case unregistered(bundleID: String?, sinceMilliseconds: Int64)
+    case unregistered(bundleID: String?, sinceMilliseconds: Int64, kind: APNsTokenKind = .device)
     /// LiveBus never gave it out.
     case unknown
 }
@@ -27,7 +39,7 @@ public struct APNsVerdict: Sendable, Equatable {
 /// state, LiveBus's token directory and the server clock.
 ///
 /// The order (each step's reason and status from "Handling notification responses from APNs"):
-/// 1. route: `/3/device/<token>` or `/4/broadcasts/apps/<bundle-id>`, else 404 `BadPath`; `:method` POST, else
+/// 1. route: `/3/device/<token>` or `/4/broadcasts/apps/<bundle-id>` (no query), else 404 `BadPath`; `:method` POST, else
 ///    405 `MethodNotAllowed`; an empty token 400 `MissingDeviceToken`, one that is not 64 hex characters 400
 ///    `BadDeviceToken`.
 /// 2. 400 `DuplicateHeaders`: an `apns-*` or `authorization` header sent twice.
@@ -36,13 +48,20 @@ public struct APNsVerdict: Sendable, Equatable {
 ///    either the provided authentication token or your server's certificate. If the validation succeeds, APNs
 ///    then uses the device token …" (Sending requests).
 /// 4. headers: `apns-id` (400 `BadMessageId`), `apns-push-type` (400 `InvalidPushType`), `apns-topic` (400
-///    `MissingTopic`, `BadTopic`: a `liveactivity` topic must end in `.push-type.liveactivity`), broadcasts'
-///    `apns-channel-id` (400 `MissingChannelId`), `apns-priority` (400 `BadPriority`: 10, 5 or 1; 10 or 5 for
-///    `liveactivity`), `apns-expiration` (400 `BadExpirationDate`: Unix seconds ≥ 0), `apns-collapse-id` (400
+///    `MissingTopic`, `BadTopic`: a `liveactivity` topic must end in `.push-type.liveactivity`; 400
+///    `InvalidPushType` for a `<bundle id>.push-type.liveactivity` topic with another push type or none, since
+///    that topic is the `liveactivity` push type's: "The apns-push-type value is invalid"), broadcasts'
+///    `apns-channel-id` (400 `MissingChannelId`), `apns-priority` (400 `BadPriority`: exactly `10`, `5` or `1`, not
+///    `010` or `+10`; 10 or 5 for `liveactivity`), `apns-expiration` (400 `BadExpirationDate`: Unix seconds ≥ 0), `apns-collapse-id` (400
 ///    `BadCollapseId`: more than 64 bytes).
 /// 5. body: 413 `PayloadTooLarge` above 4096 bytes (5120 for `voip`), 400 `PayloadEmpty`, 400 `BadPayload`
 ///    (LiveBus's own) when not a JSON object.
-/// 6. token: unknown 400 `BadDeviceToken`; another bundle's 400 `DeviceTokenNotForTopic`; no longer active 410
+/// 6. token: unknown 400 `BadDeviceToken`; another bundle's 400 `DeviceTokenNotForTopic`; a Live Activity token
+///    (``APNsTokenKind/liveActivity``) pushed with another push type and topic (`alert`, none, `voip`,
+///    `background` with the bare bundle id…) 400 `DeviceTokenNotForTopic` ("The device token doesn't match the
+///    specified topic": its topic is `<bundle id>.push-type.liveactivity`; APNs answered exactly that to a push to an
+///    activity's token with the bare bundle id as topic and no push type, Apple Developer Forums thread 712499, where
+///    Apple's Technology Evangelist names `apns-push-type: liveactivity` and the topic suffix as the fix); no longer active 410
 ///    `Unregistered` with its `timestamp` once ``unregisteredDelayMilliseconds`` have passed since it stopped
 ///    (before that, 200 and ``APNsVerdict/noPhoneHoldsToken``: Apple delays 410 by an unspecified time).
 ///
@@ -63,8 +82,16 @@ public struct APNsValidator: Sendable {
 
     /// The route of `path`, or why it has none (`BadPath`, `MissingDeviceToken`, `BadDeviceToken`).
     public static func route(_ path: String) -> Result<APNsRoute, APNsRejection> {
-        let pathOnly =
-            path.split(separator: "?", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? path
+        // APNs's paths carry no query ("/3/device/<device token>"): one with `?` is not one of them, 404 `BadPath`.
+        guard !path.contains("?") else {
+            return .failure(
+                APNsRejection(
+                    .badPath,
+                    ":path \(path.prefix(200)) has a query; APNs's paths are /3/device/<token> and /4/broadcasts/apps/<bundle-id>, without one"
+                )
+            )
+        }
+        let pathOnly = path
         if pathOnly.hasPrefix("/3/device/") || pathOnly == "/3/device" {
             let token = pathOnly.dropFirst("/3/device/".count)
             if token.isEmpty {
@@ -193,6 +220,13 @@ public struct APNsValidator: Sendable {
                     )
                 }
                 bundleID = String(t.dropLast(liveActivityTopicSuffix.count))
+            } else if t.hasSuffix(liveActivityTopicSuffix) {
+                throw APNsRejection(
+                    .invalidPushType,
+                    "apns-topic \(t.prefix(160)) is a Live Activity topic, which takes apns-push-type liveactivity, not "
+                        + (r.header("apns-push-type") == nil
+                            ? "alert (the default when apns-push-type is absent)" : String(pushType.prefix(80)))
+                )
             } else {
                 let base = Self.bundleID(ofTopic: t)
                 guard Self.isBundleID(base) else {
@@ -216,7 +250,8 @@ public struct APNsValidator: Sendable {
         var priority = 10
         if let p = r.header("apns-priority") {
             let allowed: [Int] = pushType == "liveactivity" ? [10, 5] : [10, 5, 1]
-            guard let n = Int(p), allowed.contains(n) else {
+            // Exactly the digits Apple lists ("10", "5", "1"): `Int("010")` and `Int("+10")` are 10, APNs's value is not.
+            guard let n = Int(p), allowed.contains(n), p == String(n) else {
                 throw APNsRejection(
                     .badPriority,
                     "apns-priority \(p.prefix(40)) is not \(allowed.map(String.init).joined(separator: ", ")) (for apns-push-type \(pushType))"
@@ -266,20 +301,22 @@ public struct APNsValidator: Sendable {
                     .badDeviceToken,
                     "no phone was given device token \(deviceToken): copy a token from `livebus status` (push tokens per phone) or a pushToken line of `livebus attach --json`"
                 )
-            case .active(let owner):
+            case .active(let owner, let kind):
                 guard owner == nil || owner == bundleID else {
                     throw APNsRejection(
                         .deviceTokenNotForTopic,
                         "device token \(deviceToken) belongs to \(owner ?? ""), not \(bundleID)"
                     )
                 }
-            case .unregistered(let owner, let since):
+                try Self.checkKind(kind, token: deviceToken, pushType: pushType, topic: topic, bundleID: bundleID)
+            case .unregistered(let owner, let since, let kind):
                 guard owner == nil || owner == bundleID else {
                     throw APNsRejection(
                         .deviceTokenNotForTopic,
                         "device token \(deviceToken) belongs to \(owner ?? ""), not \(bundleID)"
                     )
                 }
+                try Self.checkKind(kind, token: deviceToken, pushType: pushType, topic: topic, bundleID: bundleID)
                 if now.millisecondsSinceEpoch.saturatingSubtracting(since) >= unregisteredDelayMilliseconds {
                     throw APNsRejection(
                         .unregistered,
@@ -302,6 +339,23 @@ public struct APNsValidator: Sendable {
             channelID: channelID,
             providerToken: token,
             body: r.body
+        )
+    }
+
+    /// Refuses a push to a Live Activity token that is not `liveactivity` to `<bundle id>.push-type.liveactivity`
+    /// (400 `DeviceTokenNotForTopic`; see step 6 of the type's documentation for the source).
+    private static func checkKind(
+        _ kind: APNsTokenKind,
+        token: String,
+        pushType: String,
+        topic: String?,
+        bundleID: String
+    ) throws(APNsRejection) {
+        guard kind == .liveActivity, pushType != "liveactivity" else { return }
+        throw APNsRejection(
+            .deviceTokenNotForTopic,
+            "device token \(token) is a Live Activity token: it takes apns-push-type liveactivity with apns-topic "
+                + "\(bundleID)\(liveActivityTopicSuffix), not apns-push-type \(pushType) with apns-topic \(topic ?? "")"
         )
     }
 

@@ -141,7 +141,11 @@ public struct APNsChannelDirectory: Sendable {
                 )
             }
             let policyValue = o["message-storage-policy"]
-            guard let n = policyValue as? NSNumber, n.doubleValue == 0 || n.doubleValue == 1
+            // The number 0 or 1 (Apple's broadcast API): JSONSerialization gives `true` as a number 1 too, so the
+            // member is read again as an integer, which a boolean is not.
+            let policy = try? JSONDecoder().decode(StoragePolicyField.self, from: Data(r.body))
+            guard let n = policyValue as? NSNumber, n.doubleValue == 0 || n.doubleValue == 1,
+                let p = policy?.value, p == 0 || p == 1
             else {
                 return fail(
                     .badMessageStoragePolicy,
@@ -262,4 +266,11 @@ public struct PushToStartBudget: Sendable, Equatable {
         spent.append(now)
         return true
     }
+}
+
+/// `message-storage-policy` read as an integer (`true` or `"1"` fails to decode; a channel's policy is the number 0
+/// or 1).
+private struct StoragePolicyField: Decodable {
+    let value: Int?
+    enum CodingKeys: String, CodingKey { case value = "message-storage-policy" }
 }

@@ -44,6 +44,8 @@ final class HTTP2Session {
         var body: [UInt8] = []
         var bodyLength = 0
         var complete = false
+        /// Answered before its request ended (its body passed the payload limit): reset once the answer is out.
+        var answeredEarly = false
         var responseBody: [UInt8] = []
         var responseOffset = 0
     }
@@ -97,6 +99,25 @@ final class HTTP2Session {
             if room > 0, let data {
                 st.body.append(contentsOf: UnsafeBufferPointer(start: data, count: min(room, len)))
             }
+            // A body past the largest payload its push type takes (5120 bytes for voip, else 4096) is answered as it
+            // passes the limit (413 PayloadTooLarge once the headers pass), not after its end or the stream timeout.
+            let limit =
+                st.headers.contains { $0.name == "apns-push-type" && $0.value == "voip" }
+                ? APNsLimits.voipPayloadBytes : APNsLimits.payloadBytes
+            if !st.complete, st.bodyLength > limit, st.path.hasPrefix("/3/") || st.path.hasPrefix("/4/") {
+                st.complete = true
+                st.answeredEarly = true
+                s.onRequest?(
+                    streamID,
+                    APNsRequest(
+                        method: st.method,
+                        path: st.path,
+                        headers: st.headers,
+                        body: st.body,
+                        bodyLength: st.bodyLength
+                    )
+                )
+            }
             return 0
         }
         nghttp2_session_callbacks_set_on_frame_recv_callback(cbs) { _, frame, user in
@@ -125,7 +146,7 @@ final class HTTP2Session {
             // RFC 9113 §8.1 allows, once the answer is out.
             let s = HTTP2Session.of(user)
             guard let frame, frame.pointee.hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0,
-                let st = s.streams[frame.pointee.hd.stream_id], !st.complete
+                let st = s.streams[frame.pointee.hd.stream_id], !st.complete || st.answeredEarly
             else { return 0 }
             nghttp2_submit_rst_stream(
                 session,

@@ -267,8 +267,13 @@ enum AttachCommand {
             // A refused peer (SO_PEERCRED) ends the session even after a WELCOME: the client does not retry it; so
             // does a HELLO refusal that retrying cannot fix (ClientSession.endsTheSession: a resume past
             // --max-subscriptions, an unknown device…), on a reconnect too: the session is closed already.
+            // A `down` toxic's refusal (connectionsRefused) is retried with backoff before the first WELCOME too:
+            // the phone attaches once the toxic is removed (FAULTS.md §6).
+            let transient = ClientSession.transientRefusals.contains {
+                msg.hasPrefix("daemon error \($0) ")
+            }
             let fatal =
-                !welcomed && (msg.hasPrefix("daemon error") || msg.hasPrefix("cannot connect"))
+                !welcomed && !transient && (msg.hasPrefix("daemon error") || msg.hasPrefix("cannot connect"))
                 || ((msg.hasPrefix("cannot connect") || msg.hasPrefix("daemon error")) && session.syncState == .closed)
             if json {
                 // PROTOCOL.md §10: every line has clientTime (ms since the Unix epoch, the phone's clock).

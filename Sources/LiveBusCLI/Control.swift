@@ -439,23 +439,25 @@ enum FaultCommand {
                         for t in ts {
                             text +=
                                 "  \(t["id"]?.stringValue ?? "?") \(t["kind"]?.stringValue ?? "?") \(t["direction"]?.stringValue ?? "")"
-                            text +=
-                                " toxicity \(t["toxicity"]?.doubleValue ?? 1) \(t["params"].map { "\($0)" } ?? "")\n"
+                            text += " toxicity \(t["toxicity"]?.doubleValue ?? 1)"
+                            let params = Self.paramsText(t)
+                            text += (params.isEmpty ? "" : " " + params) + Self.seedText(t) + "\n"
                         }
                     }
-                    if let seed = entry["seed"]?.doubleValue {
-                        text += "  seed \(UInt64(exactly: seed).map { "\($0)" } ?? "\(seed)")"
-                    }
+                    var counters: [String] = []
                     for (dir, label) in [("down", "downstream"), ("up", "upstream")] {
                         guard case .object(let st)? = entry["stats"]?[dir] else { continue }
                         let nonzero = st.filter { ($0.value.doubleValue ?? 0) > 0 }.sorted { $0.key < $1.key }
                         if !nonzero.isEmpty {
-                            text +=
-                                " · \(label): "
-                                + nonzero.map { "\($0.key) \(Int($0.value.doubleValue ?? 0))" }.joined(separator: ", ")
+                            counters.append(
+                                "\(label): "
+                                    + nonzero.map { "\($0.key) \(Int($0.value.doubleValue ?? 0))" }.joined(
+                                        separator: ", "
+                                    )
+                            )
                         }
                     }
-                    if entry["seed"] != nil { text += "\n" }
+                    if !counters.isEmpty { text += "  " + counters.joined(separator: " · ") + "\n" }
                 }
             }
             out.success(text, data: data)
@@ -552,15 +554,46 @@ enum FaultCommand {
             let data = try LivebusCommand.resultData(
                 AdminClient.request(socket: socket, command: "fault.add", args: args)
             )
+            // What the daemon acts with: every parameter (defaults filled in) and the seed (FAULTS.md §1).
+            var reported: String?
+            if case .array(let ts)? = data["toxics"], let t = ts.first {
+                let params = Self.paramsText(t)
+                reported = " (" + (params.isEmpty ? "" : params + "; ") + String(Self.seedText(t).dropFirst(3)) + ")"
+            }
             out.success(
                 "\(kind) added as \(data["id"]?.stringValue ?? "?") on \(ControlCommands.sessionsText(data).isEmpty ? "the daemon" : ControlCommands.sessionsText(data))"
-                    + (understood.isEmpty ? "" : ": " + understood.joined(separator: ", ")),
+                    + (understood.isEmpty ? "" : ": " + understood.joined(separator: ", ")) + (reported ?? ""),
                 data: data
             )
         default:
             throw .usage("unknown fault action '\(verb)'; use add, list, remove or preset")
         }
         return 0
+    }
+
+    /// A reported toxic's parameters (`params`, defaults filled in by the daemon) in its kind's order, e.g.
+    /// `latencyMs 500, jitterMs 0`; `frameTypes` as frame type names (`PUBLISH,EVENT`).
+    static func paramsText(_ toxic: JSONValue) -> String {
+        guard case .object(let p)? = toxic["params"] else { return "" }
+        let order = toxic["kind"]?.stringValue.flatMap(ToxicKind.init(rawValue:))?.parameterNames ?? []
+        let names = order.filter { p[$0] != nil } + p.keys.filter { !order.contains($0) }.sorted()
+        return names.map { name -> String in
+            let v = p[name]!
+            if name == "frameTypes", case .array(let codes) = v {
+                let types = codes.compactMap { c in
+                    c.doubleValue.flatMap { UInt8(exactly: $0) }.map { FrameType(rawValue: $0)?.description ?? "\($0)" }
+                }
+                return "frameTypes \(types.joined(separator: ","))"
+            }
+            if let d = v.doubleValue { return "\(name) \(Int64(exactly: d).map { "\($0)" } ?? "\(d)")" }
+            return "\(name) \(v)"
+        }.joined(separator: ", ")
+    }
+
+    /// ` · seed N` for a reported toxic (its own seed), or empty.
+    static func seedText(_ toxic: JSONValue) -> String {
+        guard let seed = toxic["seed"]?.doubleValue else { return "" }
+        return " · seed \(UInt64(exactly: seed).map { "\($0)" } ?? "\(seed)")"
     }
 
     /// The toxic ids of a `fault.add` / `fault.preset` result, comma-separated.

@@ -232,7 +232,7 @@ public final class ClientSession {
     /// refused so would be refused again for the whole resume window), or `rejected` (a name in use or reserved, §4.2)
     /// before the session was ever attached; after that, `rejected` is retried: the reservation ends with the other
     /// session's resume window. `resumeRejected` attaches as a new session; everything else (`shuttingDown`,
-    /// `tooManyConnections`, `internalError`, …) is retried. Source: PROTOCOL.md §6, "A refused HELLO".
+    /// `tooManyConnections`, `connectionsRefused`, `internalError`, …) is retried. Source: PROTOCOL.md §6, "A refused HELLO".
     /// - Parameters:
     ///   - refusal: The ERROR's `name` (`Protocol/errors.json`).
     ///   - attached: Whether a WELCOME came on an earlier connection of the session.
@@ -240,6 +240,12 @@ public final class ClientSession {
     public static func endsTheSession(refusal: String, attached: Bool) -> Bool {
         unretryableRefusals.contains(refusal) || (refusal == WireError.Code.rejected.name && !attached)
     }
+
+    /// The HELLO refusals that are retried with backoff even before the session was ever attached, by `livebus
+    /// attach` too: `connectionsRefused`, a `down` toxic that refuses new connections until it is removed
+    /// (FAULTS.md §6: "backoff until the toxic is removed, then attach or resume"). The Python client retries every
+    /// refusal outside its `_INPUT_ERRORS`, this one included. Source: PROTOCOL.md §6, "A refused HELLO".
+    public static let transientRefusals: Set<String> = [WireError.Code.connectionsRefused.name]
     /// The reason of the daemon's BYE on the current connection, until it closes.
     private var byeReason: String?
     /// The posture the daemon accepted last (HELLO's, then each POSTURE sent while the connection stayed open): a

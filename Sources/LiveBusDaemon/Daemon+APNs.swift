@@ -649,29 +649,42 @@ extension Daemon {
     /// the token, and a push to it reaches nobody and says so); an attached phone's token for an order topic
     /// (``LiveBusPushTokens/activityToken(phone:order:)``: no longer active once the order ended). Any other token
     /// is unknown (400 `BadDeviceToken`). Each token belongs to its phone's bundle id (400 `DeviceTokenNotForTopic`
-    /// for another topic).
+    /// for another topic) and is a Live Activity token (``APNsTokenKind/liveActivity``: 400 `DeviceTokenNotForTopic`
+    /// for a push type other than `liveactivity`).
     func apnsResolve(_ token: String) -> (status: APNsTokenStatus, target: APNsTarget?, order: String?) {
         let phones = sessions.values.filter { $0.role == .session && $0.phase == .established }
         func bundle(_ s: Session) -> String { s.profile.bundleID ?? LiveBusPushTokens.defaultBundleID }
         for s in phones where LiveBusPushTokens.pushToStartToken(phone: s.name, bundleID: bundle(s)) == token {
-            return (.active(bundleID: bundle(s)), .pushToStart(s, bundleID: bundle(s)), nil)
+            return (.active(bundleID: bundle(s), kind: .liveActivity), .pushToStart(s, bundleID: bundle(s)), nil)
         }
         if let a = apns?.pushStarted.last(where: { $0.token == token }) {
             if let ended = a.endedAt {
                 return (
-                    .unregistered(bundleID: a.bundleID, sinceMilliseconds: ended.millisecondsSinceEpoch), nil, a.order
+                    .unregistered(
+                        bundleID: a.bundleID,
+                        sinceMilliseconds: ended.millisecondsSinceEpoch,
+                        kind: .liveActivity
+                    ), nil, a.order
                 )
             }
             let s = phones.first { $0.name == a.phone }
-            return (.active(bundleID: a.bundleID), s.map { .activity($0, order: a.order) }, a.order)
+            return (
+                .active(bundleID: a.bundleID, kind: .liveActivity), s.map { .activity($0, order: a.order) }, a.order
+            )
         }
         let orders = store.topics.filter { $0.hasPrefix("orders/") }.map { String($0.dropFirst("orders/".count)) }
         for s in phones {
             for o in orders where LiveBusPushTokens.activityToken(phone: s.name, order: o) == token {
                 if let last = store.latest(topic: "orders/" + o), last.isTerminal {
-                    return (.unregistered(bundleID: bundle(s), sinceMilliseconds: last.body.timestamp), nil, o)
+                    return (
+                        .unregistered(
+                            bundleID: bundle(s),
+                            sinceMilliseconds: last.body.timestamp,
+                            kind: .liveActivity
+                        ), nil, o
+                    )
                 }
-                return (.active(bundleID: bundle(s)), .activity(s, order: o), o)
+                return (.active(bundleID: bundle(s), kind: .liveActivity), .activity(s, order: o), o)
             }
         }
         return (.unknown, nil, nil)

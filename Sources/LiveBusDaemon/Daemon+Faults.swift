@@ -122,14 +122,14 @@ extension Daemon {
     func faultList() -> JSONValue {
         var out: [JSONValue] = []
         if !daemonToxics.isEmpty {
-            out.append(.object(["session": .string("(daemon)"), "toxics": Daemon.jsonValue(daemonToxics)]))
+            out.append(.object(["session": .string("(daemon)"), "toxics": reportedToxics(daemonToxics)]))
         }
         for s in phones() where !(s.faults?.toxics.isEmpty ?? true) || sessionDownToxics[s.name] != nil {
             let f = s.faults ?? SessionFaults(seed: options.seed, session: s.name)
             out.append(
                 .object([
                     "session": .string(s.name),
-                    "toxics": Daemon.jsonValue(f.toxics + (sessionDownToxics[s.name] ?? [])),
+                    "toxics": reportedToxics(f.toxics + (sessionDownToxics[s.name] ?? []), defaultSeed: f.seed),
                     "seed": .number(Double(f.seed)),
                     "stats": .object([
                         "down": Daemon.statsJSON(f.downstream.stats), "up": Daemon.statsJSON(f.upstream.stats),
@@ -143,8 +143,9 @@ extension Daemon {
             out.append(
                 .object([
                     "session": .string(resumable[token]?.name ?? "(disconnected)"), "disconnected": .bool(true),
-                    "toxics": Daemon.jsonValue(
-                        f.toxics + (resumable[token].flatMap { sessionDownToxics[$0.name] } ?? [])
+                    "toxics": reportedToxics(
+                        f.toxics + (resumable[token].flatMap { sessionDownToxics[$0.name] } ?? []),
+                        defaultSeed: f.seed
                     ),
                 ])
             )
@@ -153,11 +154,18 @@ extension Daemon {
         for (name, downs) in sessionDownToxics.sorted(by: { $0.key < $1.key }) where !listed.contains(name) {
             out.append(
                 .object([
-                    "session": .string(name), "disconnected": .bool(true), "toxics": Daemon.jsonValue(downs),
+                    "session": .string(name), "disconnected": .bool(true), "toxics": reportedToxics(downs),
                 ])
             )
         }
         return .array(out)
+    }
+
+    /// Toxics as `fault add` and `fault list` report them: `{"id", "kind", "direction", "toxicity", "params",
+    /// "seed"}`, each with its effective parameters (defaults filled in, FAULTS.md §3) and its own seed
+    /// (``ToxicSpec/reported(defaultSeed:)``; `defaultSeed` nil: the daemon's `--seed`).
+    func reportedToxics(_ toxics: [ToxicSpec], defaultSeed: UInt64? = nil) -> JSONValue {
+        Daemon.jsonValue(toxics.map { $0.reported(defaultSeed: defaultSeed ?? options.seed) })
     }
 
     /// What a pipeline did: frames dropped, duplicated, corrupted and reordered, bytes blackholed and discarded.
@@ -311,6 +319,20 @@ extension Daemon {
             return
         case .success(let v): seed = v
         }
+        // Each toxic keeps the seed it was added with (FAULTS.md §1): the result and `fault list` show it.
+        for i in specs.indices { specs[i].seed = seed }
+        // The result: the ids, the toxics with their effective parameters and seed, the seed, the sessions.
+        let added: [ToxicSpec] = specs
+        func result(_ sessions: [String]) -> ResultBody {
+            ResultBody(
+                ok: true,
+                data: .object([
+                    "id": .string(faultID), "ids": ids, "seed": .number(Double(seed)),
+                    "toxics": reportedToxics(added, defaultSeed: seed),
+                    "sessions": .array(sessions.map { .string($0) }),
+                ])
+            )
+        }
         // `down` aimed at phones (`--session X`, `--minority`, …) refuses only their new connections; without a
         // target it is daemon-wide, as toxiproxy's disabled proxy.
         var sessionDowns: (names: [String], toxics: [ToxicSpec])?
@@ -347,17 +369,7 @@ extension Daemon {
         }
         if sessionDowns != nil, specs.isEmpty {
             commitSessionDowns()
-            reply(
-                admin,
-                id: id,
-                ResultBody(
-                    ok: true,
-                    data: .object([
-                        "id": .string(faultID), "ids": ids,
-                        "sessions": .array(sessionDowns!.names.map { .string($0) }),
-                    ])
-                )
-            )
+            reply(admin, id: id, result(sessionDowns!.names))
             return
         }
         if specs.contains(where: { $0.kind == .down }) {
@@ -376,11 +388,7 @@ extension Daemon {
             logger.log(.notice, "fault added", [("fault", faultID), ("toxic", "down"), ("target", "daemon")])
             specs.removeAll { $0.kind == .down }
             if specs.isEmpty {
-                reply(
-                    admin,
-                    id: id,
-                    ResultBody(ok: true, data: .object(["id": .string(faultID), "ids": ids, "sessions": .array([])]))
-                )
+                reply(admin, id: id, result([]))
                 return
             }
         }
@@ -418,13 +426,13 @@ extension Daemon {
             planned.append((s, f, downActions, upActions))
         }
         commitSessionDowns()
-        var applied: [JSONValue] = []
+        var applied: [String] = []
         for (s, f, downActions, upActions) in planned {
             s.faults = f
             run(downActions, on: s, direction: .downstream)
             run(upActions, on: s, direction: .upstream)
             armFaults(s)
-            applied.append(.string(s.name))
+            applied.append(s.name)
             logger.log(
                 .notice,
                 "fault added",
@@ -434,11 +442,7 @@ extension Daemon {
                 ]
             )
         }
-        reply(
-            admin,
-            id: id,
-            ResultBody(ok: true, data: .object(["id": .string(faultID), "ids": ids, "sessions": .array(applied)]))
-        )
+        reply(admin, id: id, result(applied))
     }
 
     private func faultRemove(_ args: [String: JSONValue], id: UInt64, admin: Session) {

@@ -517,14 +517,53 @@ public final class Daemon {
         stopFederation()
         signals?.close()
         signals = nil
+        var draining: [Session] = []
         for s in sessions.values {
             send(s, .bye, body: ByeBody(reason: reason))
-            closeSession(s, reason: "shutdown", flush: true)
+            if drainThroughFaults(s) {
+                draining.append(s)
+            } else {
+                closeSession(s, reason: "shutdown", flush: true)
+            }
         }
-        onShutdown?()
-        dataLock?.release()
-        // Let BYE frames flush, then stop.
-        loop.scheduleTimer(after: 50, repeat: 0) { [loop] in loop.stop() }
+        // Sessions whose toxics still hold bytes (the BYE among them) first get them, for at most
+        // `shutdownDrainMilliseconds`; then the data directory's lock goes, BYE frames flush, and the loop stops.
+        let finish = { [unowned self, loop] in
+            self.onShutdown?()
+            self.dataLock?.release()
+            loop.scheduleTimer(after: 50, repeat: 0) { loop.stop() }
+        }
+        guard !draining.isEmpty else {
+            finish()
+            return
+        }
+        let deadline = monotonicMs + Daemon.shutdownDrainMilliseconds
+        var check: (any BusTimer)?
+        check = loop.scheduleTimer(after: 10, repeat: 10) { [unowned self] in
+            let open = draining.filter { $0.phase != .closed }
+            guard open.isEmpty || self.monotonicMs >= deadline else { return }
+            for s in open { self.closeSession(s, reason: "shutdown: drain time over", flush: true) }
+            check?.cancel()
+            check = nil
+            finish()
+        }
+    }
+
+    /// The longest a shutdown waits for bytes a session's downstream toxics still hold (`latency`, `bandwidth`,
+    /// `slicer`, `slow_close`), the BYE among them, before it closes the session anyway: 5000 ms (ours).
+    static let shutdownDrainMilliseconds: Int64 = 5000
+
+    /// At shutdown: when `s`'s downstream toxics hold bytes, asks its pipeline for a close after them (FAULTS.md §2:
+    /// "a close … comes after every byte in flight") and keeps its fault timer running; the pipeline's close closes
+    /// the session. Returns `false` (the caller closes the session now) when it has no toxic in the way.
+    private func drainThroughFaults(_ s: Session) -> Bool {
+        guard s.hasFaults, var f = s.faults, f.downstream.isActive, s.phase != .closed else { return false }
+        let actions = f.downstream.close(at: monotonicMs)
+        s.faults = f
+        run(actions, on: s, direction: .downstream)
+        guard s.phase != .closed else { return true }
+        armFaults(s)
+        return true
     }
 
     // MARK: - Simulator
@@ -860,12 +899,12 @@ public final class Daemon {
         // `down` refuses phones and publishers, never the admin interface that can remove it.
         if h.role != .admin && FaultPipeline.refusesConnections(daemonToxics) {
             policy = WireError(
-                .rejected,
+                .connectionsRefused,
                 "new connections are refused by the 'down' toxic; `livebus fault remove` ends it"
             )
         } else if h.role == .session, let (name, t) = sessionDown(for: h) {
             policy = WireError(
-                .rejected,
+                .connectionsRefused,
                 "new connections of session '\(name)' are refused by its 'down' toxic '\(t.id)'; `livebus fault remove \(t.id)` ends it"
             )
         }

@@ -197,6 +197,13 @@ public struct FaultPipeline: Sendable {
     ///   kind is already in this pipeline (one toxic of each kind per session and direction).
     @discardableResult
     public mutating func add(_ spec: ToxicSpec, at nowMs: Int64) throws(FaultError) -> [FaultAction] {
+        try add(spec, seed: nil, at: nowMs)
+    }
+
+    /// Adds a toxic at `nowMs` (see ``add(_:at:)``) whose generator derives from `seed` and its id instead of the
+    /// pipeline's seed (`nil`: the pipeline's): a toxic added by another `fault add --seed`.
+    @discardableResult
+    public mutating func add(_ spec: ToxicSpec, seed: UInt64?, at nowMs: Int64) throws(FaultError) -> [FaultAction] {
         try spec.validate()
         if let other = installed.first(where: { $0.spec.id == spec.id || $0.spec.kind == spec.kind }) {
             throw FaultError(
@@ -206,7 +213,7 @@ public struct FaultPipeline: Sendable {
             )
         }
         var out = advance(to: nowMs)
-        var random = FaultRandom(seed: seed, label: spec.id)
+        var random = FaultRandom(seed: seed ?? self.seed, label: spec.id)
         let isActive = random.chance(spec.toxicity)
         installed.append(Installed(spec: spec, isActive: isActive, random: random, addedAtMs: nowMs))
         if isActive, spec.kind == .timeout || spec.kind == .partition { discardForBlackhole() }

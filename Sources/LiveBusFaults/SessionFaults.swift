@@ -5,12 +5,15 @@ public struct SessionFaults: Sendable {
     /// Client → daemon: every chunk the daemon reads from the session.
     public var upstream: FaultPipeline
 
-    /// The user's seed the pipelines derive from (`fault add --seed`), shown by `livebus fault list`.
+    /// The user's seed the pipelines derive from (`fault add --seed`) for a toxic without a seed of its own.
     public let seed: UInt64
+    /// The session's name, which every toxic's generator derives from with its seed.
+    public let session: String
 
     /// Pipelines seeded from the user's `seed` and the session's name (`FaultTargeting.pipelineSeed`).
     public init(seed: UInt64, session: String) {
         self.seed = seed
+        self.session = session
         downstream = FaultPipeline(
             seed: FaultTargeting.pipelineSeed(seed: seed, session: session, direction: .downstream)
         )
@@ -29,7 +32,8 @@ public struct SessionFaults: Sendable {
     /// The earlier of the two pipelines' deadlines (monotonic milliseconds).
     public var nextDeadlineMs: Int64? { [downstream.nextDeadlineMs, upstream.nextDeadlineMs].compactMap { $0 }.min() }
 
-    /// Adds `spec` to the pipeline(s) it acts on, both or neither.
+    /// Adds `spec` to the pipeline(s) it acts on, both or neither. Its generators derive from `spec.seed` (else
+    /// ``seed``), the session's name and the direction, and the toxic's id.
     /// - Returns: the actions due by `nowMs` in each direction.
     /// - Throws: `FaultError` `.invalidParameter` (including `down`, which is daemon-wide: keep it in the daemon's list
     ///   and ask `FaultPipeline.refusesConnections(_:)`), `.duplicateToxic`.
@@ -56,8 +60,14 @@ public struct SessionFaults: Sendable {
         }
         var down: [FaultAction] = []
         var up: [FaultAction] = []
-        if spec.appliesTo(.downstream) { down = try downstream.add(spec, at: nowMs) }
-        if spec.appliesTo(.upstream) { up = try upstream.add(spec, at: nowMs) }
+        // A toxic with its own seed (its `fault add --seed`) draws from that seed, not the session's first one.
+        func pipelineSeed(_ d: FaultDirection) -> UInt64? {
+            spec.seed.map { FaultTargeting.pipelineSeed(seed: $0, session: session, direction: d) }
+        }
+        if spec.appliesTo(.downstream) {
+            down = try downstream.add(spec, seed: pipelineSeed(.downstream), at: nowMs)
+        }
+        if spec.appliesTo(.upstream) { up = try upstream.add(spec, seed: pipelineSeed(.upstream), at: nowMs) }
         return (down, up)
     }
 

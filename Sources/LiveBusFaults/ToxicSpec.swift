@@ -151,6 +151,32 @@ public struct ToxicParams: Codable, Sendable, Equatable {
         public static let frameTypes: [UInt8] = [5, 6]
     }
 
+    /// These parameters with every member `kind` takes (``ToxicKind/parameterNames``) and leaves unset given its
+    /// default (``Defaults``): what the toxic acts with, as `livebus fault add` and `fault list` report it
+    /// (`limit_data`'s `bytes` has no default and stays as given).
+    public func effective(for kind: ToxicKind) -> ToxicParams {
+        var p = self
+        for name in kind.parameterNames {
+            switch name {
+            case "latencyMs": p.latencyMs = p.latencyMs ?? Defaults.latencyMs
+            case "jitterMs": p.jitterMs = p.jitterMs ?? Defaults.jitterMs
+            case "rateKBps": p.rateKBps = p.rateKBps ?? Defaults.rateKBps
+            case "averageSize": p.averageSize = p.averageSize ?? Defaults.averageSize
+            case "sizeVariation": p.sizeVariation = p.sizeVariation ?? Defaults.sizeVariation
+            case "delayUs": p.delayUs = p.delayUs ?? Defaults.delayUs
+            case "delayMs":
+                p.delayMs = p.delayMs ?? (kind == .reorder ? Defaults.reorderDelayMs : Defaults.slowCloseDelayMs)
+            case "timeoutMs": p.timeoutMs = p.timeoutMs ?? Defaults.timeoutMs
+            case "probability": p.probability = p.probability ?? Defaults.probability
+            case "window": p.window = p.window ?? Defaults.window
+            case "durationMs": p.durationMs = p.durationMs ?? Defaults.durationMs
+            case "frameTypes": p.frameTypes = p.frameTypes ?? Defaults.frameTypes
+            default: break
+            }
+        }
+        return p
+    }
+
     /// The member names that are set, in declaration order.
     public var setNames: [String] {
         var names: [String] = []
@@ -184,6 +210,10 @@ public struct ToxicSpec: Codable, Sendable, Equatable {
     public var toxicity: Double
     /// The kind's parameters.
     public var params: ToxicParams
+    /// The seed of the `fault add` that added this toxic (its `--seed`, else the daemon's): its toxicity draw and
+    /// per-frame chances derive from it, the session's name and the direction (``SessionFaults/add(_:at:)``);
+    /// `nil`: the session's seed.
+    public var seed: UInt64?
 
     /// A toxic; `id` defaults to toxiproxy's `<type>_<stream>` naming (`latency_downstream`).
     public init(
@@ -191,19 +221,21 @@ public struct ToxicSpec: Codable, Sendable, Equatable {
         kind: ToxicKind,
         direction: FaultDirection = .downstream,
         toxicity: Double = 1,
-        params: ToxicParams = ToxicParams()
+        params: ToxicParams = ToxicParams(),
+        seed: UInt64? = nil
     ) {
         self.id = id ?? "\(kind.rawValue)_\(direction == .downstream ? "downstream" : "upstream")"
         self.kind = kind
         self.direction = direction
         self.toxicity = toxicity
         self.params = params
+        self.seed = seed
     }
 
-    private enum CodingKeys: String, CodingKey { case id, kind, direction, toxicity, params }
+    private enum CodingKeys: String, CodingKey { case id, kind, direction, toxicity, params, seed }
 
-    /// Decodes `{"id"?, "kind", "direction"?, "toxicity"?, "params"?}` with ``init(id:kind:direction:toxicity:params:)``'s
-    /// defaults for what is absent.
+    /// Decodes `{"id"?, "kind", "direction"?, "toxicity"?, "params"?, "seed"?}` with
+    /// ``init(id:kind:direction:toxicity:params:seed:)``'s defaults for what is absent.
     /// - Throws: `DecodingError` when `kind` is missing or unknown, or a member has the wrong type.
     public init(from decoder: any Decoder) throws {
         let c = try decoder.container(keyedBy: CodingKeys.self)
@@ -212,8 +244,18 @@ public struct ToxicSpec: Codable, Sendable, Equatable {
             kind: try c.decode(ToxicKind.self, forKey: .kind),
             direction: try c.decodeIfPresent(FaultDirection.self, forKey: .direction) ?? .downstream,
             toxicity: try c.decodeIfPresent(Double.self, forKey: .toxicity) ?? 1,
-            params: try c.decodeIfPresent(ToxicParams.self, forKey: .params) ?? ToxicParams()
+            params: try c.decodeIfPresent(ToxicParams.self, forKey: .params) ?? ToxicParams(),
+            seed: try c.decodeIfPresent(UInt64.self, forKey: .seed)
         )
+    }
+
+    /// This toxic as `livebus fault add` and `fault list` report it: its parameters with the defaults filled in
+    /// (``ToxicParams/effective(for:)``) and its seed (`defaultSeed` when it has none of its own).
+    public func reported(defaultSeed: UInt64) -> ToxicSpec {
+        var t = self
+        t.params = params.effective(for: kind)
+        t.seed = seed ?? defaultSeed
+        return t
     }
 
     /// True when the toxic belongs in the pipeline of `direction`: its own direction, or both for `partition`.

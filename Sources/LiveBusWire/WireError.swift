@@ -67,6 +67,9 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
         public static let idleTimeout = Code(24, "idleTimeout")
         /// The daemon serves its maximum number of connections; this one is refused, the others keep working.
         public static let tooManyConnections = Code(25, "tooManyConnections")
+        /// New connections are refused for now by a `down` toxic (Protocol/FAULTS.md §3); the message names it. A
+        /// client backs off and retries until it is removed, then attaches or resumes (FAULTS.md §6).
+        public static let connectionsRefused = Code(26, "connectionsRefused")
         /// A federated daemon cannot reach its NATS JetStream cluster (lost, partitioned, or not yet joined): the
         /// PUBLISH was not stored; publish again once `livebus status` shows the federation connected (§5.8).
         public static let federationUnavailable = Code(30, "federationUnavailable")
@@ -79,7 +82,7 @@ public struct WireError: Error, Sendable, Equatable, CustomStringConvertible {
             .invalidValue, .storeUnavailable,
             // 20–29: resource limits (PROTOCOL.md §5.6).
             .messageRateTooHigh, .tooManySubscriptions, .replyQueueFull, .handshakeTimeout, .idleTimeout,
-            .tooManyConnections,
+            .tooManyConnections, .connectionsRefused,
             // 30–39: federation (PROTOCOL.md §5.8).
             .federationUnavailable,
         ]

@@ -81,6 +81,23 @@ struct ChannelTests {
                 "BadMessageStoragePolicy"
             ),
             (request("POST", path, body: #"{"message-storage-policy":0,"push-type":"alert"}"#), 400, "InvalidPushType"),
+            // 0 or 1, the numbers; not a boolean, a string or 0.5 (fresh-user review 2026-12-03, finding 9)
+            (
+                request("POST", path, body: #"{"message-storage-policy":true,"push-type":"LiveActivity"}"#), 400,
+                "BadMessageStoragePolicy"
+            ),
+            (
+                request("POST", path, body: #"{"message-storage-policy":false,"push-type":"LiveActivity"}"#), 400,
+                "BadMessageStoragePolicy"
+            ),
+            (
+                request("POST", path, body: #"{"message-storage-policy":"1","push-type":"LiveActivity"}"#), 400,
+                "BadMessageStoragePolicy"
+            ),
+            (
+                request("POST", path, body: #"{"message-storage-policy":0.5,"push-type":"LiveActivity"}"#), 400,
+                "BadMessageStoragePolicy"
+            ),
             (request("POST", path, body: "not json"), 400, "BadPayload"),
             (request("PUT", path), 405, "MethodNotAllowed"),
             (request("POST", "/1/apps/\(bundle)/all-channels"), 405, "MethodNotAllowed"),

@@ -83,6 +83,46 @@ struct ValidationTests {
         #expect(reason(request(["apns-topic": ".push-type.liveactivity"])) == .badTopic)
     }
 
+    /// A Live Activity token takes `liveactivity` to `<bundle>.push-type.liveactivity` only; the Live Activity topic
+    /// with another push type (or none) is `InvalidPushType`, another topic `DeviceTokenNotForTopic` (fresh-user
+    /// review 2026-12-03, finding 3; sources in `APNsValidator`).
+    @Test func liveActivityTokensTakeLiveActivityPushesOnly() {
+        let la: [String: APNsTokenStatus] = [token: .active(bundleID: bundle, kind: .liveActivity)]
+        #expect(reason(request(), directory: la) == nil)
+        #expect(reason(request(["apns-push-type": "alert"]), directory: la) == .invalidPushType)
+        #expect(reason(request(["apns-push-type": nil]), directory: la) == .invalidPushType)
+        #expect(reason(request(["apns-push-type": "voip"]), directory: la) == .invalidPushType)
+        #expect(
+            reason(
+                request(["apns-push-type": "background", "apns-topic": bundle, "apns-priority": "5"]),
+                directory: la
+            )
+                == .deviceTokenNotForTopic
+        )
+        #expect(
+            reason(request(["apns-push-type": "alert", "apns-topic": bundle]), directory: la) == .deviceTokenNotForTopic
+        )
+        #expect(
+            reason(request(["apns-push-type": "voip", "apns-topic": bundle + ".voip"]), directory: la)
+                == .deviceTokenNotForTopic
+        )
+        let ended: [String: APNsTokenStatus] = [
+            token: .unregistered(bundleID: bundle, sinceMilliseconds: 0, kind: .liveActivity)
+        ]
+        #expect(
+            reason(request(["apns-push-type": "alert", "apns-topic": bundle]), directory: ended)
+                == .deviceTokenNotForTopic
+        )
+        // an app's device token still takes an alert to its bundle id
+        #expect(reason(request(["apns-push-type": "alert", "apns-topic": bundle])) == nil)
+    }
+
+    /// APNs's paths carry no query (finding 9).
+    @Test func aQueryIsBadPath() {
+        #expect(reason(request(path: "/3/device/\(token)?x=1")) == .badPath)
+        #expect(reason(request(path: "/3/device/\(token)?")) == .badPath)
+    }
+
     @Test func priority() {
         #expect(reason(request(["apns-priority": "5"])) == nil)
         #expect(reason(request(["apns-priority": "10"])) == nil)
@@ -90,6 +130,10 @@ struct ValidationTests {
         #expect(reason(request(["apns-priority": "7"])) == .badPriority)
         #expect(reason(request(["apns-priority": "high"])) == .badPriority)
         #expect(reason(request(["apns-priority": ""])) == .badPriority)
+        // exactly Apple's values, not other spellings of them (fresh-user review 2026-12-03, finding 9)
+        #expect(reason(request(["apns-priority": "010"])) == .badPriority)
+        #expect(reason(request(["apns-priority": "+10"])) == .badPriority)
+        #expect(reason(request(["apns-priority": " 5"])) == .badPriority)
         // an alert push may use 1 ("prioritize the device's power considerations")
         #expect(reason(request(["apns-push-type": "alert", "apns-topic": bundle, "apns-priority": "1"])) == nil)
     }

@@ -139,6 +139,39 @@ struct APNsBadClientE2ETests {
         #expect(stillServes(d))
     }
 
+    /// A body streamed without content-length is answered 413 PayloadTooLarge as soon as it passes the limit (4096
+    /// bytes), not cut with IdleTimeout after the stream timeout (fresh-user review 2026-12-03, finding 9: 400
+    /// IdleTimeout after 10 s and 6.4 MB received). The stream timeout here is 120 s: the answer cannot be it.
+    @Test func aStreamedBodyPastTheLimitIsPayloadTooLargeAtOnce() throws {
+        let d = try APNsDaemon(["--apns-stream-timeout", "120s"])
+        defer { d.stop() }
+        let c = try #require(RawTCP(port: d.port))
+        // HPACK literal header fields without indexing, new names (RFC 7541 §6.2.2), lengths as 7-bit prefix ints.
+        func string(_ v: String) -> [UInt8] {
+            let b = Array(v.utf8)
+            var n = b.count
+            guard n >= 127 else { return [UInt8(n)] + b }
+            var out: [UInt8] = [0x7f]
+            n -= 127
+            while n >= 128 {
+                out.append(UInt8(n & 0x7f | 0x80))
+                n >>= 7
+            }
+            return out + [UInt8(n)] + b
+        }
+        func literal(_ name: String, _ value: String) -> [UInt8] { [0x00] + string(name) + string(value) }
+        let block: [UInt8] =
+            [0x83, 0x86] + literal(":path", "/3/device/\(e2eToken)") + literal(":authority", "localhost")
+            + literal("apns-push-type", "liveactivity") + literal("apns-topic", e2eTopic)
+            + literal("authorization", "bearer \(e2eUnsignedJWT())")
+        c.send(clientPreface + h2Frame(type: 0x1, flags: 0x4, stream: 1, block))
+        let chunk = [UInt8](repeating: 0x20, count: 1000)
+        for _ in 0..<6 { c.send(h2Frame(type: 0x0, flags: 0, stream: 1, chunk)) }
+        let r = c.read(for: 30) { String(decoding: $0, as: UTF8.self).contains("PayloadTooLarge") }
+        #expect(String(decoding: r.bytes, as: UTF8.self).contains(#""reason":"PayloadTooLarge""#), "\(r.bytes.count)")
+        #expect(stillServes(d))
+    }
+
     /// A flood of 300 streams on one connection: those past SETTINGS_MAX_CONCURRENT_STREAMS (10 here) are refused
     /// (RST_STREAM or GOAWAY), the rest time out with IdleTimeout, and other clients are answered meanwhile.
     @Test func aFloodOfStreamsIsRefusedPastTheLimit() throws {

@@ -313,8 +313,8 @@ struct E2EReviewFindingsTests {
         #expect(text.contains("left-out=[] left-all=[]"), "\(text)")
     }
 
-    /// The `down` toxic refuses phones with a reason but never the admin interface that removes it; `posture` keeps the
-    /// orientation it was not given; an impossible window is refused with the valid range (exit 2).
+    /// The `down` toxic refuses phones with a reason (retried by attach) but never the admin interface that removes it;
+    /// `posture` keeps the orientation it was not given; an impossible window is refused with the valid range (exit 2).
     @Test func downPostureAndWindow() throws {
         let dir = temporaryDirectory("lbr")
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -325,7 +325,9 @@ struct E2EReviewFindingsTests {
             $B/livebusd --socket $S --memory --scenario demo-120s --time-scale 5 2>/dev/null &
             for i in $(seq 100); do [ -S $S ] && break; sleep 0.05; done
             $B/livebus fault add down --socket $S >/dev/null
-            $B/livebus attach --socket $S --json --duration 1s >/dev/null 2>&1; echo "refused=$?"
+            $B/livebus attach --socket $S --json --duration 1s > \(dir)/down.jsonl 2>&1; echo "retried=$?"
+            grep -q "connectionsRefused (26): new connections are refused by the 'down' toxic" \(dir)/down.jsonl && echo "reason=1"
+            $B/livebus attach --socket $S --no-reconnect --duration 1s >/dev/null 2>&1; echo "refused=$?"
             $B/livebus status --socket $S >/dev/null; echo "status=$?"
             $B/livebus fault remove --all --socket $S >/dev/null; echo "removed=$?"
             $B/livebus attach --socket $S --name d --device iphone-duo --orientation landscape --duration 4s --json > \(dir)/d.jsonl 2>/dev/null &
@@ -339,8 +341,12 @@ struct E2EReviewFindingsTests {
             """
         )
         #expect(code == 0)
-        for want in ["refused=2", "status=0", "removed=0", "posture=0", "window=2", "orientation=landscape", "range=1"]
-        {
+        // Under `down` attach backs off and retries (FAULTS.md §6; it exited 2 before, fresh-user review 2026-12-03,
+        // finding 5); with --no-reconnect it ends with exit 3, the daemon's reason printed.
+        for want in [
+            "retried=0", "reason=1", "refused=3", "status=0", "removed=0", "posture=0", "window=2",
+            "orientation=landscape", "range=1",
+        ] {
             #expect(text.contains(want), "want \(want) in:\n\(text)")
         }
     }

@@ -188,6 +188,57 @@ struct E2EFaultTests {
         loop.run()
         loop.close()
     }
+
+    /// A first `livebus attach` (reconnect on) while `down` is present backs off instead of exiting 2
+    /// (`connectionsRefused` is retried), and attaches once the toxic is removed (FAULTS.md §6: "backoff until the
+    /// toxic is removed, then attach or resume"; fresh-user review 2026-12-03, finding 5).
+    @Test func attachUnderDownBacksOffAndAttachesOnceRemoved() throws {
+        let dir = temporaryDirectory("lbfd")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let socket = dir + "/bus.sock"
+        let daemon = try DaemonChild(
+            ["--socket", socket, "--memory", "--log-level", "warning"],
+            log: dir + "/daemon.log"
+        )
+        defer { daemon.terminate() }
+        for _ in 0..<300 where SocketProbe.probe(path: socket) != .live { usleep(10_000) }
+        #expect(
+            try AdminClient.request(socket: socket, command: "fault.add", args: ["toxic": .object(Self.toxic("down"))])
+                .ok
+        )
+        let phone = Process()
+        phone.executableURL = URL(fileURLWithPath: E2ECLIGoldenTests.bin + "/livebus")
+        phone.arguments = ["attach", "--socket", socket, "--name", "dn", "--json", "--duration", "60s"]
+        let out = Pipe()
+        phone.standardOutput = out
+        phone.standardError = FileHandle.nullDevice
+        try phone.run()
+        defer {
+            if phone.isRunning { phone.terminate() }
+            phone.waitUntilExit()
+        }
+        // Refused at least twice (its backoff retried) while the toxic is present, and still running.
+        var refusals = 0
+        var seen = Data()
+        for _ in 0..<500 where refusals < 2 && phone.isRunning {
+            usleep(20_000)
+            seen.append(out.fileHandleForReading.availableData)
+            refusals = String(decoding: seen, as: UTF8.self).components(separatedBy: "connectionsRefused").count - 1
+        }
+        #expect(phone.isRunning, "attach gave up under down: \(String(decoding: seen, as: UTF8.self))")
+        #expect(refusals >= 2, "\(String(decoding: seen, as: UTF8.self))")
+        #expect(try AdminClient.request(socket: socket, command: "fault.remove", args: ["all": .bool(true)]).ok)
+        var attached = false
+        for _ in 0..<500 where !attached {
+            let s = try? AdminClient.request(socket: socket, command: "status", timeoutMs: 2000)
+            if case .array(let a)? = s?.data?["sessions"], a.contains(where: { $0["name"]?.stringValue == "dn" }) {
+                attached = true
+            } else {
+                usleep(20_000)
+            }
+        }
+        #expect(attached, "the phone attached once the toxic was removed")
+    }
 }
 
 /// Admin commands with absurd values, sent raw (as any admin client could, bypassing the CLI's checks), are refused by

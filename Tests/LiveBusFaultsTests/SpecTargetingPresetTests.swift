@@ -125,3 +125,38 @@ import Testing
         #expect(try run(seed: 2027) != a)
     }
 }
+
+/// Each toxic's own seed and effective parameters (fresh-user review 2026-12-03, finding 7).
+@Suite struct ToxicSeedAndDefaultsTests {
+    /// A toxic added later with its own seed draws as it would on a session whose first seed was that one: the seed
+    /// reported for it is the one it acts with.
+    @Test func aLaterToxicDrawsFromItsOwnSeed() throws {
+        var drops: [[Bool]] = []
+        for first in [UInt64(42), 7] {
+            var f = SessionFaults(seed: first, session: "p")
+            _ = try f.add(ToxicSpec(kind: .latency, params: ToxicParams(latencyMs: 0)), at: 0)
+            var drop = ToxicSpec(kind: .drop, params: ToxicParams(probability: 0.5))
+            drop.seed = 7
+            _ = try f.add(drop, at: 0)
+            var kept: [Bool] = []
+            for i in 0..<64 {
+                let out = f.downstream.send(frame(UInt64(i + 1)), isWholeFrame: true, at: Int64(i))
+                kept.append(out.contains { if case .write = $0 { true } else { false } })
+            }
+            drops.append(kept)
+        }
+        #expect(drops[0] == drops[1], "the drop toxic's chances follow its seed 7, not the session's first seed")
+        #expect(drops[0].contains(true) && drops[0].contains(false))
+    }
+
+    @Test func effectiveParametersFillEveryDefault() {
+        #expect(
+            ToxicParams().effective(for: .reorder)
+                == ToxicParams(delayMs: 100, probability: 0.2, window: 3, frameTypes: [5, 6])
+        )
+        #expect(ToxicParams().effective(for: .slowClose) == ToxicParams(delayMs: 1000))
+        #expect(ToxicParams(latencyMs: 500).effective(for: .latency) == ToxicParams(latencyMs: 500, jitterMs: 0))
+        #expect(ToxicParams().effective(for: .down) == ToxicParams())
+        #expect(ToxicParams(bytes: 10).effective(for: .limitData) == ToxicParams(bytes: 10))
+    }
+}

@@ -132,6 +132,7 @@ ERROR_CODES = {
     "handshakeTimeout": 23,
     "idleTimeout": 24,
     "tooManyConnections": 25,
+    "connectionsRefused": 26,
     "federationUnavailable": 30,
 }
 ERROR_NAMES = {code: name for name, code in ERROR_CODES.items()}

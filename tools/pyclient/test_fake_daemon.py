@@ -419,6 +419,40 @@ class FakeDaemonTests(unittest.TestCase):
         self.assertEqual(result.get("code"), 0)
         self.assertEqual(seen["hello3"]["resume"]["token"], "tok1")
 
+    def test_down_toxic_refusal_before_attaching_is_retried(self):
+        """`connectionsRefused` (a `down` toxic, FAULTS.md §6: "backoff until the toxic is removed, then attach")
+        is retried with backoff even before the first WELCOME, unlike `rejected` (fresh-user review 2026-12-03,
+        finding 5: the first attach under `down` ended with exit 2)."""
+        seen = {}
+
+        def script(accept):
+            for _ in range(2):
+                peer = accept()
+                peer.expect("HELLO")
+                peer.send("ERROR", {"code": 26, "name": "connectionsRefused", "fatal": True,
+                                    "message": "new connections are refused by the 'down' toxic; "
+                                               "`livebus fault remove` ends it"})
+                peer.conn.close()
+            peer = accept()
+            seen["hello3"] = peer.expect("HELLO").json()
+            peer.welcome("tok1")
+            peer.expect("SUBSCRIBE")
+            seen["welcomed"] = True
+            peer.expect("BYE")
+
+        daemon = FakeDaemon(script)
+        client, thread, result, _ = self.run_client(daemon, name="pro")
+        for _ in range(200):
+            if seen.get("welcomed"):
+                break
+            time.sleep(0.05)
+        client.stop()
+        thread.join(10)
+        daemon.close()
+        self.assertTrue(seen.get("welcomed"), "the client gave up before the toxic was removed")
+        self.assertEqual(result.get("code"), 0)
+        self.assertEqual(lb.ERROR_CODES["connectionsRefused"], 26)
+
     def test_unreachable_exits_3(self):
         with tempfile.TemporaryDirectory() as directory:
             client = lb.SessionClient(os.path.join(directory, "none.sock"), out=io.StringIO(), err=io.StringIO())
