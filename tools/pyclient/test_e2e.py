@@ -175,14 +175,27 @@ class EndToEndTests(unittest.TestCase):
         thread.start()
         self.addCleanup(thread.join, 10)
         self.addCleanup(client.stop)
-        time.sleep(2.0)  # the probe burst: 8 samples 200 ms apart
+        def pyduo():
+            status = lb.admin_command(daemon.socket, "status")
+            self.assertTrue(status["ok"], status)
+            sessions = [s for s in status["data"]["sessions"] if s.get("name") == "pyduo"]
+            self.assertLessEqual(len(sessions), 1, status)
+            return sessions[0] if sessions else None
+
+        def wait_for(done):  # polls the daemon's status; a loaded machine takes longer, nothing here is timed
+            deadline = time.monotonic() + 20
+            while time.monotonic() < deadline:
+                session = pyduo()
+                if session and done(session):
+                    return session
+                time.sleep(0.1)
+            return pyduo()
+
+        # the posture script's two steps, and the probe burst (8 samples 200 ms apart) well under way
+        wait_for(lambda s: s["posture"].get("orientation") == "landscape" and s["clock"]["samples"] >= 5)
         client.set_posture(app_state="background")
-        time.sleep(0.3)
-        status = lb.admin_command(daemon.socket, "status")
-        self.assertTrue(status["ok"], status)
-        sessions = [s for s in status["data"]["sessions"] if s.get("name") == "pyduo"]
-        self.assertEqual(len(sessions), 1, status)
-        session = sessions[0]
+        session = wait_for(lambda s: s["appState"] == "background")
+        self.assertIsNotNone(session)
         self.assertEqual(session["client"], lb.CLIENT_NAME)
         self.assertEqual(session["device"], "iphone-duo")
         self.assertEqual(session["posture"], {"foldState": "half-opened", "orientation": "landscape"})
