@@ -2,7 +2,7 @@ import Foundation
 import LiveBusLoop
 import Testing
 
-/// The rule for files in shared places (fresh-user review F1, F2).
+/// The rule for files in shared places (fresh-user review F1, F2) and the directory of a socket path (F6).
 struct OwnedPathTests {
     static func directory() -> String {
         var template = Array("/tmp/lbop-XXXXXX".utf8CString)
@@ -71,5 +71,15 @@ struct OwnedPathTests {
         #expect(OwnedPath.problem(theirs, kind: .file) == .owner(65534))
         #expect(throws: OwnedPath.ReplaceError.self) { try OwnedPath.replace(theirs, with: Array("token".utf8)) }
         #expect(Self.read(theirs) == "x")
+    }
+
+    /// `dirname(1)`'s answer: "." for a bare file name, "/" at the root.
+    @Test func directoryOfASocketPath() {
+        #expect(SocketPath.directory(of: "f.sock") == ".")
+        #expect(SocketPath.directory(of: "/f.sock") == "/")
+        #expect(SocketPath.directory(of: "a/b.sock") == "a")
+        #expect(SocketPath.directory(of: "./b.sock") == ".")
+        #expect(SocketPath.directory(of: "/tmp/x//b.sock") == "/tmp/x")
+        #expect(SocketPath.directory(of: "/tmp/x/b.sock") == "/tmp/x")
     }
 }
