@@ -379,8 +379,7 @@ struct E2EOtherUserTests {
         let file = socket + ".dashboard"
         let made = try other.run("/bin/sh", ["-c", "umask 0; : > '\(file)'"])
         #expect(made.exit == 0 && SocketProbe.owner(of: file) == other.uid, "\(made.stderr)")
-        let r = try OtherUser.sh(
-            Self.livebusd,
+        let r = try E2ESharedFilesTests.livebusd(
             ["--socket", socket, "--memory", "--http", "127.0.0.1:0", "--http-root", E2EDashboardTests.root]
         )
         #expect(r.exit == 3, "\(r.stderr)")

@@ -11,8 +11,27 @@ struct E2ESharedFilesTests {
 
     static func read(_ path: String) -> String? { try? String(contentsOfFile: path, encoding: .utf8) }
 
+    /// Runs livebusd expecting a refusal: a daemon that started instead (the bug) is stopped after at most 20 s
+    /// and reported as exit -1, so the test fails instead of waiting for it forever.
     static func livebusd(_ args: [String]) throws -> E2ECLIGoldenTests.Run {
-        try E2ECLIGoldenTests.run(args, tool: "livebusd")
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: E2ECLIGoldenTests.bin + "/livebusd")
+        p.arguments = args
+        let err = Pipe()
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = err
+        p.standardInput = FileHandle.nullDevice
+        try p.run()
+        for _ in 0..<2000 where p.isRunning { usleep(10_000) }
+        let started = p.isRunning
+        if started { p.terminate() }
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return .init(
+            exit: started ? -1 : p.terminationStatus,
+            stdout: "",
+            stderr: String(decoding: e, as: UTF8.self) + (started ? "\n(the daemon started)" : "")
+        )
     }
 
     static func dashboardArgs(_ socket: String) -> [String] {
