@@ -1,11 +1,18 @@
 import COpenSSL
 import Foundation
+import LiveBusLoop
 
 /// Why a certificate or key could not be made, read or written.
 public struct CertificateError: Error, CustomStringConvertible {
     /// What went wrong, with the path when a file is involved.
     public var description: String
-    init(_ description: String) { self.description = description }
+    /// The CA's directory or a file in it is refused as unsafe (another user's, open to others, a symbolic link):
+    /// the README's exit 3, as another user's socket or data directory.
+    public var unsafe: Bool
+    init(_ description: String, unsafe: Bool = false) {
+        self.description = description
+        self.unsafe = unsafe
+    }
 }
 
 /// An EC P-256 private key.
@@ -75,6 +82,11 @@ public struct ServerIdentity {
 /// mode 0600). An existing pair in `DIR` is reused, so a client keeps trusting the endpoint across restarts; the
 /// server certificate is made anew at each start, for `localhost`, `127.0.0.1`, `::1` and the names given,
 /// valid 30 days.
+///
+/// Whoever holds the CA key can pose as the endpoint, so `DIR` must be the user's own directory that nobody else
+/// can write, `apns-ca-key.pem` the user's own file of mode 0600 and `apns-ca.pem` the user's own file nobody else
+/// can write, none of them a symbolic link (``OwnedPath``); otherwise nothing is reused or written (fresh-user
+/// review F2: another user's CA in a mode-777 `--apns-ca-dir` signed the server certificate).
 public enum LocalCertificateAuthority {
     /// The CA certificate's file name in the directory.
     public static let caFileName = "apns-ca.pem"
@@ -86,20 +98,22 @@ public enum LocalCertificateAuthority {
     ///   - directory: where the CA files live (created 0700 if missing).
     ///   - hostNames: extra DNS names or IP addresses for the server certificate.
     /// - Returns: the server identity and the CA certificate's path.
-    /// - Throws: ``CertificateError`` naming the file or the OpenSSL step that failed.
+    /// - Throws: ``CertificateError`` naming the file or the OpenSSL step that failed; ``CertificateError/unsafe``
+    ///   when the directory or a CA file is refused (``check(directory:)``).
     public static func prepare(directory: String, hostNames: [String] = []) throws(CertificateError) -> (
         identity: ServerIdentity, caPath: String
     ) {
-        let fm = FileManager.default
-        if !fm.fileExists(atPath: directory) {
+        var st = stat()
+        if lstat(directory, &st) != 0 {
             do {
-                try fm.createDirectory(
+                try FileManager.default.createDirectory(
                     atPath: directory,
                     withIntermediateDirectories: true,
                     attributes: [.posixPermissions: 0o700]
                 )
             } catch { throw CertificateError("cannot create \(directory): \(error.localizedDescription)") }
         }
+        try check(directory: directory)
         let caPath = directory + "/" + caFileName
         let keyPath = directory + "/" + caKeyFileName
         var ca: (Certificate, PrivateKey)?
@@ -127,11 +141,16 @@ public enum LocalCertificateAuthority {
                     (NID_subject_key_identifier, "hash"),
                 ]
             )
+            // New files renamed into place: nothing planted at either name is opened.
             do {
-                try Data(key.pem.utf8).write(to: URL(fileURLWithPath: keyPath))
-                chmod(keyPath, 0o600)
-                try Data(cert.pem.utf8).write(to: URL(fileURLWithPath: caPath))
-            } catch { throw CertificateError("cannot write \(caPath): \(error.localizedDescription)") }
+                try OwnedPath.replace(keyPath, with: Array(key.pem.utf8), mode: 0o600)
+                try OwnedPath.replace(caPath, with: Array(cert.pem.utf8), mode: 0o644)
+            } catch {
+                throw CertificateError(
+                    error.problem == nil ? error.description : refusal(error.description),
+                    unsafe: error.problem != nil
+                )
+            }
             ca = (cert, key)
         }
         let serverKey = try PrivateKey.generate()
@@ -151,6 +170,35 @@ public enum LocalCertificateAuthority {
             ]
         )
         return (ServerIdentity(certificate: serverCert, key: serverKey), caPath)
+    }
+
+    /// Refuses `directory` unless it is a directory of this user that nobody else can write, whose
+    /// `apns-ca-key.pem` (when present) is a file of this user with mode 0600 and whose `apns-ca.pem` (when present)
+    /// is a file of this user nobody else can write, none of them a symbolic link (``OwnedPath``).
+    /// - Parameter directory: The CA's directory (`--apns-ca-dir`, else the data directory).
+    /// - Throws: ``CertificateError`` (``CertificateError/unsafe``) naming the path, what is wrong and what to do.
+    public static func check(directory: String) throws(CertificateError) {
+        let checks: [(String, OwnedPath.Kind, UInt32)] = [
+            (directory, .directory, 0o022), (directory + "/" + caKeyFileName, .file, 0o077),
+            (directory + "/" + caFileName, .file, 0o022),
+        ]
+        for (path, kind, forbidden) in checks {
+            guard let p = OwnedPath.problem(path, kind: kind, forbiddenModeBits: forbidden) else { continue }
+            let what = OwnedPath.describe(p, path: path, kind: kind)
+            if case .openToOthers = p {
+                let fix = kind == .directory ? "chmod 700 \(path)" : "chmod \(forbidden == 0o077 ? 600 : 644) \(path)"
+                throw CertificateError(
+                    "\(what): another user could replace the CA the endpoint's certificate is signed with (or read its key); make it private (\(fix)) and start again, or choose another --apns-ca-dir",
+                    unsafe: true
+                )
+            }
+            throw CertificateError(refusal(what), unsafe: true)
+        }
+    }
+
+    /// A refusal of a CA path, `what` being the problem in words (``OwnedPath/describe(_:path:kind:uid:)``).
+    private static func refusal(_ what: String) -> String {
+        "\(what): the endpoint's CA is only used from, and written to, a directory and files of your own; remove it, or choose another --apns-ca-dir (a new directory is created with mode 0700)"
     }
 
     private static func issue(

@@ -7,7 +7,9 @@ enum DashboardCommand {
         let a = try Arguments(argv, command: "dashboard", options: ["socket"], flags: ["json", "print"])
         try a.allowPositionals(0)
         let socket = a.value("socket") ?? defaultSocketPath()
-        let file = socket + ".dashboard"
+        let file = DashboardFile.path(socket: socket)
+        // A URL another user put there (a link, their file) is never opened (fresh-user review F1).
+        if let e = DashboardFile.readRefusal(socket: socket) { throw e }
         guard let data = FileManager.default.contents(atPath: file),
             let url = String(data: data, encoding: .utf8)?.trimmingCharacters(in: .whitespacesAndNewlines),
             !url.isEmpty

@@ -310,6 +310,6 @@ final class E2EDaemonSlot {
     /// How it is named in messages: "the daemon" or "daemon d2".
     var label: String { name.isEmpty ? "the daemon" : "daemon \(name)" }
     var logPath: String {
-        "\((socket as NSString).deletingLastPathComponent)/livebusd\(name.isEmpty ? "" : "-\(name)")-\(generation).log"
+        "\(SocketPath.directory(of: socket))/livebusd\(name.isEmpty ? "" : "-\(name)")-\(generation).log"
     }
 }

@@ -217,7 +217,7 @@ public enum LivebusCommand {
             summary: "Stream every event the daemon publishes (NDJSON with --json)",
             usage: "livebus watch [--topic PATTERN]... [--duration D] [--socket PATH] [--json]",
             details:
-                "Events arrive as published, in the server's clock, outside any phone's refresh scheduler. PATTERN uses * for one segment and > for the rest (default >); one that matches none of the daemon's current topics (stored or published, and the orders') is warned about on stderr. The daemon's BYE ends the stream with its reason on stderr (exit 0); a connection lost without BYE (a crash, kill -9) says so on stderr and exits 3.",
+                "First the stored history of each matching topic is replayed from the daemon's replay log (lines marked [replay]; --json: \"flags\": [\"replay\"], or [\"snapshot\"] for the latest state when the log no longer reaches back), then events arrive as published, in the server's clock, outside any phone's refresh scheduler. PATTERN uses * for one segment and > for the rest (default >); one that matches none of the daemon's current topics (stored or published, and the orders') is warned about on stderr. The daemon's BYE ends the stream with its reason on stderr (exit 0); a connection lost without BYE (a crash, kill -9) says so on stderr and exits 3.",
             examples: [
                 "livebus watch", "livebus watch --topic 'orders/A1001' --json | jq -c '.body.contentState.status'",
             ]
@@ -315,7 +315,7 @@ public enum LivebusCommand {
                 "livebus e2e Protocol/scenarios/e2e-*.json",
                 "livebus e2e Protocol/scenarios/e2e-demo-120s.json --time-scale 20 --report /tmp/e2e.json",
                 "livebus e2e Protocol/scenarios/e2e-assert-steps.json --junit /tmp/e2e.xml --tap /tmp/e2e.tap",
-                "livebus e2e --validate Protocol/scenarios/*.json",
+                "livebus e2e --validate Protocol/scenarios/e2e-*.json",
             ]
         ),
         Command(
@@ -1074,7 +1074,7 @@ public enum LivebusCommand {
                 "use a shorter --socket path, e.g. /tmp/bus.sock"
             )
         )
-        let dir = (socket as NSString).deletingLastPathComponent
+        let dir = SocketPath.directory(of: socket)
         if dir == SocketPath.fallbackDirectory() && access(dir, F_OK) != 0 {
             checks.append(("socket directory \(dir) (livebusd creates it, mode 0700)", true, ""))
         } else {
@@ -1122,8 +1122,13 @@ public enum LivebusCommand {
         let data: JSONValue = .array(
             checks.map { .object(["check": .string($0.0), "ok": .bool($0.1), "fix": $0.1 ? .null : .string($0.2)]) }
         )
-        out.success(text, data: data)
-        if let daemonExit { return daemonExit.rawValue }
-        return checks.allSatisfy(\.1) ? 0 : ExitCode.verdictFailed.rawValue
+        let exit = daemonExit?.rawValue ?? (checks.allSatisfy(\.1) ? 0 : ExitCode.verdictFailed.rawValue)
+        // The envelope's "ok" is the exit code's verdict (fresh-user review F6: "ok": true beside a failed check).
+        if out.json {
+            out.printJSON(JSONValue.object(["ok": .bool(exit == 0), "data": data]))
+        } else {
+            out.success(text, data: data)
+        }
+        return exit
     }
 }

@@ -88,7 +88,9 @@ public enum LivebusdCommand {
           --apns-h2c           Plaintext HTTP/2 with prior knowledge on --apns instead of TLS.
           --apns-socket PATH   Also serve h2c on a Unix socket (mode 0600; curl --unix-socket PATH).
           --apns-allow-remote  Let --apns bind a non-loopback address.
-          --apns-ca-dir DIR    Where apns-ca.pem and apns-ca-key.pem are kept (reused when present).
+          --apns-ca-dir DIR    Where apns-ca.pem and apns-ca-key.pem are kept (reused when present; created
+                               0700). DIR must be yours and not writable by others, the key yours with mode 0600,
+                               none a symbolic link: else livebusd refuses to start (exit 3), saying what to fix.
           --apns-key FILE      The team's .p8 key (or its public key PEM): provider tokens (JWT ES256) are then
                                verified: signature, iss = --apns-team-id, kid = --apns-key-id, iat at most 1 h old
                                [403 InvalidProviderToken, ExpiredProviderToken], a new token at most every 20 min
@@ -350,6 +352,11 @@ public enum LivebusdCommand {
                 check(nil)
                 return 0
             }
+            // SOCKET.dashboard is refused before anything starts when it is a link or another user's file (F1).
+            if a.value("http") != nil, let e = DashboardFile.writeRefusal(socket: options.socketPath) {
+                loop.close()
+                throw e
+            }
             let daemon = Daemon(options: options, loop: loop, logger: logger)
             do {
                 try daemon.start()
@@ -368,23 +375,25 @@ public enum LivebusdCommand {
             var urlFile: FileIdentity?
             if let http = a.value("http") {
                 let root = a.value("http-root") ?? LivebusdCommand.dashboardRoot()
+                let url: String
                 do {
-                    let url = try daemon.startDashboard(
+                    url = try daemon.startDashboard(
                         DashboardOptions(address: http, allowRemote: a.flag("http-allow-remote"), root: root)
                     )
-                    try? Data((url + "\n").utf8).write(to: URL(fileURLWithPath: options.socketPath + ".dashboard"))
-                    _ = chmod(options.socketPath + ".dashboard", 0o600)
-                    urlFile = FileIdentity(path: options.socketPath + ".dashboard")
-                    print("dashboard: \(url)")
-                    fflush(nil)
                 } catch {
                     daemon.shutdown(reason: "dashboard failed")
                     throw CLIError.usage(error.message)
                 }
+                do { urlFile = try DashboardFile.write(url, socket: options.socketPath) } catch {
+                    daemon.shutdown(reason: "dashboard failed")
+                    throw error
+                }
+                print("dashboard: \(url)")
+                fflush(nil)
             }
             loop.run()
             // Only the file this daemon wrote: a daemon that took the socket path since wrote its own.
-            _ = urlFile?.removeIfUnchanged(options.socketPath + ".dashboard")
+            _ = urlFile?.removeIfUnchanged(DashboardFile.path(socket: options.socketPath))
             loop.close()
             logger.log(.notice, "livebusd stopped")
             return 0

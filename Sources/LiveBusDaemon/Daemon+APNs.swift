@@ -106,6 +106,20 @@ final class DaemonAPNs {
 }
 
 extension Daemon {
+    /// A new directory `$TMPDIR/livebus-apns-XXXXXX` (`mkdtemp(3)`: a random name, mode 0700) for the CA of a daemon
+    /// with neither `--apns-ca-dir` nor a data directory (`--memory`).
+    /// - Returns: Its path.
+    /// - Throws: ``DaemonError`` with the system's reason when it cannot be made.
+    static func makeTemporaryCADirectory() throws(DaemonError) -> String {
+        var template = Array((NSTemporaryDirectory() + "livebus-apns-XXXXXX").utf8CString)
+        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
+            throw DaemonError(
+                "--apns: cannot create a directory for its CA in \(NSTemporaryDirectory()): \(String(cString: strerror(errno))); pass --apns-ca-dir DIR"
+            )
+        }
+        return String(cString: made)
+    }
+
     /// Starts the APNs endpoint when `options.apns` asks for one; logs where it listens, the CA path and whether
     /// provider tokens are verified.
     /// - Throws: ``DaemonError`` naming the flag and what is wrong (a non-loopback address, a bad key, a port in use).
@@ -126,15 +140,23 @@ extension Daemon {
         var tlsContext: TLSServerContext?
         var caPath: String?
         if o.host != nil, o.tls {
-            let dir =
-                o.caDirectory ?? options.dataDirectory
-                ?? (NSTemporaryDirectory() + "livebus-apns-\(getpid())")
+            // Without a directory: a new private one (mkdtemp, 0700), never a predictable name in /tmp.
+            let dir: String
+            if let given = o.caDirectory ?? options.dataDirectory {
+                dir = given
+            } else {
+                dir = try Daemon.makeTemporaryCADirectory()
+            }
             do {
                 let prepared = try LocalCertificateAuthority.prepare(directory: dir, hostNames: [o.host!])
                 tlsContext = try TLSServerContext(identity: prepared.identity)
                 caPath = prepared.caPath
             } catch {
-                throw DaemonError("--apns: cannot prepare the TLS certificate: \(error.description)")
+                // A CA directory of another user, or open to others, is refused as their data directory is (exit 3).
+                throw DaemonError(
+                    "--apns: cannot prepare the TLS certificate: \(error.description)",
+                    unreachable: error.unsafe
+                )
             }
         }
         let server = APNsServer(loop: uvLoop, limits: o.limits, tls: tlsContext)

@@ -19,48 +19,45 @@ public enum DataDirectory {
     ///   - uid: Who must own it. Default: the caller's real uid.
     /// - Returns: The refusal, or `nil` when the directory may be used.
     public static func check(_ directory: String, uid: UInt32 = getuid()) -> StoreOpenError? {
+        // The rule every file next to the socket or in a shared place follows (OwnedPath), in this place's words.
+        switch OwnedPath.problem(directory, kind: .directory, uid: uid, forbiddenModeBits: 0o022) {
+        case nil: break
+        case .symbolicLink(let target):
+            return StoreOpenError(
+                "the data directory \(directory) is a symbolic link\(target.map { " (to \($0))" } ?? ""); state is never written through a link: pass the real directory or choose another --data-dir"
+            )
+        case .wrongKind:
+            return StoreOpenError("\(directory) exists and is not a directory; choose another --data-dir")
+        case .owner(let owner):
+            return StoreOpenError(
+                "the data directory \(directory) is owned by user \(userName(uid: owner)), not by you (\(userName(uid: uid))); another user could read or replace the daemon's state there: choose a --data-dir of your own"
+            )
+        case .openToOthers(let mode):
+            return StoreOpenError(
+                "the data directory \(directory) has mode \(String(mode, radix: 8)): other users can replace its files; make it private (chmod 700 \(directory)) or choose another --data-dir"
+            )
+        }
         var st = stat()
         guard lstat(directory, &st) == 0 else { return nil }
-        if (st.st_mode & S_IFMT) == S_IFLNK {
-            return StoreOpenError(
-                "the data directory \(directory) is a symbolic link\(linkTarget(directory)); state is never written through a link: pass the real directory or choose another --data-dir"
-            )
-        }
-        guard (st.st_mode & S_IFMT) == S_IFDIR else {
-            return StoreOpenError("\(directory) exists and is not a directory; choose another --data-dir")
-        }
-        if st.st_uid != uid {
-            return StoreOpenError(
-                "the data directory \(directory) is owned by user \(userName(uid: st.st_uid)), not by you (\(userName(uid: uid))); another user could read or replace the daemon's state there: choose a --data-dir of your own"
-            )
-        }
-        if st.st_mode & 0o022 != 0 {
-            return StoreOpenError(
-                "the data directory \(directory) has mode \(String(st.st_mode & 0o777, radix: 8)): other users can replace its files; make it private (chmod 700 \(directory)) or choose another --data-dir"
-            )
-        }
         for name in fileNames {
             let file = directory + "/" + name
-            guard lstat(file, &st) == 0 else { continue }
-            if (st.st_mode & S_IFMT) == S_IFLNK {
+            switch OwnedPath.problem(file, kind: .file, uid: uid) {
+            case nil: continue
+            case .symbolicLink(let target):
                 return StoreOpenError(
-                    "\(file) is a symbolic link\(linkTarget(file)); the daemon's state is never written through a link: remove it (rm \(file)) or choose another --data-dir"
+                    "\(file) is a symbolic link\(target.map { " (to \($0))" } ?? ""); the daemon's state is never written through a link: remove it (rm \(file)) or choose another --data-dir"
                 )
-            }
-            guard (st.st_mode & S_IFMT) == S_IFREG else {
+            case .wrongKind:
                 return StoreOpenError("\(file) is not a regular file; remove it or choose another --data-dir")
-            }
-            if st.st_uid != uid {
+            case .owner(let owner):
                 return StoreOpenError(
-                    "\(file) is owned by user \(userName(uid: st.st_uid)), not by you (\(userName(uid: uid))); remove it or choose another --data-dir"
+                    "\(file) is owned by user \(userName(uid: owner)), not by you (\(userName(uid: uid))); remove it or choose another --data-dir"
                 )
+            case .openToOthers:
+                continue
             }
         }
         return nil
-    }
-
-    private static func linkTarget(_ path: String) -> String {
-        (try? FileManager.default.destinationOfSymbolicLink(atPath: path)).map { " (to \($0))" } ?? ""
     }
 
     /// Creates `directory` (and missing parents) with mode 0700 when it does not exist.

@@ -392,9 +392,9 @@ public final class PipeListener: LoopClosable {
     /// `ENOENT` naming what to do when the directory that would hold the socket `path` does not exist (uv_pipe_bind
     /// reports it as EACCES on Linux), else `nil`.
     public static func checkDirectory(of path: String) -> LoopError? {
-        let directory = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+        let directory = SocketPath.directory(of: path)
         var st = stat()
-        guard !directory.isEmpty, stat(directory, &st) != 0 else { return nil }
+        guard stat(directory, &st) != 0 else { return nil }
         return LoopError(
             name: "ENOENT",
             message:

@@ -38,6 +38,17 @@ public struct FileIdentity: Sendable, Equatable {
         type = UInt32(st.st_mode) & UInt32(S_IFMT)
     }
 
+    /// The identity of the open file `descriptor` (`fstat(2)`): of a file just created, before it is renamed into
+    /// place. `nil` when `fstat` fails.
+    /// - Parameter descriptor: An open file descriptor.
+    public init?(descriptor: Int32) {
+        var st = stat()
+        guard fstat(descriptor, &st) == 0 else { return nil }
+        device = UInt64(st.st_dev)
+        inode = UInt64(st.st_ino)
+        type = UInt32(st.st_mode) & UInt32(S_IFMT)
+    }
+
     /// Removes `path` only when it still names this file (same device, inode and type, by `lstat(2)`).
     /// - Parameter path: The path the file was created at.
     /// - Returns: ``Removal/removed``, ``Removal/absent``, ``Removal/replaced(owner:)`` (left in place), or

@@ -11,6 +11,20 @@ public enum SocketPath {
     /// The socket's file name inside its directory.
     public static let fileName = "livebus.sock"
 
+    /// The directory `path` is in, as `dirname(1)` says it: `.` for a bare file name (`f.sock`: the current
+    /// directory, where `bind(2)` puts it), `/` for `/f.sock`, else everything before the last slash (fresh-user
+    /// review F6: a bare name gave an empty directory name).
+    /// - Parameter path: A socket path (or any file path).
+    /// - Returns: Its directory, never empty.
+    public static func directory(of path: String) -> String {
+        var p = Substring(path)
+        while p.count > 1 && p.hasSuffix("/") { p = p.dropLast() }
+        guard let slash = p.lastIndex(of: "/") else { return "." }
+        var d = p[..<slash]
+        while d.count > 1 && d.hasSuffix("/") { d = d.dropLast() }
+        return d.isEmpty ? "/" : String(d)
+    }
+
     /// `/tmp/livebus-<uid>`: the private directory used when `$XDG_RUNTIME_DIR` is unset or not private.
     /// - Parameter uid: The user. Default: the caller's real uid.
     /// - Returns: The directory's path.

@@ -112,4 +112,45 @@ struct E2EDoctorTests {
         #expect(doctor.exit == 3, "\(doctor.stdout)")
         #expect(doctor.stdout.contains("✗ daemon answering on \(dir)/none.sock — start one"), "\(doctor.stdout)")
     }
+
+    /// Fresh-user review F6: a bare file name's directory is "." (not an empty name), and `--json`'s envelope says
+    /// "ok" as the exit code does, with the failed check's own "ok" false.
+    @Test func bareSocketNameIsInTheCurrentDirectoryAndJSONAgreesWithTheExitCode() throws {
+        let dir = temporaryDirectory("lbdob")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        func doctor(_ extra: [String]) throws -> E2ECLIGoldenTests.Run {
+            let p = Process()
+            p.executableURL = URL(fileURLWithPath: E2ECLIGoldenTests.bin + "/livebus")
+            p.arguments = ["doctor", "--socket", "f.sock"] + extra
+            p.currentDirectoryURL = URL(fileURLWithPath: dir)
+            let out = Pipe()
+            p.standardOutput = out
+            p.standardError = FileHandle.nullDevice
+            p.standardInput = FileHandle.nullDevice
+            try p.run()
+            let o = out.fileHandleForReading.readDataToEndOfFile()
+            p.waitUntilExit()
+            return .init(exit: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: "")
+        }
+        let text = try doctor([])
+        #expect(text.exit == 3, "no daemon: \(text.stdout)")
+        #expect(text.stdout.contains("✓ socket directory . is writable"), "\(text.stdout)")
+        #expect(!text.stdout.contains("directory  is"), "\(text.stdout)")
+        let json = try doctor(["--json"])
+        #expect(json.exit == 3)
+        let envelope = try #require(
+            try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any],
+            "\(json.stdout)"
+        )
+        #expect(envelope["ok"] as? Bool == false, "exit 3 is not ok: \(json.stdout)")
+        let checks = envelope["data"] as? [[String: Any]] ?? []
+        #expect(
+            checks.contains { $0["check"] as? String == "socket directory . is writable" && $0["ok"] as? Bool == true }
+        )
+        #expect(
+            checks.contains {
+                ($0["check"] as? String ?? "").hasPrefix("daemon answering") && $0["ok"] as? Bool == false
+            }
+        )
+    }
 }

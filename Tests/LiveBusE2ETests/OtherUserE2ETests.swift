@@ -368,6 +368,26 @@ struct E2EOtherUserTests {
         #expect(text.contains("session closed"), "the connections were made (and closed unused): \(text)")
     }
 
+    /// Fresh-user review F1 as the reviewer ran it: another user pre-creates a world-writable SOCKET.dashboard in a
+    /// shared directory; root's livebusd refuses it (exit 3) instead of writing its dashboard token into it, so that
+    /// user never reads the token (and cannot drive root's phones through /api/command).
+    @Test func dashboardFileOfAnotherUserGetsNoToken() throws {
+        guard let other = try OtherUser.make() else { return }
+        let dir = sharedDirectory("lbdt")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let socket = dir + "/v3.sock"
+        let file = socket + ".dashboard"
+        let made = try other.run("/bin/sh", ["-c", "umask 0; : > '\(file)'"])
+        #expect(made.exit == 0 && SocketProbe.owner(of: file) == other.uid, "\(made.stderr)")
+        let r = try E2ESharedFilesTests.livebusd(
+            ["--socket", socket, "--memory", "--http", "127.0.0.1:0", "--http-root", E2EDashboardTests.root]
+        )
+        #expect(r.exit == 3, "\(r.stderr)")
+        #expect(r.stderr.contains("\(file) is owned by user \(other.name) (uid \(other.uid))"), "\(r.stderr)")
+        let read = try other.run("/bin/cat", [file])
+        #expect(read.exit == 0 && !read.stdout.contains("token="), "\(read.stdout)")
+    }
+
     /// A data directory, or a database in it, owned by another user is refused, naming the path.
     @Test func dataDirectoryOfAnotherUserIsRefused() throws {
         guard let other = try OtherUser.make() else { return }
